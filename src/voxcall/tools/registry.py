@@ -1,0 +1,409 @@
+"""``ToolRegistry``: the server-side tools of one agent, and the one place where they are run.
+
+A registry is an ordinary instance (never a module global), so a test, a session or a CLI command can build
+its own. It turns a model's call into a :class:`~voxcall.tools.calls.ToolResult` and never raises for anything
+the model or the tool did wrong: unknown names, bad arguments, rate limits, timeouts and exceptions all become
+error results whose text is safe to show the model. Only cancellation propagates, so a cancelled response
+stops its tools.
+
+A call goes through these steps:
+
+1. look the tool up (an unknown name gets an error naming the closest known tool);
+2. validate the arguments against the schema (:func:`~voxcall.tools.validation.validate_arguments`);
+3. convert the JSON values into the handler's annotated Python types where JSON alone cannot express them
+   (pydantic models, dataclasses, Enum members, tuples ...), with ``pydantic.TypeAdapter``;
+4. check the tool's rate limit;
+5. wait for a free slot under the registry's concurrency limit, then run the handler under its timeout
+   (a sync handler in a worker thread, so it never blocks the event loop);
+6. turn the returned value into text for the model.
+
+Result text: ``None`` becomes ``"ok"`` (the model reads it as plain success); a ``str`` is kept as is;
+anything else is converted with pydantic's JSON rules (models, dataclasses, Enums, dates, containers of them)
+and written as compact JSON with non-ASCII characters kept, except that a value which converts to a string
+(a ``str`` Enum, a date) is given without JSON quotes. A value that cannot be converted is given as
+``str(value)``.
+``ToolResult.data`` always keeps the raw value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import difflib
+import inspect
+import json
+import logging
+import math
+import time
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, overload
+
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
+
+from voxcall.tools.calls import ToolCall, ToolResult
+from voxcall.tools.schema import Tool
+from voxcall.tools.validation import ArgumentError, validate_arguments
+
+__all__ = ["ToolError", "ToolRegistry"]
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Types that JSON values already are once validated: arguments of these types are passed through unchanged.
+_JSON_TYPES: tuple[object, ...] = (str, int, float, bool, type(None), object, Any)
+# Generic origins whose JSON form is the Python form itself: only their arguments may need converting.
+_JSON_CONTAINERS: tuple[object, ...] = (list, dict, Sequence, Mapping, Union, types.UnionType)
+_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+class ToolError(Exception):
+    """An error a tool raises on purpose; its message is given to the model as the tool's (error) output.
+
+    Any other exception is reported to the model only by its class name, since its message may hold secrets.
+    """
+
+
+# -- argument conversion -------------------------------------------------------------------------------------
+
+
+def _needs_conversion(annotation: Any) -> bool:
+    """Whether a JSON value must be converted to fit ``annotation`` (``list[Color]``: yes, ``int``: no)."""
+    if annotation in _JSON_TYPES:
+        return False
+    origin = get_origin(annotation)
+    if origin is Literal:
+        return False
+    if origin is Annotated:
+        return _needs_conversion(get_args(annotation)[0])
+    if origin in _JSON_CONTAINERS:
+        return any(_needs_conversion(arg) for arg in get_args(annotation))
+    return True
+
+
+def _type_adapters(handler: Callable[..., Any]) -> dict[str, TypeAdapter[Any]]:
+    """A ``TypeAdapter`` for each parameter of ``handler`` whose JSON value needs converting to its type."""
+    try:
+        hints = typing.get_type_hints(handler, include_extras=True)
+    except Exception as exc:  # unresolvable hints, or a callable get_type_hints does not take
+        log.debug("no type hints for tool handler %r (%s); arguments are passed as JSON values", handler, exc)
+        return {}
+    hints.pop("return", None)
+    adapters: dict[str, TypeAdapter[Any]] = {}
+    for param, annotation in hints.items():
+        if not _needs_conversion(annotation):
+            continue
+        try:
+            adapters[param] = TypeAdapter(annotation)
+        except PydanticUserError as exc:  # a type pydantic cannot build: pass the JSON value as it is
+            log.warning("cannot convert argument %r of %r to %r (%s)", param, handler, annotation, exc)
+    return adapters
+
+
+def _convert(param: str, adapter: TypeAdapter[Any], value: Any) -> Any:
+    """Convert one argument, turning a pydantic error into an :class:`ArgumentError` for the model."""
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in (param, *error["loc"]))
+        raise ArgumentError(f"argument {where!r}: {error['msg']}") from None
+
+
+def _keyword_parameters(handler: Callable[..., Any]) -> frozenset[str] | None:
+    """The names ``handler`` takes as keywords, or ``None`` when it takes any (``**kwargs``, no signature)."""
+    try:
+        params = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):  # some builtins and C callables have no signature
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params if p.kind in _KEYWORD_KINDS)
+
+
+def _parameter_renames(tool: Tool, keywords: frozenset[str] | None) -> dict[str, str]:
+    """Map property names that are not identifiers to the handler's alias for them (``from``: ``from_``)."""
+    if keywords is None:
+        return {}
+    aliases = tool.argument_aliases()
+    return {prop: alias for prop, alias in aliases.items() if prop != alias and alias in keywords}
+
+
+# -- limits --------------------------------------------------------------------------------------------------
+
+
+class _RateLimiter:
+    """A sliding-window limit: at most ``calls`` calls in any ``per`` seconds."""
+
+    def __init__(self, calls: int, per: float) -> None:
+        if calls < 1 or per <= 0:
+            raise ValueError(f"rate_limit must be (calls >= 1, per_seconds > 0), got ({calls}, {per})")
+        self.calls = calls
+        self.per = per
+        self._times: collections.deque[float] = collections.deque()
+
+    def acquire(self) -> float | None:
+        """Count a call and return ``None``, or return the seconds to wait when the window is full."""
+        now = time.monotonic()
+        while self._times and self._times[0] <= now - self.per:
+            self._times.popleft()
+        if len(self._times) >= self.calls:
+            return self._times[0] + self.per - now
+        self._times.append(now)
+        return None
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and timeout <= 0:
+        raise ValueError(f"timeout must be positive or None, got {timeout}")
+
+
+# -- results -------------------------------------------------------------------------------------------------
+
+
+def _output_text(value: Any) -> str:
+    """The text given to the model for a tool's return value (see the module docstring for the rules)."""
+    if value is None:
+        return "ok"
+    try:
+        jsonable = to_jsonable_python(value)
+        if isinstance(jsonable, str):
+            return jsonable
+        return json.dumps(jsonable, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):  # pydantic's serialisation error is a ValueError
+        return str(value)
+
+
+def _error(output: str) -> ToolResult:
+    """An error result: ``output`` is written for the model."""
+    return ToolResult(output, is_error=True)
+
+
+# -- the registry --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A registered tool: its definition, its handler and how to call it."""
+
+    tool: Tool
+    handler: Callable[..., Any]
+    timeout: float | None
+    limiter: _RateLimiter | None
+    is_async: bool = field(init=False)
+    keywords: frozenset[str] | None = field(init=False)
+    renames: dict[str, str] = field(init=False)
+    adapters: dict[str, TypeAdapter[Any]] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        call = getattr(self.handler, "__call__", None)  # noqa: B004 - an object with an async __call__ is async
+        self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(call)
+        self.keywords = _keyword_parameters(self.handler)
+        self.renames = _parameter_renames(self.tool, self.keywords)
+
+    def prepare(self, arguments: Any) -> dict[str, Any]:
+        """Validate ``arguments`` and return the handler's keyword arguments; raise :class:`ArgumentError`."""
+        args, warnings = validate_arguments(self.tool, arguments)
+        for warning in warnings:
+            log.warning("tool %r: %s", self.tool.name, warning)
+        if self.adapters is None:  # built on first use: TypeAdapters cost milliseconds each
+            self.adapters = _type_adapters(self.handler)
+        kwargs: dict[str, Any] = {}
+        for key, value in args.items():
+            param = self.renames.get(key, key)
+            if self.keywords is not None and param not in self.keywords:  # a schema that allows extras
+                log.warning("tool %r: dropped argument %r its handler does not take", self.tool.name, key)
+                continue
+            kwargs[param] = _convert(param, self.adapters[param], value) if param in self.adapters else value
+        return kwargs
+
+    async def invoke(self, kwargs: dict[str, Any]) -> Any:
+        """Run the handler: awaited when async, else in a worker thread so the event loop stays free.
+
+        A sync callable that returns an awaitable (a wrapper hiding an async function) has it awaited here.
+        """
+        if self.is_async:
+            return await self.handler(**kwargs)
+        value = await asyncio.to_thread(self.handler, **kwargs)
+        return await value if inspect.isawaitable(value) else value
+
+
+class ToolRegistry:
+    """The server-side tools of one agent: registration, lookup and safe, limited execution.
+
+    ``default_timeout`` (seconds, ``None`` for none) applies to tools registered without their own; it limits
+    the run itself, not the wait for a free slot. ``max_concurrency`` bounds how many tool calls run at once
+    across the registry. A timed-out sync tool's worker thread cannot be killed: it runs on, its result
+    dropped.
+    """
+
+    def __init__(self, *, default_timeout: float | None = 30.0, max_concurrency: int = 8) -> None:
+        _check_timeout(default_timeout)
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        self.default_timeout = default_timeout
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._entries: dict[str, _Entry] = {}
+
+    # -- registration ----------------------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        rate_limit: tuple[int, float] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        rate_limit: tuple[int, float] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Decorator registering a function as a tool; the function is returned unchanged.
+
+        Use it bare (``@registry.tool``) or with the options of :meth:`register`
+        (``@registry.tool(name="add", timeout=5)``).
+        """
+
+        def decorate(func: F) -> F:
+            self.register(func, name=name, description=description, parameters=parameters,
+                          timeout=timeout, rate_limit=rate_limit)
+            return func
+
+        return decorate if fn is None else decorate(fn)
+
+    def register(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        rate_limit: tuple[int, float] | None = None,
+    ) -> Tool:
+        """Register a sync or async function as a tool and return its definition.
+
+        The schema comes from :meth:`Tool.from_function` (type hints and docstring); ``name``, ``description``
+        and ``parameters`` override its parts. ``timeout`` (seconds) defaults to the registry's;
+        ``rate_limit=(calls, per_seconds)`` allows at most ``calls`` calls in any ``per_seconds`` window.
+        Raises ``ValueError`` when the name is taken or an option is invalid.
+        """
+        tool = Tool.from_function(fn, name=name, description=description)
+        if parameters is not None:
+            tool = Tool(name=tool.name, description=tool.description, parameters=parameters)
+        return self.add(tool, fn, timeout=timeout, rate_limit=rate_limit)
+
+    def add(
+        self,
+        tool: Tool,
+        handler: Callable[..., Any],
+        *,
+        timeout: float | None = None,
+        rate_limit: tuple[int, float] | None = None,
+    ) -> Tool:
+        """Register a tool whose schema comes from elsewhere (an MCP server, a config file) and return it.
+
+        ``handler`` is a sync or async callable taking the validated arguments as keyword arguments.
+        ``timeout`` and ``rate_limit`` are as in :meth:`register`. Raises ``ValueError`` when the name is
+        taken.
+        """
+        if tool.name in self._entries:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        _check_timeout(timeout)
+        limiter = _RateLimiter(*rate_limit) if rate_limit is not None else None
+        timeout = timeout if timeout is not None else self.default_timeout
+        self._entries[tool.name] = _Entry(tool, handler, timeout, limiter)
+        return tool
+
+    # -- lookup ----------------------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The registered tools, in registration order."""
+        return [entry.tool for entry in self._entries.values()]
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        entry = self._entries.get(name)
+        return entry.tool if entry is not None else None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # -- execution -------------------------------------------------------------------------------------------
+
+    async def run(self, call: ToolCall) -> ToolResult:
+        """Run a :class:`ToolCall` from an LLM backend; the same as ``call(call.name, call.arguments)``."""
+        return await self.call(call.name, call.arguments)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+        """Run tool ``name`` with ``arguments`` (a JSON object) and return its result.
+
+        Never raises for a failed call: every failure is an error result written for the model. Cancelling the
+        awaiting task cancels an async tool (a sync one finishes in its thread) and propagates.
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            return _error(self._unknown_tool_message(name))
+        try:
+            kwargs = entry.prepare(arguments if arguments is not None else {})
+        except ArgumentError as exc:
+            return _error(f"invalid arguments for tool {name!r}: {exc}")
+        if entry.limiter is not None and (wait := entry.limiter.acquire()) is not None:
+            return _error(f"tool {name!r} is rate limited to {entry.limiter.calls} calls per "
+                          f"{entry.limiter.per:g} s; retry in {math.ceil(wait * 10) / 10:.1f} s")
+        return await self._execute(entry, kwargs)
+
+    async def _execute(self, entry: _Entry, kwargs: dict[str, Any]) -> ToolResult:
+        """Run a prepared call under the concurrency limit and its timeout; map failures to safe results."""
+        scope = asyncio.timeout(entry.timeout)
+        try:
+            async with self._slots, scope:  # the timeout starts once a slot is free
+                value = await entry.invoke(kwargs)
+            return ToolResult(_output_text(value), data=value)
+        except Exception as exc:  # CancelledError is a BaseException and propagates
+            return self._failure(entry, exc, timed_out=scope.expired())
+
+    @staticmethod
+    def _failure(entry: _Entry, exc: Exception, *, timed_out: bool) -> ToolResult:
+        """The error result for a tool that raised: only a ``ToolError``'s own text reaches the model."""
+        name = entry.tool.name
+        if timed_out and isinstance(exc, TimeoutError):
+            log.warning("tool %r timed out after %g s", name, entry.timeout)
+            return _error(f"tool {name!r} timed out after {entry.timeout:g} s")
+        if isinstance(exc, ToolError):
+            log.info("tool %r reported an error: %s", name, exc)
+            return _error(str(exc) or f"tool {name!r} failed")
+        log.error("tool %r failed", name, exc_info=exc)
+        return _error(f"tool {name!r} failed ({type(exc).__name__})")
+
+    def _unknown_tool_message(self, name: str) -> str:
+        """Name the closest known tool, or list them all when none is close."""
+        close = difflib.get_close_matches(name, self._entries, n=1)
+        if close:
+            return f"unknown tool {name!r}; did you mean {close[0]!r}?"
+        known = ", ".join(self._entries) or "none"
+        return f"unknown tool {name!r}; known tools: {known}"
