@@ -1,0 +1,148 @@
+"""What every LLM backend shares: the events it streams, the request it takes and the protocol it follows.
+
+A backend turns an :class:`LLMRequest` into an async stream of :data:`LLMEvent`. Whatever the path (native
+tool calls from a cloud API, ``<code>`` blocks from a local model, a script), the stream has one shape:
+
+- :class:`TextDelta` for text that may be shown and spoken;
+- per tool call, :class:`ToolCallStart`, zero or more :class:`ToolCallArgumentsDelta` with the same
+  ``call_id``, then the parsed :class:`ToolCall` (or a :class:`RejectedCall` when its arguments are unusable);
+- exactly one :class:`Usage`, then exactly one :class:`Done`, last.
+
+A failure is raised as :class:`LLMError`, whose message is safe to show a client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from voxcall.tools.calls import ToolCall
+from voxcall.tools.codecalls.events import RejectedCall, TextDelta
+from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
+from voxcall.tools.schema import Tool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """The model began a call of ``name``; its arguments follow as :class:`ToolCallArgumentsDelta`."""
+
+    call_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgumentsDelta:
+    """A fragment of a started call's arguments JSON, forwarded so a client can watch the call being written.
+
+    The fragments of one call, joined, are its arguments JSON as the model wrote it.
+    """
+
+    call_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts for one request; all zero when the provider reported none (llama.cpp's server doesn't)."""
+
+    input_tokens: int
+    output_tokens: int
+    cached_input_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The stream ended normally; ``finish_reason`` is ``"stop"``, ``"length"``, ``"tool_calls"`` or such."""
+
+    finish_reason: str
+
+
+LLMEvent = TextDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCall | RejectedCall | Usage | Done
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A plain message of the conversation."""
+
+    role: Literal["system", "user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCallItem:
+    """A tool call the assistant made earlier; ``arguments`` is its JSON text."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionOutputItem:
+    """The output given back for the call ``call_id``."""
+
+    call_id: str
+    output: str
+
+
+ChatItem = Message | FunctionCallItem | FunctionOutputItem
+
+_TOOL_CHOICE_MODES = ("auto", "none", "required")
+
+
+def normalize_tool_choice(tool_choice: ToolChoice) -> str | dict[str, Any]:
+    """``tool_choice`` in canonical form: a mode string, or ``{"type": "function", "name": NAME}`` (the nested
+    Chat Completions form is accepted too). Raises ``ValueError`` for anything else."""
+    name = forced_tool_name(tool_choice)
+    if name is not None:
+        return {"type": "function", "name": name}
+    if isinstance(tool_choice, str) and tool_choice in _TOOL_CHOICE_MODES:
+        return tool_choice
+    raise ValueError(f"tool_choice must be one of {', '.join(_TOOL_CHOICE_MODES)} or "
+                     '{"type": "function", "name": NAME}')
+
+
+@dataclass
+class LLMRequest:
+    """One generation: the conversation so far, the system instructions and the tools the model may call."""
+
+    items: list[ChatItem]
+    instructions: str = ""
+    tools: list[Tool] = field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    """``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "name": NAME}``."""
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    voice: bool = False
+
+    def __post_init__(self) -> None:
+        self.tool_choice = normalize_tool_choice(self.tool_choice)  # fail here, where the caller can fix it
+
+
+class LLMError(Exception):
+    """A backend failure, with a message safe to show a client (no secrets, no provider internals).
+
+    ``code`` is a short machine-readable reason (``"unavailable"``, ``"auth"``, ``"timeout"`` …);
+    ``status`` the HTTP status when the provider answered with one.
+    """
+
+    def __init__(self, message: str, *, code: str = "backend_error", status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
+class LLMBackend(Protocol):
+    """A source of model replies. ``stream`` is an async generator; ``aclose()`` on it aborts the provider."""
+
+    name: str
+
+    def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        """Generate a reply to ``request`` as events, ending with :class:`Usage` and :class:`Done`."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the backend's connections; the backend is not used afterwards."""
+        ...

@@ -1,0 +1,215 @@
+"""``OpenAIChatBackend``: any Chat Completions server (OpenAI, vLLM, llama.cpp, Ollama), native tools.
+
+Streamed tool-call deltas arrive keyed by index; each call is announced as soon as its id and name are known,
+its argument fragments are forwarded as they come, and the parsed :class:`ToolCall` is yielded the moment the
+call is complete (the next call begins, text follows, or the stream ends), so a client tool can start before
+the model has finished writing its sibling calls.
+
+Reasoning: with ``disable_reasoning`` the request carries ``chat_template_kwargs={"enable_thinking": False}``,
+which vLLM, SGLang and llama.cpp hand to the chat template (Qwen3 and similar models then answer without a
+thinking block, the right trade for voice latency). It goes only to non-OpenAI servers: OpenAI rejects unknown
+body fields. Servers that stream a separate ``reasoning_content`` have it ignored; it is never spoken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletionChunk
+
+from voxcall.llm.base import (
+    ChatItem,
+    Done,
+    FunctionCallItem,
+    FunctionOutputItem,
+    LLMError,
+    LLMEvent,
+    LLMRequest,
+    ToolCallArgumentsDelta,
+    ToolCallStart,
+    Usage,
+)
+from voxcall.llm.calls import finish_reason, parse_call
+from voxcall.llm.history import pair_calls_with_outputs
+from voxcall.llm.openai_client import (
+    DEFAULT_TIMEOUT,
+    is_openai_url,
+    make_client,
+    resolve_base_url,
+    translate_errors,
+)
+from voxcall.tools.calls import ToolCall, new_call_id
+from voxcall.tools.codecalls.events import RejectedCall, TextDelta
+from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
+
+
+def chat_messages(instructions: str, items: list[ChatItem]) -> list[dict[str, Any]]:
+    """The Chat Completions ``messages`` for a conversation: instructions first as a system message, each
+    assistant text merged with the calls that follow it, each output as a ``tool`` message after its call."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
+    for item in pair_calls_with_outputs(items):
+        if isinstance(item, FunctionCallItem):
+            call = {"id": item.call_id, "type": "function",
+                    "function": {"name": item.name, "arguments": item.arguments}}
+            last = messages[-1] if messages else None
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif isinstance(item, FunctionOutputItem):
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+        else:
+            messages.append({"role": item.role, "content": item.text})
+    return messages
+
+
+def chat_tool_choice(tool_choice: ToolChoice) -> ToolChoice:
+    """``tool_choice`` in the Chat Completions form (a named function is nested under ``function``)."""
+    name = forced_tool_name(tool_choice)
+    return tool_choice if name is None else {"type": "function", "function": {"name": name}}
+
+
+@dataclass
+class _PendingCall:
+    """A tool call being streamed: what is known of it so far."""
+
+    index: int
+    name: str = ""
+    call_id: str = ""
+    arguments: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+class _ChunkReader:
+    """Turns Chat Completions chunks into events, keeping the state of the call being streamed."""
+
+    def __init__(self) -> None:
+        self.current: _PendingCall | None = None
+        self.finished_indexes: set[int] = set()
+        self.usage = Usage(0, 0)
+        self.finish_reason: str | None = None
+        self.made_calls = False
+
+    def read(self, chunk: ChatCompletionChunk) -> list[LLMEvent]:
+        """The events one chunk yields, in order."""
+        events: list[LLMEvent] = []
+        if chunk.usage is not None:
+            details = chunk.usage.prompt_tokens_details
+            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens,
+                               (details.cached_tokens or 0) if details is not None else 0)
+        if not chunk.choices:
+            return events
+        choice = chunk.choices[0]
+        if choice.delta.content:
+            events += self.finish_call()
+            events.append(TextDelta(choice.delta.content))
+        for fragment in choice.delta.tool_calls or ():
+            if fragment.index in self.finished_indexes:
+                continue  # a server repeating a finished call: its ToolCall is already out
+            if self.current is not None and self.current.index != fragment.index:
+                events += self.finish_call()
+            if self.current is None:
+                self.current = _PendingCall(fragment.index)
+            call = self.current
+            function = fragment.function
+            call.call_id = call.call_id or fragment.id or ""
+            call.name = call.name or (function.name if function is not None and function.name else "")
+            arguments = function.arguments if function is not None and function.arguments else ""
+            call.arguments.append(arguments)
+            if not call.started and call.name:
+                call.started = True
+                call.call_id = call.call_id or new_call_id()
+                events.append(ToolCallStart(call.call_id, call.name))
+                arguments = "".join(call.arguments)  # fragments that came before the name
+            if call.started and arguments:
+                events.append(ToolCallArgumentsDelta(call.call_id, arguments))
+        if choice.finish_reason is not None:
+            self.finish_reason = choice.finish_reason
+        return events
+
+    def finish_call(self) -> list[LLMEvent]:
+        """The final event of the call being streamed, if any: its :class:`ToolCall` or a rejection."""
+        call, self.current = self.current, None
+        if call is None:
+            return []
+        self.finished_indexes.add(call.index)
+        arguments = "".join(call.arguments)
+        if not call.name:
+            return [RejectedCall(name="", source=arguments, reason="the call has no function name")]
+        result = parse_call(call.call_id, call.name, arguments)
+        self.made_calls = self.made_calls or isinstance(result, ToolCall)
+        return [result]
+
+    def finish(self) -> list[LLMEvent]:
+        """The events that close the stream. Raises :class:`LLMError` when the stream ended without a finish
+        reason: the server broke off, and a half-written call must not run."""
+        if self.finish_reason is None:
+            raise LLMError("backend stream ended before the reply was complete", code="incomplete_stream")
+        events = self.finish_call()
+        return [*events, self.usage, Done(finish_reason(self.finish_reason, self.made_calls))]
+
+
+class OpenAIChatBackend:
+    """Chat Completions streaming over the official ``openai`` client."""
+
+    name = "openai-chat"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = 1,
+        disable_reasoning: bool = True,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        base_url = resolve_base_url(base_url)
+        self.model = model
+        self._is_openai = is_openai_url(base_url)
+        self._client = make_client(base_url, api_key, timeout, max_retries)
+        body: dict[str, Any] = {}
+        if disable_reasoning and not self._is_openai:
+            body["chat_template_kwargs"] = {"enable_thinking": False}
+        self._extra_body = body | (extra_body or {})
+
+    def request_params(self, request: LLMRequest) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``request``: streaming, with usage."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat_messages(request.instructions, request.items),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = [tool.to_chat() for tool in request.tools]
+            params["tool_choice"] = chat_tool_choice(request.tool_choice)
+        if request.max_output_tokens is not None:
+            params["max_completion_tokens" if self._is_openai else "max_tokens"] = request.max_output_tokens
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if self._extra_body:
+            params["extra_body"] = self._extra_body
+        return params
+
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        """Stream the reply to ``request``; closing the generator closes the HTTP response."""
+        reader = _ChunkReader()
+        with translate_errors():
+            chunks: openai.AsyncStream[ChatCompletionChunk] = await self._client.chat.completions.create(
+                **self.request_params(request))
+            async with aclosing(chunks):
+                async for chunk in chunks:
+                    for event in reader.read(chunk):
+                        yield event
+        for event in reader.finish():
+            yield event
+
+    async def aclose(self) -> None:
+        """Close the client's connection pool."""
+        await self._client.close()
