@@ -1,0 +1,268 @@
+"""``voxcall serve``: refuses unsafe or broken settings before anything listens, otherwise hands uvicorn the app.
+
+uvicorn never really serves here: ``uvicorn.Server.serve`` is replaced by a fake that records its config, and the
+web app comes from a stand-in ``voxcall.realtime.app`` so these tests exercise the command, not the protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from typer.testing import CliRunner, Result
+
+from voxcall import cli
+from voxcall.config import ServerSettings
+from voxcall.llm import ScriptedBackend
+
+WIDE = {"COLUMNS": "200"}  # rich help output is wrapped to the terminal width
+
+
+class FakeBackend:
+    """An LLM backend that only records being closed."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No VOXCALL_* / OPENAI_API_KEY from the shell, and no ./voxcall.yaml unless a test writes one."""
+    for name in list(os.environ):
+        if name.upper().startswith("VOXCALL_") or name.upper() == "OPENAI_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def apps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ServerSettings, Any]]:
+    """A stand-in ``voxcall.realtime.app`` whose ``create_app`` records what it was given."""
+    created: list[tuple[ServerSettings, Any]] = []
+
+    def create_app(settings: ServerSettings, backend: Any) -> Starlette:
+        created.append((settings, backend))
+        return Starlette()
+
+    module = types.ModuleType("voxcall.realtime.app")
+    module.__dict__["create_app"] = create_app
+    monkeypatch.setitem(sys.modules, "voxcall.realtime.app", module)
+    return created
+
+
+@pytest.fixture
+def served(monkeypatch: pytest.MonkeyPatch) -> list[uvicorn.Config]:
+    """Replace uvicorn's serving loop with one that records the config it was given and returns."""
+    configs: list[uvicorn.Config] = []
+
+    async def fake_serve(self: uvicorn.Server, sockets: object = None) -> None:
+        configs.append(self.config)
+
+    monkeypatch.setattr(uvicorn.Server, "serve", fake_serve)
+    return configs
+
+
+def fail_if_called(*args: object, **kwargs: object) -> Any:
+    pytest.fail("the server must not start")
+
+
+@pytest.fixture
+def no_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if uvicorn is asked to serve."""
+    monkeypatch.setattr(uvicorn.Server, "serve", fail_if_called)
+    monkeypatch.setattr(uvicorn.Server, "run", fail_if_called)
+
+
+@pytest.fixture
+def no_server(no_uvicorn: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if uvicorn is asked to serve or the app and backend are even built."""
+    monkeypatch.setattr(cli, "build_server", fail_if_called)
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli.app, list(args), env=WIDE)
+
+
+# --- refusals ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_server")
+def test_exposed_host_without_keys_exits_2_with_a_clear_message() -> None:
+    result = invoke("serve", "--host", "0.0.0.0")
+    assert result.exit_code == 2
+    assert "error: refusing to listen on 0.0.0.0 without client API keys" in result.stderr
+    assert "--api-key-file" in result.stderr and "--insecure-no-auth" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
+@pytest.mark.usefixtures("no_server")
+def test_missing_config_file_exits_2_naming_it() -> None:
+    result = invoke("serve", "--config", "absent.yaml")
+    assert result.exit_code == 2
+    assert "config file absent.yaml: not found" in result.stderr
+
+
+@pytest.mark.usefixtures("no_server")
+def test_default_config_file_is_read_when_present(tmp_path: Path) -> None:
+    (tmp_path / "voxcall.yaml").write_text("host: 192.168.1.5\n", encoding="utf-8")
+    result = invoke("serve")
+    assert result.exit_code == 2 and "refusing to listen on 192.168.1.5" in result.stderr
+
+
+@pytest.mark.usefixtures("apps", "no_uvicorn")
+def test_backend_that_cannot_be_built_exits_2() -> None:
+    result = invoke("serve", "--llm", "openai-chat")
+    assert result.exit_code == 2
+    assert "cannot create the 'openai-chat' LLM backend" in result.stderr and "model" in result.stderr
+
+
+@pytest.mark.usefixtures("apps", "no_uvicorn")
+def test_unreadable_script_exits_2() -> None:
+    result = invoke("serve", "--script", "no-such-script.yaml")
+    assert result.exit_code == 2 and "no-such-script.yaml" in result.stderr
+
+
+# --- serving -------------------------------------------------------------------------------------------------------
+
+
+def test_insecure_no_auth_serves_on_the_given_address(
+    apps: list[tuple[ServerSettings, Any]], served: list[uvicorn.Config], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="voxcall"):
+        result = invoke("serve", "--host", "0.0.0.0", "--port", "9123", "--insecure-no-auth",
+                        "--max-frame-bytes", "1000")
+    assert result.exit_code == 0, result.output
+    [config] = served
+    assert (config.host, config.port, config.ws) == ("0.0.0.0", 9123, cli.WS_IMPLEMENTATION)
+    assert config.ws_max_size == 1000 + cli.FRAME_SLACK_BYTES
+    [(settings, backend)] = apps
+    assert settings.insecure_no_auth and isinstance(backend, ScriptedBackend)
+    assert any("--insecure-no-auth" in record.getMessage() for record in caplog.records)
+    assert "ws://0.0.0.0:9123/v1/realtime" in result.stdout and "auth off" in result.stdout
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_loopback_needs_neither_keys_nor_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert "ws://127.0.0.1:8765/v1/realtime · llm scripted · prefetch on · auth off" in result.stdout
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_summary_never_shows_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    created: list[dict[str, Any]] = []
+
+    def create_backend(kind: str, **kwargs: Any) -> FakeBackend:
+        created.append({"kind": kind, **kwargs})
+        return FakeBackend()
+
+    monkeypatch.setattr("voxcall.llm.create_backend", create_backend)
+    (tmp_path / "keys").write_text("client-secret-1\n", encoding="utf-8")
+    result = invoke("serve", "--host", "0.0.0.0", "--api-key-file", "keys", "--llm", "openai-chat", "--model", "gpt-x",
+                    "--api-key", "sk-upstream-secret", "--no-prefetch")
+    assert result.exit_code == 0, result.output
+    assert "llm openai-chat (gpt-x) · prefetch off · auth on" in result.stdout
+    assert "client-secret-1" not in result.output and "sk-upstream-secret" not in result.output
+    [kwargs] = created
+    assert kwargs["api_key"] == "sk-upstream-secret" and kwargs["model"] == "gpt-x"
+    assert kwargs["timeout"] == ServerSettings.model_fields["llm_timeout"].default
+
+
+@pytest.mark.usefixtures("apps")
+def test_backend_is_closed_after_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = FakeBackend()
+    monkeypatch.setattr("voxcall.llm.create_backend", lambda kind, **kwargs: backend)
+
+    async def interrupted(self: uvicorn.Server, sockets: object = None) -> None:
+        raise KeyboardInterrupt  # what uvicorn re-raises after a Ctrl-C shutdown
+
+    monkeypatch.setattr(uvicorn.Server, "serve", interrupted)
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    assert backend.closed
+
+
+SERVE_UNTIL_SIGNALLED = """
+import sys
+from pathlib import Path
+
+from starlette.applications import Starlette
+
+from voxcall import cli
+from voxcall.config import ServerSettings
+
+
+class MarkerBackend:
+    name = "marker"
+
+    async def aclose(self) -> None:
+        Path(sys.argv[1]).write_text("closed")
+
+
+cli.run_server(Starlette(), MarkerBackend(), ServerSettings.load(None, port=0))
+print("returned", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_stop_signal_shuts_down_gracefully_and_closes_the_backend(stop: signal.Signals, tmp_path: Path) -> None:
+    """A real uvicorn: the stop signal it re-raises after shutting down must not skip closing the backend."""
+    marker = tmp_path / "closed"
+    child = subprocess.Popen([sys.executable, "-c", SERVE_UNTIL_SIGNALLED, str(marker)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(30, child.kill)
+    watchdog.start()
+    try:
+        assert child.stderr is not None
+        for line in child.stderr:
+            if "Uvicorn running on" in line:
+                break
+        child.send_signal(stop)
+        out, err = child.communicate()
+    finally:
+        watchdog.cancel()
+    assert child.returncode == 0, err
+    assert "returned" in out and marker.read_text() == "closed"
+
+
+def test_build_server_with_the_real_app() -> None:
+    pytest.importorskip("voxcall.realtime.app")
+    web_app, backend = cli.build_server(ServerSettings.load(None))
+    assert isinstance(web_app, Starlette) and isinstance(backend, ScriptedBackend)
+
+
+# --- help ----------------------------------------------------------------------------------------------------------
+
+
+def test_help_lists_the_options() -> None:
+    result = invoke("serve", "--help")
+    assert result.exit_code == 0
+    for option in ("--host", "--port", "--llm", "--model", "--base-url", "--api-key", "--tool-format", "--script",
+                   "--prefetch", "--no-prefetch", "--config", "--api-key-file", "--insecure-no-auth",
+                   "--max-frame-bytes", "--log-level"):
+        assert option in result.stdout
+    assert "VOXCALL_LLM_API_KEY" in result.stdout  # the upstream key is better kept out of shell history
+
+
+def test_python_m_voxcall_serve_help() -> None:
+    env = {**os.environ, **WIDE}
+    done = subprocess.run([sys.executable, "-m", "voxcall", "serve", "--help"], capture_output=True, text=True,
+                          env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Usage: voxcall serve" in done.stdout and "--insecure-no-auth" in done.stdout

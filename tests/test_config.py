@@ -1,0 +1,205 @@
+"""ServerSettings: where each value comes from, the YAML file's rules, client keys and the exposure check."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from voxcall.config import DEFAULT_INSTRUCTIONS, ConfigError, ServerSettings, is_loopback
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No VOXCALL_* or OPENAI_API_KEY from the developer's shell leaks into a test."""
+    for name in list(os.environ):
+        if name.upper().startswith("VOXCALL_") or name.upper() == "OPENAI_API_KEY":
+            monkeypatch.delenv(name)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- defaults and precedence ---------------------------------------------------------------------------------------
+
+
+def test_defaults() -> None:
+    settings = ServerSettings.load(None)
+    assert (settings.host, settings.port, settings.llm) == ("127.0.0.1", 8765, "scripted")
+    assert settings.model is None and settings.api_key is None and settings.script is None
+    assert settings.tool_format == "native" and settings.prefetch is True and settings.max_speculative == 8
+    assert settings.instructions == DEFAULT_INSTRUCTIONS
+    assert settings.api_keys == [] and settings.api_key_file is None and settings.insecure_no_auth is False
+    assert settings.max_frame_bytes == 1_048_576 and settings.llm_timeout == 60.0 and settings.log_level == "info"
+
+
+def test_precedence_cli_over_yaml_over_env_over_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_PORT", "1111")
+    monkeypatch.setenv("VOXCALL_MODEL", "env-model")
+    monkeypatch.setenv("VOXCALL_LOG_LEVEL", "debug")
+    config = write(tmp_path / "voxcall.yaml", "port: 2222\nmodel: yaml-model\nprefetch: false\n")
+
+    settings = ServerSettings.load(config, port=3333, model=None, host=None)
+
+    assert settings.port == 3333  # CLI beats YAML and env
+    assert settings.model == "yaml-model"  # YAML beats env; a None flag is "not given"
+    assert settings.prefetch is False  # YAML beats the default
+    assert settings.log_level == "debug"  # env beats the default
+    assert settings.host == "127.0.0.1"  # nobody set it
+
+
+def test_env_values_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_PREFETCH", "false")
+    monkeypatch.setenv("VOXCALL_LLM_TIMEOUT", "2.5")
+    monkeypatch.setenv("VOXCALL_TOOL_FORMAT", "code")
+    settings = ServerSettings.load(None)
+    assert settings.prefetch is False and settings.llm_timeout == 2.5 and settings.tool_format == "code"
+
+
+def test_upstream_key_from_env_flag_and_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_LLM_API_KEY", "from-env")
+    assert _secret(ServerSettings.load(None).api_key) == "from-env"
+    config = write(tmp_path / "c.yaml", "api_key: from-yaml\n")
+    assert _secret(ServerSettings.load(config).api_key) == "from-yaml"
+    assert _secret(ServerSettings.load(config, api_key="from-flag").api_key) == "from-flag"
+
+
+def test_voxcall_api_key_is_not_the_upstream_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_API_KEY", "meant-for-clients")
+    assert ServerSettings.load(None).api_key is None
+
+
+def test_openai_api_key_fallback_only_for_openai_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    assert _secret(ServerSettings.load(None, llm="openai-chat", model="m").api_key) == "sk-openai"
+    assert ServerSettings.load(None, llm="scripted").api_key is None
+    local = ServerSettings.load(None, llm="openai-chat", model="m", base_url="http://127.0.0.1:8080/v1")
+    assert local.api_key is None  # never sent to another server
+    monkeypatch.setenv("VOXCALL_LLM_API_KEY", "own-key")
+    assert _secret(ServerSettings.load(None, llm="openai-responses", model="m").api_key) == "own-key"
+
+
+def test_secrets_are_not_shown() -> None:
+    settings = ServerSettings.load(None, api_key="sk-secret", api_keys="client-secret")
+    assert "sk-secret" not in repr(settings) and "client-secret" not in repr(settings)
+
+
+# --- the YAML file -------------------------------------------------------------------------------------------------
+
+
+def test_unknown_sections_are_ignored(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "port: 9000\ntools:\n  calculator: {}\nmcp:\n  - name: fs\nspeech:\n")
+    assert ServerSettings.load(config).port == 9000
+
+
+def test_unknown_plain_setting_is_a_likely_typo(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "prot: 9000\n")
+    with pytest.raises(ConfigError, match=r"voxcall\.yaml: unknown setting\(s\) prot"):
+        ServerSettings.load(config)
+
+
+def test_empty_file_means_defaults(tmp_path: Path) -> None:
+    assert ServerSettings.load(write(tmp_path / "voxcall.yaml", "# nothing yet\n")).port == 8765
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(ConfigError, match=r"nope\.yaml: not found") as caught:
+        ServerSettings.load(missing)
+    assert str(missing) in str(caught.value)
+
+
+def test_malformed_yaml(tmp_path: Path) -> None:
+    config = write(tmp_path / "bad.yaml", "port: [1, 2\nhost: x\n")
+    with pytest.raises(ConfigError, match="not valid YAML") as caught:
+        ServerSettings.load(config)
+    assert str(config) in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_yaml_that_is_not_a_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"bad\.yaml: expected a mapping of settings, got list"):
+        ServerSettings.load(write(tmp_path / "bad.yaml", "- port\n- host\n"))
+
+
+def test_invalid_value_names_the_setting_and_the_file(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "port: ninety\n")
+    with pytest.raises(ConfigError, match="port") as caught:
+        ServerSettings.load(config)
+    assert str(config) in str(caught.value) and "ninety" not in str(caught.value)
+
+
+def test_invalid_values_from_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="tool_format"):
+        ServerSettings.load(None, tool_format="xml")
+    with pytest.raises(ConfigError, match="max_frame_bytes"):
+        ServerSettings.load(None, max_frame_bytes=0)
+    monkeypatch.setenv("VOXCALL_PORT", "70000")
+    with pytest.raises(ConfigError, match="port"):
+        ServerSettings.load(None)
+
+
+def test_log_level_is_case_insensitive() -> None:
+    assert ServerSettings.load(None, log_level="WARNING").log_level == "warning"
+
+
+# --- client keys ---------------------------------------------------------------------------------------------------
+
+
+def test_api_keys_from_env_comma_separated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_API_KEYS", "alpha, beta,,gamma ")
+    assert ServerSettings.load(None).client_keys() == {"alpha", "beta", "gamma"}
+
+
+def test_api_keys_from_yaml_list(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "api_keys:\n  - one\n  - two\n")
+    assert ServerSettings.load(config).client_keys() == {"one", "two"}
+
+
+def test_api_key_file_skips_comments_and_blank_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key_file = write(tmp_path / "keys", "# laptop\nkey-one\n\n   \n  key-two  \n  # old key\n")
+    monkeypatch.setenv("VOXCALL_API_KEYS", "env-key")
+    settings = ServerSettings.load(None, api_key_file=key_file)
+    assert settings.client_keys() == {"key-one", "key-two", "env-key"}
+
+
+def test_unreadable_or_empty_key_file(tmp_path: Path) -> None:
+    missing = ServerSettings.load(None, api_key_file=tmp_path / "missing-keys")
+    with pytest.raises(ConfigError, match="missing-keys: cannot read it"):
+        missing.client_keys()
+    empty = ServerSettings.load(None, api_key_file=write(tmp_path / "keys", "# none yet\n"))
+    with pytest.raises(ConfigError, match="holds no keys"):
+        empty.client_keys()
+
+
+# --- exposure ------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.5.0.1", "::1", "[::1]", "localhost", "LOCALHOST"])
+def test_loopback_needs_no_keys(host: str) -> None:
+    assert is_loopback(host)
+    ServerSettings.load(None, host=host).check_exposure()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5", "::", "example.com"])
+def test_exposed_host_needs_keys(host: str) -> None:
+    assert not is_loopback(host)
+    with pytest.raises(ConfigError, match="--api-key-file") as caught:
+        ServerSettings.load(None, host=host).check_exposure()
+    assert "VOXCALL_API_KEYS" in str(caught.value) and "--insecure-no-auth" in str(caught.value)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5"])
+def test_exposed_host_with_keys_or_insecure_flag(host: str, tmp_path: Path) -> None:
+    ServerSettings.load(None, host=host, api_keys="k1").check_exposure()
+    ServerSettings.load(None, host=host, api_key_file=write(tmp_path / "keys", "k2\n")).check_exposure()
+    ServerSettings.load(None, host=host, insecure_no_auth=True).check_exposure()
+
+
+def _secret(value: object) -> str:
+    """The secret inside a SecretStr (asserting there is one)."""
+    assert isinstance(value, SecretStr)
+    return value.get_secret_value()
