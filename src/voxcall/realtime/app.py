@@ -1,0 +1,84 @@
+"""The ASGI app: ``WS /v1/realtime`` (one :class:`~voxcall.realtime.session.Session` per connection) and
+``GET /healthz``.
+
+One backend (and so one set of loaded models) serves every session of the process; a session costs only its
+conversation and a few tasks. When client API keys are configured, a connection must present one
+(``Authorization: Bearer KEY``, or the browser subprotocol ``openai-insecure-api-key.KEY``) or is refused
+before the WebSocket is accepted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from voxcall import __version__
+from voxcall.config import ServerSettings
+from voxcall.llm import LLMBackend
+from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid
+from voxcall.realtime.prefetch import SpeculationSlots
+from voxcall.realtime.protocol import Event
+from voxcall.realtime.session import Session, SessionOptions
+
+log = logging.getLogger(__name__)
+
+_POLICY_VIOLATION = 1008
+
+
+def session_options(settings: ServerSettings) -> SessionOptions:
+    """The per-session knobs that come from the server's settings."""
+    return SessionOptions(model=settings.model or settings.llm, instructions=settings.instructions,
+                          prefetch=settings.prefetch, llm_timeout=settings.llm_timeout,
+                          max_frame_bytes=settings.max_frame_bytes)
+
+
+def create_app(settings: ServerSettings, backend: LLMBackend) -> Starlette:
+    """The voxcall server for ``settings``, answering every session with ``backend``."""
+    keys = settings.client_keys()
+    slots = SpeculationSlots(settings.max_speculative)
+    base_options = session_options(settings)
+    sessions: set[Session] = set()
+
+    async def realtime(ws: WebSocket) -> None:
+        offered = list(ws.scope.get("subprotocols") or [])
+        if keys and not key_is_valid(extract_client_key(ws.headers, offered), keys):
+            log.info("refused a realtime connection from %s: missing or unknown API key", ws.client)
+            await ws.close(code=_POLICY_VIOLATION, reason="invalid or missing API key")
+            return
+        options = dataclasses.replace(base_options, model=ws.query_params.get("model") or base_options.model,
+                                      beta="realtime=v1" in ws.headers.get("openai-beta", ""))
+        await ws.accept(subprotocol=choose_subprotocol(offered))
+
+        async def send(ev: Event) -> None:
+            await ws.send_text(json.dumps(ev, ensure_ascii=False))
+
+        session = Session(backend, send, options=options, slots=slots)
+        sessions.add(session)
+        try:
+            await session.start()
+            while True:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                data = message.get("text")
+                await session.handle_frame(data if data is not None else message.get("bytes") or b"")
+        except WebSocketDisconnect:
+            pass
+        finally:
+            sessions.discard(session)
+            await session.close()
+
+    async def healthz(request: Request) -> JSONResponse:
+        body: dict[str, Any] = {"status": "ok", "version": __version__, "backend": backend.name,
+                                "sessions": len(sessions), "speculation": dataclasses.asdict(slots.stats)}
+        return JSONResponse(body)
+
+    return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz)])

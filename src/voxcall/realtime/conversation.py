@@ -1,0 +1,192 @@
+"""A session's conversation: ordered items (messages, function calls, function call outputs) and their wire form.
+
+Items are read from client events (checked here, with protocol errors that name the bad parameter), written by
+responses, and turned into the neutral :mod:`voxcall.llm` items a backend takes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from voxcall.llm import ChatItem, FunctionCallItem, FunctionOutputItem, Message
+from voxcall.realtime.protocol import ProtocolError, new_id
+from voxcall.tools.calls import new_call_id
+
+ItemType = Literal["message", "function_call", "function_call_output"]
+_TEXT_PARTS = {"user": ("input_text",), "system": ("input_text",), "assistant": ("output_text", "text")}
+_MAX_ID = 64
+
+
+@dataclass
+class Item:
+    """One conversation item. ``content`` holds message parts in wire form (``{"type": "input_text", ...}``)."""
+
+    id: str
+    type: ItemType
+    role: Literal["user", "assistant", "system"] | None = None
+    content: list[dict[str, Any]] = field(default_factory=list)
+    status: Literal["completed", "incomplete", "in_progress"] = "completed"
+    call_id: str = ""
+    name: str = ""
+    arguments: str = ""
+    output: str = ""
+
+    @property
+    def text(self) -> str:
+        """A message's text: its text parts and audio transcripts joined."""
+        return "".join(str(p.get("text") or p.get("transcript") or "") for p in self.content)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The item as a GA ``ConversationItem``."""
+        base: dict[str, Any] = {"id": self.id, "object": "realtime.item", "type": self.type, "status": self.status}
+        if self.type == "message":
+            return {**base, "role": self.role, "content": [dict(p) for p in self.content]}
+        if self.type == "function_call":
+            return {**base, "call_id": self.call_id, "name": self.name, "arguments": self.arguments}
+        return {**base, "call_id": self.call_id, "output": self.output}
+
+    @classmethod
+    def from_client(cls, data: Any, *, where: str = "item.") -> Item:
+        """Read an item sent by a client (``conversation.item.create`` or ``response.create`` input)."""
+        if not isinstance(data, dict):
+            raise ProtocolError(f"'{where.rstrip('.')}' must be an object", code="invalid_type",
+                                param=where.rstrip("."))
+        item_id = data.get("id") or new_id("item")
+        if not isinstance(item_id, str) or len(item_id) > _MAX_ID:
+            raise ProtocolError(f"'{where}id' must be a string of at most {_MAX_ID} characters",
+                                code="invalid_value", param=f"{where}id")
+        kind = data.get("type", "message")
+        if kind == "message":
+            return _message(item_id, data, where)
+        if kind == "function_call":
+            name = _string(data, "name", where, required=True)
+            arguments = _string(data, "arguments", where) or "{}"
+            call_id = _string(data, "call_id", where) or new_call_id()
+            return cls(item_id, "function_call", call_id=call_id, name=name, arguments=arguments)
+        if kind == "function_call_output":
+            call_id = _string(data, "call_id", where, required=True)
+            output = data.get("output")
+            if not isinstance(output, str):  # be kind to clients that send JSON values
+                output = _string(data, "output", where, required=True) if output is None else json.dumps(output)
+            return cls(item_id, "function_call_output", call_id=call_id, output=output)
+        raise ProtocolError(f"unsupported item type {kind!r}; expected message, function_call or "
+                            "function_call_output", code="invalid_value", param=f"{where}type")
+
+
+def _string(data: dict[str, Any], key: str, where: str, *, required: bool = False) -> str:
+    value = data.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        raise ProtocolError(f"'{where}{key}' must be a non-empty string", code="invalid_value",
+                            param=f"{where}{key}")
+    return value
+
+
+def _message(item_id: str, data: dict[str, Any], where: str) -> Item:
+    role = data.get("role")
+    if role not in _TEXT_PARTS:
+        raise ProtocolError(f"'{where}role' must be user, assistant or system", code="invalid_value",
+                            param=f"{where}role")
+    content = data.get("content")
+    if not isinstance(content, list):
+        raise ProtocolError(f"'{where}content' must be an array of content parts", code="invalid_type",
+                            param=f"{where}content")
+    parts: list[dict[str, Any]] = []
+    for n, part in enumerate(content):
+        param = f"{where}content[{n}]"
+        if not isinstance(part, dict) or part.get("type") not in _TEXT_PARTS[role]:
+            allowed = ", ".join(_TEXT_PARTS[role])
+            raise ProtocolError(f"'{param}.type' must be one of: {allowed} (audio and images are not supported "
+                                "in items yet)", code="invalid_value", param=f"{param}.type")
+        text = part.get("text")
+        if not isinstance(text, str):
+            raise ProtocolError(f"'{param}.text' must be a string", code="invalid_type", param=f"{param}.text")
+        parts.append({"type": "output_text" if role == "assistant" else "input_text", "text": text})
+    return Item(item_id, "message", role=role, content=parts)
+
+
+class Conversation:
+    """The ordered items of a session's default conversation."""
+
+    def __init__(self) -> None:
+        self.id = new_id("conv")
+        self._items: list[Item] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation's id (so a conversation is a response's ``History``)."""
+        return self.id
+
+    def remove(self, item: Item) -> None:
+        """Take ``item`` out (a response dropping a call it never finished)."""
+        self._items.remove(item)
+
+    @property
+    def items(self) -> list[Item]:
+        """The items in order (a copy)."""
+        return list(self._items)
+
+    def get(self, item_id: str) -> Item | None:
+        """The item with ``item_id``, if present."""
+        return next((i for i in self._items if i.id == item_id), None)
+
+    def require(self, item_id: Any, param: str = "item_id") -> Item:
+        """The item with ``item_id``, or a protocol error naming it."""
+        item = self.get(item_id) if isinstance(item_id, str) else None
+        if item is None:
+            raise ProtocolError(f"item with id {item_id!r} does not exist", code="item_not_found", param=param)
+        return item
+
+    def add(self, item: Item, previous_item_id: str | None = None) -> str | None:
+        """Insert ``item`` after ``previous_item_id`` (``"root"``: first; None: last); return the id before it."""
+        if self.get(item.id) is not None:
+            raise ProtocolError(f"an item with id {item.id!r} already exists", code="duplicate_item_id",
+                                param="item.id")
+        if previous_item_id is None:
+            index = len(self._items)
+        elif previous_item_id == "root":
+            index = 0
+        else:
+            index = self._items.index(self.require(previous_item_id, "previous_item_id")) + 1
+        self._items.insert(index, item)
+        return self._items[index - 1].id if index > 0 else None
+
+    def delete(self, item_id: str) -> Item:
+        """Remove and return the item (a protocol error if it does not exist)."""
+        item = self.require(item_id)
+        self._items.remove(item)
+        return item
+
+    def call(self, call_id: str) -> Item | None:
+        """The function call with ``call_id``, if any."""
+        return next((i for i in self._items if i.type == "function_call" and i.call_id == call_id), None)
+
+    def has_output(self, call_id: str) -> bool:
+        """Whether the call ``call_id`` has been answered."""
+        return any(i.type == "function_call_output" and i.call_id == call_id for i in self._items)
+
+    def unanswered_calls(self) -> list[Item]:
+        """Completed function calls that have no output yet."""
+        answered = {i.call_id for i in self._items if i.type == "function_call_output"}
+        return [i for i in self._items
+                if i.type == "function_call" and i.status == "completed" and i.call_id not in answered]
+
+
+def to_chat_items(items: Iterable[Item]) -> list[ChatItem]:
+    """The neutral LLM items for ``items``; empty messages and unfinished calls are left out."""
+    out: list[ChatItem] = []
+    for item in items:
+        if item.type == "message" and item.role and item.text:
+            out.append(Message(item.role, item.text))
+        elif item.type == "function_call" and item.status == "completed":
+            out.append(FunctionCallItem(item.call_id, item.name, item.arguments))
+        elif item.type == "function_call_output":
+            out.append(FunctionOutputItem(item.call_id, item.output))
+    return out

@@ -1,0 +1,100 @@
+"""Protocol plumbing shared by the realtime modules: ids, server event construction, errors and dialects.
+
+Server events are plain dicts in the GA shape of ``openai.types.realtime`` (the tests validate every one of them
+against the SDK's ``RealtimeServerEvent`` union). Clients of the older beta protocol (``OpenAI-Beta: realtime=v1``)
+get the same events under their beta names. Extension events are named ``voxcall.*``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+Event = dict[str, Any]
+
+_BETA_NAMES = {
+    "conversation.item.added": "conversation.item.created",
+    "response.output_text.delta": "response.text.delta",
+    "response.output_text.done": "response.text.done",
+    "response.output_audio.delta": "response.audio.delta",
+    "response.output_audio.done": "response.audio.done",
+    "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+    "response.output_audio_transcript.done": "response.audio_transcript.done",
+}
+_BETA_DROPPED = frozenset({"conversation.item.done"})
+_BETA_CONTENT_TYPES = {"output_text": "text", "output_audio": "audio"}
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id such as ``item_…``, ``resp_…`` or ``event_…`` (20 random URL-safe characters)."""
+    return f"{prefix}_{secrets.token_urlsafe(15)}"
+
+
+def event(kind: str, **fields: Any) -> Event:
+    """A server event of type ``kind`` with a fresh ``event_id``."""
+    return {"type": kind, "event_id": new_id("event"), **fields}
+
+
+class ProtocolError(Exception):
+    """A client event the session cannot act on; becomes an ``error`` event, and the session stays open."""
+
+    def __init__(self, message: str, *, code: str = "invalid_request_error", param: str | None = None,
+                 kind: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.param = param
+        self.kind = kind
+
+
+def error_event(err: ProtocolError, client_event_id: str | None) -> Event:
+    """The ``error`` event for ``err``; ``error.event_id`` names the client event at fault."""
+    return event("error", error={"type": err.kind, "code": err.code, "message": err.message,
+                                 "param": err.param, "event_id": client_event_id})
+
+
+def to_beta(ev: Event) -> Event | None:
+    """The event as a beta-protocol client expects it, or None when beta has no such event."""
+    kind = ev["type"]
+    if kind in _BETA_DROPPED:
+        return None
+    out = dict(ev, type=_BETA_NAMES.get(kind, kind))
+    if isinstance(out.get("item"), dict):
+        out["item"] = _beta_item(out["item"])
+    if isinstance(out.get("response"), dict) and isinstance(out["response"].get("output"), list):
+        out["response"] = dict(out["response"], output=[_beta_item(i) for i in out["response"]["output"]])
+    return out
+
+
+def _beta_item(item: dict[str, Any]) -> dict[str, Any]:
+    """Beta names assistant content parts ``text`` / ``audio`` where GA says ``output_text`` / ``output_audio``."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return item
+    return dict(item, content=[dict(p, type=_BETA_CONTENT_TYPES.get(p.get("type"), p.get("type"))) for p in content])
+
+
+def field(ev: Event, name: str, kinds: type | tuple[type, ...], *, required: bool = True, default: Any = None,
+          where: str = "") -> Any:
+    """Read ``ev[name]`` checking its JSON type; raise a ``ProtocolError`` naming the parameter otherwise."""
+    param = f"{where}{name}"
+    if name not in ev or ev[name] is None:
+        if required:
+            raise ProtocolError(f"missing required parameter '{param}'", code="missing_required_parameter",
+                                param=param)
+        return default
+    value = ev[name]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _as_tuple(kinds)):
+        expected = " or ".join(_json_type(k) for k in _as_tuple(kinds))
+        raise ProtocolError(f"invalid type for '{param}': expected {expected}, got {_json_type(type(value))}",
+                            code="invalid_type", param=param)
+    return value
+
+
+def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+def _json_type(kind: type) -> str:
+    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", dict: "an object",
+            list: "an array", type(None): "null"}.get(kind, kind.__name__)

@@ -1,0 +1,282 @@
+"""One response: a task that streams a backend's events out as Realtime server events.
+
+A :class:`ResponseRun` turns the shared LLM events into output items (an assistant message for text, one
+``function_call`` item per call), in the GA event order, and ends with exactly one ``response.done``
+carrying the full output, the usage and the status. Where its events go (the socket, or a speculation's gate)
+and where its items go (the conversation, a deferred view of it, or nowhere for out-of-band responses) are
+given to it, so the same code runs visible responses and hidden speculative ones.
+
+Cancelling the task (after setting :attr:`ResponseRun.cancel_reason`) ends the response with status
+``cancelled``: the provider stream is closed, what the user already received stays in the history, and a call
+whose arguments never completed is removed so no dangling call is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from voxcall.llm import (
+    Done,
+    LLMBackend,
+    LLMError,
+    LLMEvent,
+    LLMRequest,
+    ToolCallArgumentsDelta,
+    ToolCallStart,
+    Usage,
+)
+from voxcall.realtime.conversation import Item
+from voxcall.realtime.protocol import Event, event, new_id
+from voxcall.tools import Tool, ToolCall
+from voxcall.tools.codecalls import RejectedCall, TextDelta
+from voxcall.tools.codecalls.prompt import ToolChoice
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Event], Awaitable[None]]
+Status = Literal["in_progress", "completed", "cancelled", "failed", "incomplete"]
+CancelReason = Literal["client_cancelled", "turn_detected"]
+
+
+class History(Protocol):
+    """Where a response's items go: ``add`` returns the id of the item before it, ``remove`` takes one back.
+
+    ``conversation_id`` is None for out-of-band responses, whose items are in no conversation.
+    """
+
+    @property
+    def conversation_id(self) -> str | None: ...
+
+    def add(self, item: Item) -> str | None: ...
+
+    def remove(self, item: Item) -> None: ...
+
+
+@dataclass
+class ResponseParams:
+    """Everything one response is generated with: the session's settings merged with the request's overrides."""
+
+    instructions: str
+    tools: list[Tool]
+    tool_choice: ToolChoice
+    output_modalities: list[str]
+    max_output_tokens: int | None
+    temperature: float | None = None
+    metadata: dict[str, str] | None = None
+    voice: bool = False
+
+
+@dataclass
+class _Totals:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cached_tokens += usage.cached_input_tokens
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"total_tokens": self.input_tokens + self.output_tokens, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "input_token_details": {"cached_tokens": self.cached_tokens, "text_tokens": self.input_tokens},
+                "output_token_details": {"text_tokens": self.output_tokens}}
+
+
+@dataclass
+class ResponseRun:
+    """A response in progress. ``run()`` is the task body; it never raises except when cancelled."""
+
+    backend: LLMBackend
+    request: LLMRequest
+    params: ResponseParams
+    history: History
+    emit: Emit
+    llm_timeout: float = 60.0
+    id: str = field(default_factory=lambda: new_id("resp"))
+    status: Status = "in_progress"
+    status_details: dict[str, Any] | None = None
+    output: list[Item] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    usage: _Totals = field(default_factory=_Totals)
+    cancel_reason: CancelReason = "client_cancelled"
+    started: bool = False
+    _message: Item | None = None
+    _open_calls: dict[str, Item] = field(default_factory=dict)
+
+    # -- the task -----------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Stream the response to its end: completed, incomplete, failed or cancelled."""
+        self.started = True
+        await self.emit(event("response.created", response=self.to_wire()))
+        try:
+            await self._stream()
+        except asyncio.CancelledError:
+            await self._end("cancelled", {"type": "cancelled", "reason": self.cancel_reason})
+            raise
+        except LLMError as exc:
+            log.warning("response %s failed: %s", self.id, exc.message)
+            await self._end("failed", _failure(exc.code, exc.message))
+        except TimeoutError:
+            log.warning("response %s: backend silent for %.0f s", self.id, self.llm_timeout)
+            await self._end("failed", _failure("timeout", f"the model did not answer within {self.llm_timeout:g} s"))
+        except Exception:  # a bug must not kill the session: report it without details
+            log.exception("response %s crashed", self.id)
+            await self._end("failed", _failure("server_error", "the response failed because of a server error"))
+
+    async def abandon(self) -> None:
+        """Report a response whose task was cancelled before it ever ran: created, then done (cancelled)."""
+        if not self.started:
+            self.started = True
+            await self.emit(event("response.created", response=self.to_wire()))
+            await self._end("cancelled", {"type": "cancelled", "reason": self.cancel_reason})
+
+    async def _stream(self) -> None:
+        stream: AsyncGenerator[LLMEvent, None] = self.backend.stream(self.request)
+        finish = "stop"
+        try:
+            while True:
+                async with asyncio.timeout(self.llm_timeout):
+                    try:
+                        ev = await anext(stream)
+                    except StopAsyncIteration:
+                        break
+                if isinstance(ev, Done):
+                    finish = ev.finish_reason
+                else:
+                    await self._handle(ev)
+        finally:
+            await stream.aclose()
+        if finish == "length":
+            await self._end("incomplete", {"type": "incomplete", "reason": "max_output_tokens"})
+        else:
+            await self._end("completed", None)
+
+    async def _handle(self, ev: LLMEvent) -> None:
+        if isinstance(ev, TextDelta):
+            await self._text(ev.text)
+        elif isinstance(ev, ToolCallStart):
+            await self._start_call(ev.call_id, ev.name)
+        elif isinstance(ev, ToolCallArgumentsDelta):
+            item = self._open_calls.get(ev.call_id)
+            if item is not None:
+                item.arguments += ev.delta
+                await self._emit_item_event("response.function_call_arguments.delta", item, call_id=item.call_id,
+                                            delta=ev.delta)
+        elif isinstance(ev, ToolCall):
+            await self._finish_call(ev)
+        elif isinstance(ev, RejectedCall):
+            await self._reject(ev)
+        elif isinstance(ev, Usage):
+            self.usage.add(ev)
+
+    # -- text ---------------------------------------------------------------------------------------------------
+
+    async def _text(self, delta: str) -> None:
+        if not delta:
+            return
+        if self._message is None:
+            self._message = Item(new_id("item"), "message", role="assistant",
+                                 content=[{"type": "output_text", "text": ""}], status="in_progress")
+            await self._add(self._message)
+            await self._emit_item_event("response.content_part.added", self._message, content_index=0,
+                                        part={"type": "text", "text": ""})
+        self._message.content[0]["text"] += delta
+        await self._emit_item_event("response.output_text.delta", self._message, content_index=0, delta=delta)
+
+    async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
+        item, self._message = self._message, None
+        if item is None:
+            return
+        text = item.content[0]["text"]
+        await self._emit_item_event("response.output_text.done", item, content_index=0, text=text)
+        await self._emit_item_event("response.content_part.done", item, content_index=0,
+                                    part={"type": "text", "text": text})
+        item.status = status
+        await self._done(item)
+
+    # -- calls --------------------------------------------------------------------------------------------------
+
+    async def _start_call(self, call_id: str, name: str) -> Item:
+        await self._close_message("completed")
+        item = Item(new_id("item"), "function_call", call_id=call_id, name=name, status="in_progress")
+        self._open_calls[call_id] = item
+        await self._add(item)
+        return item
+
+    async def _finish_call(self, call: ToolCall) -> None:
+        item = self._open_calls.pop(call.call_id, None)
+        if item is None:  # a path that streams no argument deltas (the local one): one delta per call
+            item = await self._start_call(call.call_id, call.name)
+            await self._emit_item_event("response.function_call_arguments.delta", item, call_id=call.call_id,
+                                        delta=call.arguments_json)
+        item.arguments = call.arguments_json
+        item.status = "completed"
+        self.calls.append(call)
+        await self._emit_item_event("response.function_call_arguments.done", item, call_id=call.call_id,
+                                    name=call.name, arguments=item.arguments)
+        await self._done(item)
+
+    async def _reject(self, rejected: RejectedCall) -> None:
+        """A call the model botched: drop its item (if one was started) and tell the client why."""
+        started = next((i for i in self._open_calls.values() if i.name == rejected.name), None)
+        if started is not None:
+            await self._drop(started)
+        log.info("response %s: rejected call %r: %s", self.id, rejected.name, rejected.reason)
+        await self.emit(event("voxcall.tool_call.rejected", response_id=self.id, name=rejected.name,
+                              reason=rejected.reason))
+
+    async def _drop(self, item: Item) -> None:
+        """Take back a call whose arguments never completed, so no dangling call stays in the history."""
+        self._open_calls.pop(item.call_id, None)
+        item.status = "incomplete"
+        if self.history.conversation_id is not None:
+            self.history.remove(item)
+            await self.emit(event("conversation.item.deleted", item_id=item.id))
+        await self._emit_item_event("response.output_item.done", item, item=item.to_wire())
+        self.output.remove(item)
+
+    # -- items and the end --------------------------------------------------------------------------------------
+
+    async def _add(self, item: Item) -> None:
+        self.output.append(item)
+        await self._emit_item_event("response.output_item.added", item, item=item.to_wire())
+        if self.history.conversation_id is not None:
+            previous = self.history.add(item)
+            await self.emit(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+
+    async def _done(self, item: Item) -> None:
+        await self._emit_item_event("response.output_item.done", item, item=item.to_wire())
+        if self.history.conversation_id is not None:
+            await self.emit(event("conversation.item.done", item=item.to_wire()))
+
+    async def _emit_item_event(self, kind: str, target: Item, **fields: Any) -> None:
+        await self.emit(event(kind, response_id=self.id, item_id=target.id, output_index=self.output.index(target),
+                              **fields))
+
+    async def _end(self, status: Status, details: dict[str, Any] | None) -> None:
+        ended: Literal["completed", "incomplete"] = "completed" if status == "completed" else "incomplete"
+        await self._close_message(ended)
+        for item in list(self._open_calls.values()):
+            await self._drop(item)
+        self.status, self.status_details = status, details
+        await self.emit(event("response.done", response=self.to_wire()))
+
+    def to_wire(self) -> dict[str, Any]:
+        """The GA ``RealtimeResponse`` object as it stands."""
+        tokens = self.params.max_output_tokens
+        return {"object": "realtime.response", "id": self.id, "status": self.status,
+                "status_details": self.status_details, "output": [i.to_wire() for i in self.output],
+                "conversation_id": self.history.conversation_id, "output_modalities": self.params.output_modalities,
+                "max_output_tokens": "inf" if tokens is None else tokens, "metadata": self.params.metadata,
+                "usage": self.usage.to_wire() if self.status != "in_progress" else None}
+
+
+def _failure(code: str, message: str) -> dict[str, Any]:
+    return {"type": "failed", "error": {"type": "server_error", "code": code, "message": message}}

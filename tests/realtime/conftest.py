@@ -1,0 +1,83 @@
+"""A real voxcall server on a free loopback port, and the official SDK's realtime client connected to it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import uvicorn
+from openai import AsyncOpenAI
+
+from voxcall.config import ServerSettings
+from voxcall.llm import LLMBackend, ScriptedBackend
+from voxcall.realtime.app import create_app
+
+WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+SCRIPT = {
+    "greeting": "Hello!",
+    "rules": [
+        {"match": "weather", "reply": "Let me check.",
+         "calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+        {"match": "both", "reply": "Checking both.", "calls": [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "get_weather", "arguments": {"city": "Oslo"}}]},
+        {"match": "silent", "calls": [{"name": "get_weather", "arguments": {"city": "Rome"}}]},
+        {"match": "break", "reply": "Something is", "error": "simulated failure"},
+        {"match": "long", "reply": " ".join(["word"] * 200)},
+    ],
+    "after_tool": "{name} says {output}.",
+    "default": "I do not know that one.",
+}
+
+
+class Server:
+    """A uvicorn server running in the test's event loop."""
+
+    def __init__(self, settings: ServerSettings, backend: LLMBackend) -> None:
+        self.app = create_app(settings, backend)
+        self.backend = backend
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",
+                                lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Server:
+        self.task = asyncio.create_task(self.server.serve())
+        while not self.server.started:
+            await asyncio.sleep(0.01)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        assert self.task is not None
+        await self.task
+
+    @property
+    def port(self) -> int:
+        return int(self.server.servers[0].sockets[0].getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def client(self, api_key: str = "test-key") -> AsyncOpenAI:
+        return AsyncOpenAI(base_url=self.base_url, api_key=api_key)
+
+
+ServerFactory = Callable[..., Awaitable[Server]]
+
+
+@pytest.fixture
+async def make_server() -> AsyncIterator[ServerFactory]:
+    stack = contextlib.AsyncExitStack()
+
+    async def make(backend: LLMBackend | None = None, **settings: Any) -> Server:
+        backend = backend or ScriptedBackend(SCRIPT)
+        return await stack.enter_async_context(Server(ServerSettings(**settings), backend))
+
+    async with stack:
+        yield make

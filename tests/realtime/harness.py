@@ -1,0 +1,147 @@
+"""Drive a Session without a socket: a recording outbox and a backend whose every step the test controls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator
+from typing import Any, get_args
+
+from openai.types.realtime import RealtimeServerEvent
+from pydantic import BaseModel
+
+from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
+from voxcall.realtime.prefetch import SpeculationSlots
+from voxcall.realtime.session import Session, SessionOptions
+from voxcall.tools import ToolCall
+from voxcall.tools.codecalls import TextDelta
+
+SERVER_EVENT_MODELS: dict[str, type[BaseModel]] = {
+    get_args(model.model_fields["type"].annotation)[0]: model for model in get_args(get_args(RealtimeServerEvent)[0])}
+
+WEATHER = {"type": "function", "name": "get_weather", "description": "Weather for a city.",
+           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+
+
+def check_event(ev: dict[str, Any]) -> None:
+    """Every event must validate against the SDK's server event union (extensions are ``voxcall.*``)."""
+    if ev["type"].startswith("voxcall."):
+        return
+    SERVER_EVENT_MODELS[ev["type"]].model_validate(ev)
+
+
+class Turn:
+    """What the controlled backend says for one request: text, then calls, optionally waiting or failing."""
+
+    def __init__(self, text: str = "", calls: list[tuple[str, dict[str, Any]]] | None = None, *,
+                 hold: bool = False, fail: str | None = None, usage: tuple[int, int] = (10, 5)) -> None:
+        self.text = text
+        self.calls = calls or []
+        self.hold = hold
+        self.fail = fail
+        self.usage = usage
+        self.release = asyncio.Event()
+        self.started = asyncio.Event()
+        self.closed = False
+
+
+class ControlledBackend:
+    """Answers each request with the next queued :class:`Turn` (or a default reply) and records everything."""
+
+    name = "controlled"
+
+    def __init__(self, *turns: Turn, default: str = "Done.") -> None:
+        self.turns = list(turns)
+        self.default = default
+        self.requests: list[LLMRequest] = []
+        self.served: list[Turn] = []
+
+    def queue(self, *turns: Turn) -> None:
+        self.turns.extend(turns)
+
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        turn = self.turns.pop(0) if self.turns else Turn(self.default)
+        self.requests.append(request)
+        self.served.append(turn)
+        turn.started.set()
+        try:
+            for word in turn.text.split(" ") if turn.text else []:
+                yield TextDelta(word + " ")
+            if turn.hold:
+                await turn.release.wait()
+            if turn.fail:
+                raise LLMError(turn.fail, code="backend_error")
+            for name, args in turn.calls:
+                call = ToolCall(name, args)
+                yield ToolCallStart(call.call_id, name)
+                yield ToolCallArgumentsDelta(call.call_id, call.arguments_json)
+                yield call
+            yield Usage(*turn.usage)
+            yield Done("tool_calls" if turn.calls else "stop")
+        finally:
+            turn.closed = True
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Harness:
+    """A session whose outbox records events; ``send`` feeds it client events as JSON frames."""
+
+    def __init__(self, backend: Any, *, slots: SpeculationSlots | None = None, **options: Any) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._changed = asyncio.Condition()
+        self.session = Session(backend, self._record, options=SessionOptions(**options),
+                               slots=slots or SpeculationSlots(4))
+
+    async def _record(self, ev: dict[str, Any]) -> None:
+        check_event(ev)
+        async with self._changed:
+            self.events.append(ev)
+            self._changed.notify_all()
+
+    async def __aenter__(self) -> Harness:
+        await self.session.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.session.close()
+
+    async def send(self, **ev: Any) -> None:
+        await self.session.handle_frame(json.dumps(ev))
+        await self.settle()
+
+    async def say(self, text: str) -> None:
+        await self.send(type="conversation.item.create",
+                        item={"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+
+    async def output(self, call_id: str, output: str) -> None:
+        await self.send(type="conversation.item.create",
+                        item={"type": "function_call_output", "call_id": call_id, "output": output})
+
+    async def wait(self, kind: str, count: int = 1, timeout: float = 5.0) -> dict[str, Any]:
+        """The ``count``-th event of type ``kind`` (waiting for it)."""
+        async def reached() -> dict[str, Any]:
+            async with self._changed:
+                await self._changed.wait_for(lambda: len(self.of(kind)) >= count)
+                return self.of(kind)[count - 1]
+        return await asyncio.wait_for(reached(), timeout)
+
+    async def settle(self) -> None:
+        """Let queued events reach the recorder."""
+        for _ in range(20):
+            await asyncio.sleep(0)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+    def history(self) -> list[dict[str, Any]]:
+        """The conversation as JSON (ids dropped), for comparing two sessions."""
+        wire = [i.to_wire() for i in self.session.conversation.items]
+        for item in wire:
+            item.pop("id")
+            if item.get("type") == "function_call":
+                item.pop("call_id")
+            if item.get("type") == "function_call_output":
+                item.pop("call_id")
+        return wire

@@ -1,0 +1,151 @@
+"""The server over real sockets: the official SDK's realtime client, auth, subprotocols, health, disconnects."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx2 as httpx
+import pytest
+import websockets
+
+from voxcall.llm import ScriptedBackend
+
+from .conftest import SCRIPT, WEATHER_TOOL, ServerFactory
+from .harness import check_event
+
+
+async def sdk_tool_loop(server: Any, turns: int) -> list[str]:
+    """Drive ``turns`` tool round trips the way a voice client does; return each follow-up's text."""
+    answers: list[str] = []
+    async with server.client().realtime.connect(model="voxcall-test") as conn:
+        await conn.session.update(session={"type": "realtime", "tools": [WEATHER_TOOL],
+                                           "output_modalities": ["text"]})
+        for n in range(turns):
+            await conn.conversation.item.create(item={"type": "message", "role": "user",
+                                                      "content": [{"type": "input_text", "text": f"weather {n}?"}]})
+            await conn.response.create()
+            text = ""
+            async for ev in conn:
+                if ev.type == "error":
+                    raise AssertionError(ev.error.message)
+                if ev.type == "response.function_call_arguments.done":
+                    assert json.loads(ev.arguments) == {"city": "Paris"}
+                    await conn.conversation.item.create(item={"type": "function_call_output", "call_id": ev.call_id,
+                                                              "output": f"sunny {n}"})
+                elif ev.type == "response.output_text.delta":
+                    text += ev.delta
+                elif ev.type == "response.done":
+                    assert ev.response.status == "completed"
+                    if ev.response.output and ev.response.output[-1].type == "function_call":
+                        text = ""
+                        await conn.response.create(response={"metadata": {"turn": str(n)}})
+                    else:
+                        answers.append(text)
+                        break
+    return answers
+
+
+@pytest.mark.parametrize("prefetch", [True, False])
+async def test_official_sdk_tool_loop(make_server: ServerFactory, prefetch: bool) -> None:
+    server = await make_server(prefetch=prefetch)
+    answers = await sdk_tool_loop(server, 3)
+    assert answers == [f"get_weather says sunny {n}." for n in range(3)]
+    async with httpx.AsyncClient() as http:
+        stats = (await http.get(f"http://127.0.0.1:{server.port}/healthz")).json()["speculation"]
+    assert (stats["claimed"] == 3) is prefetch
+    assert stats["started"] == (3 if prefetch else 0)
+
+
+async def test_every_frame_of_a_full_session_validates(make_server: ServerFactory) -> None:
+    server = await make_server()
+    frames: list[dict[str, Any]] = []
+    async with websockets.connect(f"ws://127.0.0.1:{server.port}/v1/realtime?model=m",
+                                  additional_headers={"Authorization": "Bearer x"}) as ws:
+        async def send(**ev: Any) -> None:
+            await ws.send(json.dumps(ev))
+
+        async def until(kind: str) -> dict[str, Any]:
+            while True:
+                frame = json.loads(await ws.recv())
+                frames.append(frame)
+                if frame["type"] == kind:
+                    return frame
+
+        await until("session.created")
+        await send(type="session.update", session={"type": "realtime", "tools": [WEATHER_TOOL]})
+        await until("session.updated")
+        await send(type="conversation.item.create",
+                   item={"type": "message", "role": "user", "content": [{"type": "input_text", "text": "weather"}]})
+        await send(type="response.create")
+        call = await until("response.function_call_arguments.done")
+        await until("response.done")
+        await send(type="conversation.item.create",
+                   item={"type": "function_call_output", "call_id": call["call_id"], "output": "cloudy"})
+        await send(type="response.create")
+        await until("response.done")
+        await send(type="conversation.item.retrieve", item_id=call["item_id"])
+        await until("conversation.item.retrieved")
+        await send(type="response.create", response={"instructions": "x"})
+        await send(type="response.cancel")
+        await until("response.done")
+        await send(type="oops")
+        await until("error")
+    assert frames[0]["type"] == "session.created" and frames[0]["session"]["model"] == "m"
+    for frame in frames:
+        check_event(frame)
+    assert len({f["event_id"] for f in frames}) == len(frames)
+
+
+async def test_api_keys_are_required_when_configured(make_server: ServerFactory, monkeypatch: Any) -> None:
+    monkeypatch.setenv("VOXCALL_API_KEYS", "k1,k2")
+    server = await make_server()
+    url = f"ws://127.0.0.1:{server.port}/v1/realtime"
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            async with websockets.connect(url, additional_headers=headers):
+                pass
+        assert refused.value.response.status_code == 403
+    async with websockets.connect(url, additional_headers={"Authorization": "Bearer k2"}) as ws:
+        assert json.loads(await ws.recv())["type"] == "session.created"
+    async with websockets.connect(url, subprotocols=[websockets.Subprotocol("realtime"),
+                                                     websockets.Subprotocol("openai-insecure-api-key.k1")]) as ws:
+        assert ws.subprotocol == "realtime"
+        assert json.loads(await ws.recv())["type"] == "session.created"
+    async with server.client(api_key="k1").realtime.connect(model="m") as conn:
+        assert (await conn.recv()).type == "session.created"
+
+
+async def test_oversized_frame_is_an_error_not_a_disconnect(make_server: ServerFactory) -> None:
+    server = await make_server(max_frame_bytes=2000)
+    async with websockets.connect(f"ws://127.0.0.1:{server.port}/v1/realtime") as ws:
+        await ws.recv()
+        await ws.send(json.dumps({"type": "session.update", "session": {"instructions": "x" * 5000}}))
+        assert json.loads(await ws.recv())["error"]["code"] == "frame_too_large"
+        await ws.send("{not json")
+        assert json.loads(await ws.recv())["error"]["code"] == "invalid_json"
+
+
+async def test_disconnect_mid_response_leaks_no_task(make_server: ServerFactory) -> None:
+    server = await make_server(backend=ScriptedBackend(SCRIPT, token_delay=0.05))
+    async with websockets.connect(f"ws://127.0.0.1:{server.port}/v1/realtime") as ws:
+        await ws.recv()
+        await ws.send(json.dumps({"type": "conversation.item.create", "item": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "long story"}]}}))
+        await ws.send(json.dumps({"type": "response.create"}))
+        while json.loads(await ws.recv())["type"] != "response.output_text.delta":
+            pass
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if not any(t.get_name().startswith("voxcall-") for t in asyncio.all_tasks()):
+            break
+    assert not [t.get_name() for t in asyncio.all_tasks() if t.get_name().startswith("voxcall-")]
+    async with httpx.AsyncClient() as http:
+        assert (await http.get(f"http://127.0.0.1:{server.port}/healthz")).json()["sessions"] == 0
+
+
+async def test_many_sessions_share_one_backend(make_server: ServerFactory) -> None:
+    server = await make_server()
+    results = await asyncio.gather(*(sdk_tool_loop(server, 1) for _ in range(8)))
+    assert all(r == ["get_weather says sunny 0."] for r in results)
