@@ -1,0 +1,183 @@
+"""Shared by the realtime benchmarks: a voxcall server in its own process, the weather script it answers from, and
+small statistics helpers.
+
+Run as a script, this module *is* that server process: it binds a free loopback port, prints the port on stdout
+and serves until SIGINT/SIGTERM. Benchmarks start it with :class:`ServerProcess`, so client and server never share
+an event loop (or a GIL).
+
+    python benchmarks/_server.py [--no-prefetch] [--ttft 0.3] [--token-delay 0.02]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+WEATHER_TOOL: dict[str, Any] = {
+    "type": "function", "name": "get_weather", "description": "Get the weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+"""The client tool every benchmark session offers."""
+
+SCRIPT: dict[str, Any] = {
+    "rules": [{"match": "weather", "reply": "Let me check.",
+               "calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}],
+    "after_tool": "{name} says {output}, a fine day for a walk.",
+    "default": "I only know about the weather.",
+}
+"""A user message naming the weather gets a short spoken lead-in and one ``get_weather`` call; the tool output gets
+a one-sentence answer."""
+
+HOST = "127.0.0.1"
+_START_TIMEOUT_S = 30.0
+_STOP_TIMEOUT_S = 10.0
+
+
+class ServerProcess:
+    """A voxcall server (scripted backend) in a child process on a free loopback port; a context manager.
+
+    ``cpus``, when given, pins the server process to those CPUs.
+    """
+
+    def __init__(self, *, prefetch: bool, ttft: float, token_delay: float, cpus: set[int] | None = None) -> None:
+        self.args = [sys.executable, str(Path(__file__).resolve()), "--ttft", str(ttft),
+                     "--token-delay", str(token_delay), *([] if prefetch else ["--no-prefetch"])]
+        self.cpus = cpus
+        self.port = 0
+        self._proc: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> Self:
+        self._proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, text=True)
+        try:
+            assert self._proc.stdout is not None
+            line = self._proc.stdout.readline()
+            if not line.strip().isdigit():
+                raise RuntimeError(f"benchmark server did not start (it printed {line!r})")
+            self.port = int(line)
+            if self.cpus is not None:
+                os.sched_setaffinity(self._proc.pid, self.cpus)
+            self._wait_healthy()
+        except BaseException:
+            self._stop()
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop()
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        assert self._proc is not None
+        return self._proc.pid
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI SDK's ``base_url`` for this server."""
+        return f"http://{HOST}:{self.port}/v1"
+
+    @property
+    def ws_url(self) -> str:
+        """The realtime WebSocket endpoint."""
+        return f"ws://{HOST}:{self.port}/v1/realtime?model=bench"
+
+    def health(self) -> dict[str, Any]:
+        """The server's ``GET /healthz`` body (blocking; call it outside timed sections)."""
+        with urllib.request.urlopen(f"http://{HOST}:{self.port}/healthz", timeout=5) as reply:
+            body: dict[str, Any] = json.load(reply)
+        return body
+
+    def rss_kib(self) -> int:
+        """The server's resident set size in KiB (``VmRSS`` of ``/proc/PID/status``)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise RuntimeError("no VmRSS line in /proc status")
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server process has used so far."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + _START_TIMEOUT_S
+        while True:
+            try:
+                self.health()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _stop(self) -> None:
+        if self._proc is None:
+            return
+        proc, self._proc = self._proc, None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """The ``pct`` percentile of ``values`` (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
+
+
+def verdict(ok: bool) -> str:
+    """``PASS`` or ``MISS``."""
+    return "PASS" if ok else "MISS"
+
+
+def _serve(prefetch: bool, ttft: float, token_delay: float) -> None:
+    """Serve the benchmark script on a free loopback port until interrupted; print the port first."""
+    import uvicorn
+
+    from voxcall.cli import WS_IMPLEMENTATION
+    from voxcall.config import ServerSettings
+    from voxcall.llm import ScriptedBackend
+    from voxcall.realtime.app import create_app
+
+    app = create_app(ServerSettings(prefetch=prefetch, log_level="warning"),
+                     ScriptedBackend(SCRIPT, ttft=ttft, token_delay=token_delay))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((HOST, 0))
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(app, log_level="warning", ws=WS_IMPLEMENTATION, lifespan="off")
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the stop signal after its graceful shutdown
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def main() -> None:
+    """Command line of the server process."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-prefetch", dest="prefetch", action="store_false", help="turn speculation off")
+    parser.add_argument("--ttft", type=float, default=0.3, help="scripted time to first token, seconds")
+    parser.add_argument("--token-delay", type=float, default=0.02, help="scripted delay per token, seconds")
+    args = parser.parse_args()
+    _serve(args.prefetch, args.ttft, args.token_delay)
+
+
+if __name__ == "__main__":
+    main()
