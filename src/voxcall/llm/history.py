@@ -7,7 +7,11 @@ so each backend passes its items through :func:`pair_calls_with_outputs` first.
 
 from __future__ import annotations
 
+import logging
+
 from voxcall.llm.base import ChatItem, FunctionCallItem, FunctionOutputItem
+
+log = logging.getLogger(__name__)
 
 
 def pair_calls_with_outputs(items: list[ChatItem]) -> list[ChatItem]:
@@ -29,6 +33,9 @@ def pair_calls_with_outputs(items: list[ChatItem]) -> list[ChatItem]:
                 seen_calls.add(item.call_id)
                 result.append(item)
                 run_outputs.append(outputs[item.call_id])
+            else:
+                log.info("request leaves out call %s (%s): no output yet (interrupted or pending), or a repeated id",
+                         item.call_id, item.name)
             continue
         result.extend(run_outputs)
         run_outputs = []
