@@ -1,0 +1,112 @@
+"""Cut a streamed LLM answer into speakable clauses as soon as each is complete.
+
+Speaking sentence by sentence makes the user wait for a whole sentence before hearing anything; clause-level
+cutting lets the first audio start at the first comma. :class:`ClauseSplitter` cuts
+
+- after a sentence end (``. ! ? …``, with any closing quotes or brackets) followed by whitespace,
+- after a clause mark (``, ; :``) followed by whitespace, or an em dash, once the clause is ``min_chars`` long,
+- at a line break (list items and headings carry no punctuation),
+
+and never inside a number (``3.5``, ``1,000``, ``10:30``) or a URL (the mark is not followed by whitespace there),
+after a common abbreviation or initial (``Mr.``, ``e.g.``, ``J.``), or after a list number (``1.``).
+A decision needs the character after the mark, so a clause ending a delta is held until the next delta (or
+:meth:`ClauseSplitter.flush`); feeding text character by character gives the same clauses as feeding it at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE_ENDS = ".!?…"
+_CLAUSE_MARKS = ",;:"
+_MARKS = _SENTENCE_ENDS + _CLAUSE_MARKS
+_DASH = "—"
+_CLOSERS = "\"')]}”’»*_`"
+_OPENERS = "\"'([{“‘«*_`"
+
+# Abbreviations that (almost) never end a sentence; lower case, without the final dot.
+_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "approx", "dept", "fig", "vol",
+    "inc", "ltd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+})
+_INITIALISM = re.compile(r"(?:[^\W\d_]\.)*[^\W\d_]")  # "J", "e.g", "i.e", "U.S", "a.m"
+_LETTER = re.compile(r"[^\W\d_]")
+_SPEAKABLE = re.compile(r"[^\W_]")
+
+_MARKDOWN = re.compile(r"[*#`]+")
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")  # at a word's edge, not inside snake_case
+_BULLET = re.compile(r"^(?:[-+•>]\s+)+")
+
+
+def clean_clause(text: str) -> str:
+    """Text as it should be spoken: markdown symbols and bullets removed, whitespace collapsed."""
+    text = _EMPHASIS_UNDERSCORE.sub("", _MARKDOWN.sub("", text))
+    return _BULLET.sub("", " ".join(text.split()))
+
+
+class ClauseSplitter:
+    """Incrementally cut streamed text into clean, speakable clauses (one splitter per response)."""
+
+    def __init__(self, min_chars: int = 12) -> None:
+        self.min_chars = min_chars
+        self._text = ""  # fed text not yet returned
+        self._scan = 0  # where the search for the next cut resumes in ``_text``
+
+    def feed(self, delta: str) -> list[str]:
+        """Add the next piece of text; returns the clauses it completed (possibly none)."""
+        self._text += delta
+        clauses: list[str] = []
+        while (cut := self._next_cut()) is not None:
+            clause, self._text, self._scan = clean_clause(self._text[:cut]), self._text[cut:], 0
+            if _SPEAKABLE.search(clause):
+                clauses.append(clause)
+        return clauses
+
+    def flush(self) -> list[str]:
+        """End of the text: the rest as a last clause (if anything speakable is left)."""
+        clause, self._text, self._scan = clean_clause(self._text), "", 0
+        return [clause] if _SPEAKABLE.search(clause) else []
+
+    def _long_enough(self, end: int) -> bool:
+        return len(clean_clause(self._text[:end])) >= self.min_chars
+
+    def _next_cut(self) -> int | None:
+        """Index just past the next complete clause in ``_text``, or None when more text is needed to decide."""
+        text, i = self._text, self._scan
+        while i < len(text):
+            ch = text[i]
+            if ch == "\n":
+                return i + 1
+            if ch == _DASH and self._long_enough(i + 1):
+                return i + 1
+            if ch not in _MARKS:
+                i += 1
+                continue
+            end = i
+            while end < len(text) and text[end] in _MARKS:
+                end += 1
+            while end < len(text) and text[end] in _CLOSERS:
+                end += 1
+            if end == len(text):  # the next character decides: wait for it
+                self._scan = i
+                return None
+            if text[end].isspace():
+                marks = text[i:end]
+                if any(m in _SENTENCE_ENDS for m in marks):
+                    if _ends_sentence(text[:i], marks):
+                        return end
+                elif self._long_enough(end):
+                    return end
+            i = end
+        self._scan = len(text)
+        return None
+
+
+def _ends_sentence(before: str, marks: str) -> bool:
+    """Whether sentence-end ``marks`` after ``before`` (and before whitespace) really end a sentence."""
+    if not _LETTER.search(before):  # "1." opening a numbered list item, or a bare number
+        return False
+    if marks[0] != "." or marks.startswith(".."):  # "!", "?", "…" and "..." always end one
+        return True
+    word = before.rsplit(None, 1)[-1].lstrip(_OPENERS) if before.strip() else ""
+    return word.lower() not in _ABBREVIATIONS and not _INITIALISM.fullmatch(word)

@@ -1,0 +1,55 @@
+"""Process-wide caches of loaded speech models, so every session shares one copy of each.
+
+A model is loaded on first use and kept for the life of the process. Loading happens under one lock, so two
+sessions that start together still load a model once. Importing this module loads nothing (and imports none of
+the heavy model libraries).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
+
+if TYPE_CHECKING:
+    from voxcall.speech.stt import WhisperSTT
+    from voxcall.speech.tts import PiperTTS
+    from voxcall.speech.vad import SileroModel
+
+_T = TypeVar("_T")
+
+_lock = threading.Lock()
+_loaded: dict[tuple[str, str | None], object] = {}
+
+
+def _cached(kind: str, path: Path | None, load: Callable[[], _T]) -> _T:
+    """The model cached under ``(kind, path)``, loading it with ``load`` the first time."""
+    key = (kind, str(path.resolve()) if path is not None else None)
+    with _lock:
+        if key not in _loaded:
+            _loaded[key] = load()
+        return cast(_T, _loaded[key])  # the key's kind fixes the type
+
+
+def get_whisper(model_dir: str | Path | None = None) -> WhisperSTT:
+    """The shared :class:`~voxcall.speech.stt.WhisperSTT` for ``model_dir`` (default: the packaged tiny.en)."""
+    from voxcall.speech.stt import WhisperSTT, default_model_dir
+
+    path = Path(model_dir) if model_dir is not None else default_model_dir()
+    return _cached("whisper", path, lambda: WhisperSTT(path))
+
+
+def get_silero() -> SileroModel:
+    """The shared :class:`~voxcall.speech.vad.SileroModel` (give each stream its own ``SileroVAD`` on it)."""
+    from voxcall.speech.vad import SileroModel
+
+    return _cached("silero", None, SileroModel)
+
+
+def get_piper(voice: str | Path | None = None) -> PiperTTS:
+    """The shared :class:`~voxcall.speech.tts.PiperTTS` for the ``voice`` ONNX file (default: en_US joe medium)."""
+    from voxcall.speech.tts import PiperTTS, default_voice_path
+
+    path = Path(voice) if voice is not None else default_voice_path()
+    return _cached("piper", path, lambda: PiperTTS(path))

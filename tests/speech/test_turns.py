@@ -1,0 +1,116 @@
+"""Turn detection over a live stream: one start and one stop per utterance, at sensible times, cheaply."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from voxcall.speech import VAD, SileroModel, SileroVAD, SpeechStarted, SpeechStopped, TurnDetector, TurnEvent, WebRtcVAD
+
+RATE = 16000
+CHUNK = 320  # 20 ms, as clients send it
+
+
+@pytest.fixture(params=["silero", "webrtc"])
+def make_vad(request: pytest.FixtureRequest, silero: SileroModel) -> Callable[[], VAD]:
+    if request.param == "silero":
+        return lambda: SileroVAD(silero)
+    return WebRtcVAD
+
+
+def silence(seconds: float) -> npt.NDArray[np.int16]:
+    return np.zeros(int(RATE * seconds), dtype=np.int16)
+
+
+def stream(detector: TurnDetector, pcm: npt.NDArray[np.int16], chunk: int = CHUNK) -> list[TurnEvent]:
+    events: list[TurnEvent] = []
+    for i in range(0, len(pcm), chunk):
+        events += detector.feed(pcm[i:i + chunk])
+    return events
+
+
+def speech_span_ms(speech: npt.NDArray[np.int16]) -> tuple[float, float]:
+    """Where the audible part of ``speech`` begins and ends (above 1 % of full scale)."""
+    loud = np.nonzero(np.abs(speech.astype(np.int32)) > 328)[0]
+    return loud[0] * 1000 / RATE, loud[-1] * 1000 / RATE
+
+
+def test_silence_makes_no_events(make_vad: Callable[[], VAD]) -> None:
+    detector = TurnDetector(make_vad())
+    assert stream(detector, silence(3)) == []
+    assert not detector.in_speech
+    assert detector.position_ms == 3000
+
+
+def test_one_utterance_is_one_start_then_one_stop(make_vad: Callable[[], VAD],
+                                                  question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(make_vad())
+    events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
+    assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]
+    started, stopped = events
+    assert isinstance(started, SpeechStarted) and isinstance(stopped, SpeechStopped)
+    onset, end = speech_span_ms(question_16k)
+    onset, end = onset + 500, end + 500
+    assert abs(started.audio_start_ms - (onset - 300)) <= 150  # prefix padding reaches back 300 ms
+    assert end + 400 <= stopped.audio_end_ms <= end + 500 + 300  # after the 500 ms of silence
+    assert not detector.in_speech
+
+
+def test_chunk_size_does_not_change_the_events(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
+    pcm = np.concatenate([silence(0.5), question_16k, silence(1.0)])
+    in_20ms = stream(TurnDetector(SileroVAD(silero)), pcm)
+    at_once = TurnDetector(SileroVAD(silero)).feed(pcm)
+    odd_sizes = stream(TurnDetector(SileroVAD(silero)), pcm, chunk=777)
+    assert in_20ms == at_once == odd_sizes
+
+
+def test_in_speech_while_the_user_talks(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(SileroVAD(silero))
+    half = len(question_16k) // 2
+    assert [type(e) for e in detector.feed(np.concatenate([silence(0.5), question_16k[:half]]))] == [SpeechStarted]
+    assert detector.in_speech
+    assert [type(e) for e in detector.feed(np.concatenate([question_16k[half:], silence(1)]))] == [SpeechStopped]
+
+
+def test_the_prefix_padding_is_clamped_at_the_stream_start(silero: SileroModel,
+                                                           question_16k: npt.NDArray[np.int16]) -> None:
+    events = TurnDetector(SileroVAD(silero)).feed(np.concatenate([question_16k, silence(1)]))
+    assert events[0] == SpeechStarted(audio_start_ms=0)
+
+
+def test_silence_duration_sets_when_the_turn_ends(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
+    pcm = np.concatenate([silence(0.5), question_16k, silence(2)])
+    quick = TurnDetector(SileroVAD(silero), silence_duration_ms=200).feed(pcm)[-1]
+    patient = TurnDetector(SileroVAD(silero), silence_duration_ms=1200).feed(pcm)[-1]
+    assert isinstance(quick, SpeechStopped) and isinstance(patient, SpeechStopped)
+    assert 900 <= patient.audio_end_ms - quick.audio_end_ms <= 1100
+
+
+def test_megabytes_of_silence_are_cheap(silero: SileroModel) -> None:
+    detector = TurnDetector(SileroVAD(silero))
+    started = time.perf_counter()
+    assert detector.feed(silence(250)) == []  # 8 MB of digital silence
+    assert time.perf_counter() - started < 2.0
+    quiet_noise = np.random.default_rng(2).normal(0, 30, RATE * 30).astype(np.int16)  # ~ -60 dBFS hiss
+    assert detector.feed(quiet_noise) == []  # this one runs the model on every frame
+    assert detector.position_ms == 280_000
+
+
+def test_reset_ends_a_turn_but_keeps_the_clock(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(SileroVAD(silero))
+    detector.feed(np.concatenate([silence(0.5), question_16k[:8000], silence(0.01)]))
+    assert detector.in_speech
+    position = detector.position_ms
+    detector.reset()
+    assert not detector.in_speech
+    assert detector.position_ms == position
+    assert detector.feed(silence(1)) == []
+
+
+def test_feed_wants_int16_samples(silero: SileroModel) -> None:
+    with pytest.raises(TypeError, match="int16"):
+        TurnDetector(SileroVAD(silero)).feed(np.zeros(512, dtype=np.float32))
