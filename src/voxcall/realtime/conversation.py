@@ -20,6 +20,30 @@ _TEXT_PARTS = {"user": ("input_text",), "system": ("input_text",), "assistant": 
 _MAX_ID = 64
 
 
+@dataclass(frozen=True)
+class Spoken:
+    """A clause of an assistant message that was sent as audio, and its span in the item's audio (ms)."""
+
+    text: str
+    start_ms: int
+    end_ms: int
+
+
+def transcript_until(spoken: list[Spoken], audio_end_ms: int) -> str:
+    """The transcript the user heard when playback stopped at ``audio_end_ms``; a cut clause keeps its share."""
+    parts: list[str] = []
+    for clause in spoken:
+        if clause.start_ms >= audio_end_ms:
+            break
+        if clause.end_ms <= audio_end_ms:
+            parts.append(clause.text)
+        else:
+            share = (audio_end_ms - clause.start_ms) / max(1, clause.end_ms - clause.start_ms)
+            words = clause.text.split()
+            parts.append(" ".join(words[:round(len(words) * share)]))
+    return " ".join(p for p in parts if p)
+
+
 @dataclass
 class Item:
     """One conversation item. ``content`` holds message parts in wire form (``{"type": "input_text", ...}``)."""
@@ -33,6 +57,12 @@ class Item:
     name: str = ""
     arguments: str = ""
     output: str = ""
+    spoken: list[Spoken] = field(default_factory=list, repr=False, compare=False)  # audio of an assistant message
+
+    @property
+    def audio_ms(self) -> int:
+        """Milliseconds of audio sent for this item."""
+        return self.spoken[-1].end_ms if self.spoken else 0
 
     @property
     def text(self) -> str:

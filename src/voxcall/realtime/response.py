@@ -29,8 +29,11 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
+from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.realtime.conversation import Item
 from voxcall.realtime.protocol import Event, event, new_id
+from voxcall.realtime.speaker import Speaker
+from voxcall.speech.tts import TTS
 from voxcall.tools import Tool, ToolCall
 from voxcall.tools.codecalls import RejectedCall, TextDelta
 from voxcall.tools.codecalls.prompt import ToolChoice
@@ -67,7 +70,18 @@ class ResponseParams:
     max_output_tokens: int | None
     temperature: float | None = None
     metadata: dict[str, str] | None = None
-    voice: bool = False
+    output_format: AudioFormat = PCM24K
+
+    @property
+    def audio(self) -> bool:
+        """Whether the response is spoken."""
+        return "audio" in self.output_modalities
+
+
+def _released() -> asyncio.Event:
+    released = asyncio.Event()
+    released.set()
+    return released
 
 
 @dataclass
@@ -106,7 +120,11 @@ class ResponseRun:
     usage: _Totals = field(default_factory=_Totals)
     cancel_reason: CancelReason = "client_cancelled"
     started: bool = False
+    tts: TTS | None = None
+    gain: Callable[[], float] = lambda: 1.0
+    audio_released: asyncio.Event = field(default_factory=_released)
     _message: Item | None = None
+    _speaker: Speaker | None = None
     _open_calls: dict[str, Item] = field(default_factory=dict)
 
     # -- the task -----------------------------------------------------------------------------------------------
@@ -178,26 +196,60 @@ class ResponseRun:
 
     # -- text ---------------------------------------------------------------------------------------------------
 
+    @property
+    def _spoken(self) -> bool:
+        return self.params.audio and self.tts is not None
+
     async def _text(self, delta: str) -> None:
         if not delta:
             return
         if self._message is None:
-            self._message = Item(new_id("item"), "message", role="assistant",
-                                 content=[{"type": "output_text", "text": ""}], status="in_progress")
-            await self._add(self._message)
-            await self._emit_item_event("response.content_part.added", self._message, content_index=0,
-                                        part={"type": "text", "text": ""})
-        self._message.content[0]["text"] += delta
-        await self._emit_item_event("response.output_text.delta", self._message, content_index=0, delta=delta)
+            await self._open_message()
+        assert self._message is not None
+        if self._speaker is not None:
+            self._message.content[0]["transcript"] += delta
+            self._speaker.feed(delta)
+            await self._emit_item_event("response.output_audio_transcript.delta", self._message, content_index=0,
+                                        delta=delta)
+        else:
+            self._message.content[0]["text"] += delta
+            await self._emit_item_event("response.output_text.delta", self._message, content_index=0, delta=delta)
+
+    async def _open_message(self) -> None:
+        spoken = self._spoken
+        part = {"type": "output_audio", "transcript": ""} if spoken else {"type": "output_text", "text": ""}
+        item = Item(new_id("item"), "message", role="assistant", content=[part], status="in_progress")
+        self._message = item
+        await self._add(item)
+        await self._emit_item_event("response.content_part.added", item, content_index=0,
+                                    part={"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""})
+        if spoken and self.tts is not None:
+            self._speaker = Speaker(self.tts, self.params.output_format, self.gain, self._send_audio,
+                                    self.audio_released)
+
+    async def _send_audio(self, chunk: str) -> None:
+        if self._message is not None:
+            await self._emit_item_event("response.output_audio.delta", self._message, content_index=0, delta=chunk)
 
     async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
-        item, self._message = self._message, None
+        item = self._message
         if item is None:
             return
-        text = item.content[0]["text"]
-        await self._emit_item_event("response.output_text.done", item, content_index=0, text=text)
-        await self._emit_item_event("response.content_part.done", item, content_index=0,
-                                    part={"type": "text", "text": text})
+        speaker, self._speaker = self._speaker, None
+        if speaker is not None:
+            await (speaker.finish() if status == "completed" else speaker.cancel())
+            item.spoken = speaker.spoken
+            transcript = item.content[0]["transcript"]
+            await self._emit_item_event("response.output_audio.done", item, content_index=0)
+            await self._emit_item_event("response.output_audio_transcript.done", item, content_index=0,
+                                        transcript=transcript)
+            part = {"type": "audio", "transcript": transcript}
+        else:
+            text = item.content[0]["text"]
+            await self._emit_item_event("response.output_text.done", item, content_index=0, text=text)
+            part = {"type": "text", "text": text}
+        self._message = None
+        await self._emit_item_event("response.content_part.done", item, content_index=0, part=part)
         item.status = status
         await self._done(item)
 

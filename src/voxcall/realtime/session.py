@@ -17,8 +17,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
+from voxcall.audio.formats import AudioFormat
 from voxcall.llm import LLMBackend, LLMRequest
-from voxcall.realtime.conversation import Conversation, Item, to_chat_items
+from voxcall.realtime.conversation import Conversation, Item, to_chat_items, transcript_until
 from voxcall.realtime.outbox import Outbox, OutputGate, Send
 from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, field, new_id
@@ -30,11 +32,12 @@ from voxcall.realtime.settings import (
     parse_metadata,
     response_settings,
 )
+from voxcall.realtime.voice import RATE, AudioBufferFull, InputAudio, Voice
+from voxcall.speech.turns import SpeechStarted, TurnDetector
 
 log = logging.getLogger(__name__)
 
-_AUDIO_EVENTS = ("input_audio_buffer.append", "input_audio_buffer.commit", "input_audio_buffer.clear",
-                 "output_audio_buffer.clear")
+_MIN_COMMIT_MS = 100
 
 
 @dataclass
@@ -67,13 +70,22 @@ class Session:
     """The state and behaviour of one client connection."""
 
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
-                 slots: SpeculationSlots | None = None) -> None:
+                 slots: SpeculationSlots | None = None, voice: Voice | None = None) -> None:
         self.id = new_id("sess")
         self.options = options or SessionOptions()
         self.backend = backend
         self.slots = slots or SpeculationSlots(4)
-        self.settings = SessionSettings(instructions=self.options.instructions)
+        self.voice = voice
+        self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
+        self.settings = SessionSettings(instructions=self.options.instructions,
+                                        output_modalities=["audio"] if voice else ["text"])
         self.conversation = Conversation()
+        self.input = InputAudio()
+        self._turn_item: str | None = None  # id reserved for the user item of the turn being spoken
+        self._resampler: StreamResampler | None = None  # input audio to 16 kHz, continuous across appends
+        self._resampler_format: AudioFormat | None = None
+        self._transcriptions: set[asyncio.Task[None]] = set()
+        self._apply_turn_detection()
         self.outbox = Outbox(send, beta=self.options.beta)
         self._active: ResponseRun | None = None
         self._active_task: asyncio.Task[None] | None = None
@@ -88,7 +100,10 @@ class Session:
             "conversation.item.truncate": self._item_truncate,
             "response.create": self._response_create,
             "response.cancel": self._response_cancel,
-            **dict.fromkeys(_AUDIO_EVENTS, self._audio_unsupported),
+            "input_audio_buffer.append": self._audio_append,
+            "input_audio_buffer.commit": self._audio_commit,
+            "input_audio_buffer.clear": self._audio_clear,
+            "output_audio_buffer.clear": self._output_audio_clear,
         }
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
@@ -103,6 +118,10 @@ class Session:
         self.outbox.closed = True
         await self._discard_speculation("session closed")
         await self._cancel_active("client_cancelled")
+        for task in list(self._transcriptions):
+            task.cancel()
+        if self._transcriptions:
+            await asyncio.wait(self._transcriptions)
         await self.outbox.close(flush=False)
 
     def to_wire(self) -> dict[str, Any]:
@@ -152,9 +171,12 @@ class Session:
         data = field(ev, "session", dict)
         if data.get("type", "realtime") != "realtime":
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
-        new = apply_settings(self.settings, data, where="session.")
+        new = apply_settings(self.settings, data, where="session.", audio=self.voice is not None)
         await self._discard_speculation("session.update")
+        turns_changed = new.turn_detection != self.settings.turn_detection
         self.settings = new
+        if turns_changed:
+            self._apply_turn_detection()
         await self.outbox.put(event("session.updated", session=self.to_wire()))
         self._maybe_speculate()
 
@@ -201,12 +223,120 @@ class Session:
             raise ProtocolError("only the content of an assistant message can be truncated", code="invalid_value",
                                 param="content_index")
         if item.content[index].get("type") != "output_audio":
-            raise ProtocolError("only audio content can be truncated, and this server does not produce audio yet",
-                                code="invalid_value", param="content_index")
+            raise ProtocolError("only audio content can be truncated", code="invalid_value", param="content_index")
+        end_ms = field(ev, "audio_end_ms", int)
+        if not 0 <= end_ms <= item.audio_ms:
+            raise ProtocolError(f"audio_end_ms must be from 0 to the item's audio length ({item.audio_ms} ms)",
+                                code="invalid_value", param="audio_end_ms")
+        await self._discard_speculation("conversation.item.truncate")
+        item.content[index]["transcript"] = transcript_until(item.spoken, end_ms)
+        item.spoken = [s for s in item.spoken if s.start_ms < end_ms]
+        await self.outbox.put(event("conversation.item.truncated", item_id=item.id, content_index=index,
+                                    audio_end_ms=end_ms))
 
-    async def _audio_unsupported(self, ev: Event) -> None:
-        raise ProtocolError(f"{ev['type']} is not supported: this server has no audio input yet; send text items",
-                            code="unsupported_event", param="type")
+    # -- input audio --------------------------------------------------------------------------------------------
+
+    def _need_voice(self) -> Voice:
+        if self.voice is None:
+            raise ProtocolError("audio input is not available: this server runs without speech models; send text",
+                                code="unsupported_event", param="type")
+        return self.voice
+
+    def _apply_turn_detection(self) -> None:
+        turns = self.settings.turn_detection
+        detector = None
+        if turns is not None and self.voice is not None:
+            detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
+                                    prefix_padding_ms=turns.prefix_padding_ms,
+                                    silence_duration_ms=turns.silence_duration_ms)
+        self.input.use_detector(detector)
+
+    async def _audio_append(self, ev: Event) -> None:
+        self._need_voice()
+        fmt = self.settings.input_format
+        if self._resampler is None or self._resampler_format != fmt:
+            self._resampler, self._resampler_format = StreamResampler(fmt.rate, RATE), fmt
+        try:
+            pcm = self._resampler.process(decode_audio(field(ev, "audio", str), fmt))
+        except AudioDecodeError as exc:
+            raise ProtocolError(f"'audio': {exc}", code="invalid_value", param="audio") from None
+        try:
+            boundaries = self.input.append(pcm)
+        except AudioBufferFull as exc:
+            raise ProtocolError(f"input audio buffer full: {exc}; it was cleared", code="input_audio_buffer_full",
+                                param="audio") from None
+        for boundary in boundaries:
+            if isinstance(boundary, SpeechStarted):
+                await self._speech_started(boundary.audio_start_ms)
+            else:
+                await self._speech_stopped(boundary.audio_end_ms)
+
+    async def _speech_started(self, start_ms: int) -> None:
+        """A user turn began: the next user item is reserved, a hidden follow-up is dropped, and with
+        ``interrupt_response`` the assistant stops talking (barge-in)."""
+        self._turn_item = new_id("item")
+        await self.outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=start_ms,
+                                    item_id=self._turn_item))
+        await self._discard_speculation("user speech")
+        turns = self.settings.turn_detection
+        if turns is not None and turns.interrupt_response:
+            await self._cancel_active("turn_detected")
+
+    async def _speech_stopped(self, end_ms: int) -> None:
+        item_id = self._turn_item or new_id("item")
+        self._turn_item = None
+        await self.outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
+        turns = self.settings.turn_detection
+        await self._commit(self.input.take_turn(end_ms), item_id,
+                           respond=turns is not None and turns.create_response)
+
+    async def _audio_commit(self, ev: Event) -> None:
+        self._need_voice()
+        if self.input.duration_ms < _MIN_COMMIT_MS:
+            raise ProtocolError(f"buffer too small: expected at least {_MIN_COMMIT_MS} ms of audio, have "
+                                f"{self.input.duration_ms} ms", code="input_audio_buffer_commit_empty")
+        await self._commit(self.input.take_all(), new_id("item"), respond=False)
+
+    async def _audio_clear(self, ev: Event) -> None:
+        self._need_voice()
+        self.input.clear()
+        await self.outbox.put(event("input_audio_buffer.cleared"))
+
+    async def _output_audio_clear(self, ev: Event) -> None:
+        raise ProtocolError("output_audio_buffer.clear is for WebRTC connections; over WebSocket, cancel the "
+                            "response and truncate the item instead", code="unsupported_event", param="type")
+
+    async def _commit(self, pcm: Any, item_id: str, *, respond: bool) -> None:
+        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it."""
+        await self._discard_speculation("new user audio")
+        item = Item(item_id, "message", role="user", content=[{"type": "input_audio", "transcript": None}])
+        previous = self.conversation.add(item)
+        await self.outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
+        await self.outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        task = asyncio.create_task(self._transcribe(item, pcm, respond), name=f"voxcall-stt-{item_id}")
+        self._transcriptions.add(task)
+        task.add_done_callback(self._transcriptions.discard)
+
+    async def _transcribe(self, item: Item, pcm: Any, respond: bool) -> None:
+        voice = self._need_voice()
+        try:
+            transcript = await voice.transcribe(pcm)
+        except Exception as exc:  # a model failure must not end the session
+            log.exception("transcription of %s failed", item.id)
+            await self.outbox.put(event("conversation.item.input_audio_transcription.failed", item_id=item.id,
+                                        content_index=0, error={"type": "transcription_error",
+                                                                "code": type(exc).__name__,
+                                                                "message": "transcription failed"}))
+            return
+        item.content[0]["transcript"] = transcript
+        await self.outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item.id,
+                                    content_index=0, delta=transcript))
+        await self.outbox.put(event("conversation.item.input_audio_transcription.completed", item_id=item.id,
+                                    content_index=0, transcript=transcript,
+                                    usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
+        await self.outbox.put(event("conversation.item.done", item=item.to_wire()))
+        if respond and transcript and self._active is None and self.conversation.get(item.id) is item:
+            await self._start_response(self.settings, None)
 
     # -- responses ----------------------------------------------------------------------------------------------
 
@@ -216,13 +346,19 @@ class Session:
             raise ProtocolError(f"Conversation already has an active response in progress: {self._active.id}. "
                                 "Wait until the response is finished before creating a new one.",
                                 code="conversation_already_has_active_response")
-        settings = response_settings(self.settings, data)
+        settings = response_settings(self.settings, data, audio=self.voice is not None)
         metadata = parse_metadata(data.get("metadata"))
         out_of_band = self._conversation_mode(data) == "none"
         items = self._input_items(data) if "input" in data else None
+        if self._transcriptions:  # the model must read what the user just said
+            await asyncio.wait(self._transcriptions)
         if self._speculation is not None and only_metadata(data) and await self._claim(metadata):
             return
         await self._discard_speculation("response.create with overrides")
+        await self._start_response(settings, metadata, out_of_band=out_of_band, items=items)
+
+    async def _start_response(self, settings: SessionSettings, metadata: dict[str, str] | None, *,
+                              out_of_band: bool = False, items: list[Item] | None = None) -> None:
         if out_of_band:
             history: History = OutOfBand()
             context = items if items is not None else self.conversation.items
@@ -263,11 +399,13 @@ class Session:
         params = ResponseParams(instructions=settings.instructions, tools=list(settings.tools),
                                 tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
                                 max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
-                                metadata=metadata)
+                                metadata=metadata, output_format=settings.output_format)
         request = LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
                              tools=list(settings.tools), tool_choice=settings.tool_choice,
-                             max_output_tokens=settings.max_output_tokens, temperature=settings.temperature)
-        return ResponseRun(self.backend, request, params, history, emit, llm_timeout=self.options.llm_timeout)
+                             max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
+                             voice=settings.audio_out)
+        return ResponseRun(self.backend, request, params, history, emit, llm_timeout=self.options.llm_timeout,
+                           tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain)
 
     def _context(self) -> tuple[list[Item], list[ParkedWork]]:
         """The items a response sees, and the history trimming to do (irreversible, so parked by speculation)."""
@@ -335,6 +473,7 @@ class Session:
         history = DeferredHistory(self.conversation)
         context, parked = self._context()
         run = self._new_run(self.settings, None, history, context, gate.emit)
+        run.audio_released.clear()  # no speech for a follow-up nobody asked for yet
         self._speculation = Speculation(run, gate, history, self.conversation, self.slots, parked,
                                         on_end=self._speculation_ended)
 

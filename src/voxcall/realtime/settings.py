@@ -16,6 +16,7 @@ from typing import Any
 from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 
+from voxcall.audio.formats import PCM24K, AudioFormat, AudioFormatError, parse_format
 from voxcall.realtime.protocol import ProtocolError
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
@@ -25,13 +26,32 @@ _MAX_TOKENS = 1_000_000
 _MAX_METADATA = 16
 # Fields of the GA and beta session objects that voxcall accepts without acting on them (yet).
 _TOLERATED = frozenset({
-    "type", "object", "id", "model", "audio", "include", "tracing", "truncation", "prompt", "parallel_tool_calls",
-    "reasoning", "expires_at", "client_secret", "voice", "input_audio_format", "output_audio_format",
-    "input_audio_transcription", "input_audio_noise_reduction", "turn_detection", "speed",
+    "type", "object", "id", "model", "include", "tracing", "truncation", "prompt", "parallel_tool_calls",
+    "reasoning", "expires_at", "client_secret", "input_audio_transcription", "input_audio_noise_reduction", "speed",
 })
 _SETTINGS = frozenset({"instructions", "tools", "tool_choice", "output_modalities", "modalities", "max_output_tokens",
-                       "max_response_output_tokens", "temperature"})
+                       "max_response_output_tokens", "temperature", "audio", "input_audio_format",
+                       "output_audio_format", "turn_detection", "voice"})
+_AUDIO_INPUT = frozenset({"format", "turn_detection", "transcription", "noise_reduction"})
+_AUDIO_OUTPUT = frozenset({"format", "voice", "speed"})
+_TURN_KEYS = frozenset({"type", "threshold", "prefix_padding_ms", "silence_duration_ms", "create_response",
+                        "interrupt_response", "idle_timeout_ms"})
+_MAX_MS = 10_000
 _RESPONSE_ONLY = frozenset({"metadata", "conversation", "input"})
+
+
+@dataclass(frozen=True)
+class TurnDetection:
+    """Server-side voice activity detection: when a user turn starts and ends, and what that triggers."""
+
+    threshold: float = 0.5
+    prefix_padding_ms: int = 300
+    silence_duration_ms: int = 500
+    create_response: bool = True
+    interrupt_response: bool = True
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "server_vad", **dataclasses.asdict(self)}
 
 
 @dataclass
@@ -44,12 +64,24 @@ class SessionSettings:
     output_modalities: list[str] = field(default_factory=lambda: ["text"])
     max_output_tokens: int | None = None
     temperature: float | None = None
+    input_format: AudioFormat = PCM24K
+    output_format: AudioFormat = PCM24K
+    turn_detection: TurnDetection | None = field(default_factory=TurnDetection)
+    voice: str = "joe"
+
+    @property
+    def audio_out(self) -> bool:
+        """Whether responses are spoken (audio with a transcript) rather than written."""
+        return "audio" in self.output_modalities
 
     def to_wire(self) -> dict[str, Any]:
         """The settings as fields of a GA session object."""
+        turns = self.turn_detection.to_wire() if self.turn_detection else None
         return {"instructions": self.instructions, "tools": [t.to_openai() for t in self.tools],
                 "tool_choice": _choice_wire(self.tool_choice), "output_modalities": list(self.output_modalities),
-                "max_output_tokens": "inf" if self.max_output_tokens is None else self.max_output_tokens}
+                "max_output_tokens": "inf" if self.max_output_tokens is None else self.max_output_tokens,
+                "audio": {"input": {"format": self.input_format.to_wire(), "turn_detection": turns},
+                          "output": {"format": self.output_format.to_wire(), "voice": self.voice}}}
 
 
 def _choice_wire(choice: ToolChoice) -> Any:
@@ -57,11 +89,12 @@ def _choice_wire(choice: ToolChoice) -> Any:
     return {"type": "function", "name": name} if name else choice
 
 
-def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
+def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str, audio: bool = False,
                    extra: frozenset[str] = frozenset()) -> SessionSettings:
     """A copy of ``current`` with the fields of ``data`` applied; a ``ProtocolError`` for the first bad one.
 
-    ``extra`` names further fields the caller reads itself (``response.create``'s metadata, input …).
+    ``audio`` says whether this server can speak (audio output is refused otherwise). ``extra`` names further
+    fields the caller reads itself (``response.create``'s metadata, input …).
     """
     unknown = sorted(set(data) - _SETTINGS - _TOLERATED - extra)
     if unknown:
@@ -78,18 +111,91 @@ def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str
         new.tool_choice = _still_valid_choice(new.tool_choice, new.tools)
     modalities = data.get("output_modalities", data.get("modalities"))
     if modalities is not None:
-        new.output_modalities = parse_modalities(modalities, where=f"{where}output_modalities")
+        new.output_modalities = parse_modalities(modalities, where=f"{where}output_modalities", audio=audio)
     tokens_key = "max_output_tokens" if "max_output_tokens" in data else "max_response_output_tokens"
     if data.get(tokens_key) is not None:
         new.max_output_tokens = parse_max_tokens(data[tokens_key], where=f"{where}{tokens_key}")
     if data.get("temperature") is not None:
         new.temperature = parse_temperature(data["temperature"], where=f"{where}temperature")
+    return _apply_audio(new, data, where)
+
+
+def _apply_audio(new: SessionSettings, data: dict[str, Any], where: str) -> SessionSettings:
+    """The GA ``audio`` object, or the beta top-level audio fields (same meaning, other names)."""
+    if data.get("audio") is not None:
+        audio = _object(data["audio"], f"{where}audio", frozenset({"input", "output"}))
+        inp = _object(audio.get("input") or {}, f"{where}audio.input", _AUDIO_INPUT)
+        out = _object(audio.get("output") or {}, f"{where}audio.output", _AUDIO_OUTPUT)
+        fields = {"input_format": (inp, "format", f"{where}audio.input.format"),
+                  "turn_detection": (inp, "turn_detection", f"{where}audio.input.turn_detection"),
+                  "output_format": (out, "format", f"{where}audio.output.format"),
+                  "voice": (out, "voice", f"{where}audio.output.voice")}
+    else:
+        fields = {"input_format": (data, "input_audio_format", f"{where}input_audio_format"),
+                  "turn_detection": (data, "turn_detection", f"{where}turn_detection"),
+                  "output_format": (data, "output_audio_format", f"{where}output_audio_format"),
+                  "voice": (data, "voice", f"{where}voice")}
+    for name, (source, key, param) in fields.items():
+        if name == "turn_detection":
+            if key in source:  # null is meaningful: push-to-talk
+                new.turn_detection = parse_turn_detection(source[key], where=param)
+        elif source.get(key) is not None:
+            value = source[key]
+            setattr(new, name, _string_value(value, param) if name == "voice" else _format(value, param))
     return new
 
 
-def response_settings(current: SessionSettings, data: dict[str, Any]) -> SessionSettings:
+def _object(value: Any, where: str, known: frozenset[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProtocolError(f"'{where}' must be an object", code="invalid_type", param=where)
+    unknown = sorted(set(value) - known)
+    if unknown:
+        raise ProtocolError(f"unknown parameter '{where}.{unknown[0]}'", code="unknown_parameter",
+                            param=f"{where}.{unknown[0]}")
+    return value
+
+
+def _format(value: Any, where: str) -> AudioFormat:
+    try:
+        return parse_format(value)
+    except AudioFormatError as exc:
+        raise ProtocolError(f"'{where}': {exc}", code="invalid_value", param=where) from None
+
+
+def _string_value(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ProtocolError(f"'{where}' must be a non-empty string", code="invalid_value", param=where)
+    return value
+
+
+def parse_turn_detection(value: Any, *, where: str) -> TurnDetection | None:
+    """``null`` (push-to-talk) or a ``server_vad`` object; ``semantic_vad`` is read as ``server_vad``."""
+    if value is None:
+        return None
+    value = _object(value, where, _TURN_KEYS)
+    if value.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
+        raise ProtocolError(f"'{where}.type' must be 'server_vad' or 'semantic_vad'", code="invalid_value",
+                            param=f"{where}.type")
+    base = TurnDetection()
+    threshold = value.get("threshold", base.threshold)
+    if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
+        raise ProtocolError(f"'{where}.threshold' must be a number from 0 to 1", code="invalid_value",
+                            param=f"{where}.threshold")
+    ms = {key: value.get(key, getattr(base, key)) for key in ("prefix_padding_ms", "silence_duration_ms")}
+    for key, number in ms.items():
+        if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= _MAX_MS:
+            raise ProtocolError(f"'{where}.{key}' must be an integer from 0 to {_MAX_MS}", code="invalid_value",
+                                param=f"{where}.{key}")
+    flags = {key: value.get(key, getattr(base, key)) for key in ("create_response", "interrupt_response")}
+    for key, flag in flags.items():
+        if not isinstance(flag, bool):
+            raise ProtocolError(f"'{where}.{key}' must be a boolean", code="invalid_type", param=f"{where}.{key}")
+    return TurnDetection(threshold=float(threshold), **ms, **flags)
+
+
+def response_settings(current: SessionSettings, data: dict[str, Any], *, audio: bool = False) -> SessionSettings:
     """The settings of one response: the session's with the ``response.create`` overrides applied."""
-    return apply_settings(current, data, where="response.", extra=_RESPONSE_ONLY)
+    return apply_settings(current, data, where="response.", audio=audio, extra=_RESPONSE_ONLY)
 
 
 def only_metadata(data: dict[str, Any]) -> bool:
@@ -160,17 +266,19 @@ def _still_valid_choice(choice: ToolChoice, tools: list[Tool]) -> ToolChoice:
     return "auto" if name is not None and not any(t.name == name for t in tools) else choice
 
 
-def parse_modalities(value: Any, *, where: str) -> list[str]:
-    """Output modalities; text only until speech output exists."""
+def parse_modalities(value: Any, *, where: str, audio: bool) -> list[str]:
+    """``["text"]`` or ``["audio"]`` (spoken, with a transcript); beta's ``["text", "audio"]`` means audio."""
     if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
         raise ProtocolError(f"'{where}' must be a non-empty array", code="invalid_type", param=where)
     bad = [m for m in value if m not in ("text", "audio")]
     if bad:
         raise ProtocolError(f"'{where}': unknown modality {bad[0]!r}", code="invalid_value", param=where)
-    if "audio" in value:
-        raise ProtocolError("audio output is not available in this server yet; use [\"text\"]",
+    if "audio" not in value:
+        return ["text"]
+    if not audio:
+        raise ProtocolError("audio output is not available: this server runs without text-to-speech; use [\"text\"]",
                             code="unsupported_modality", param=where)
-    return ["text"]
+    return ["audio"]
 
 
 def parse_max_tokens(value: Any, *, where: str) -> int | None:

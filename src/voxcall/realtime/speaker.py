@@ -1,0 +1,74 @@
+"""Speaking one assistant message as its text streams: clause by clause, never waiting for whole sentences.
+
+Text deltas go through a :class:`~voxcall.speech.clauses.ClauseSplitter`; each complete clause is synthesised in a
+worker thread while the model keeps generating, then resampled to the session's output format, scaled by the
+session's voice gain and sent as ``response.output_audio.delta`` chunks. Tool syntax never gets here: the text
+is what the ``<code>`` parser released. A speaker of a hidden (speculative) response waits for its claim before
+it synthesises anything. Each spoken clause is recorded with its audio span, so ``conversation.item.truncate``
+can cut the transcript to what the user actually heard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import numpy as np
+import numpy.typing as npt
+from voxcall.audio.codec import apply_gain, encode_audio, resample
+from voxcall.audio.formats import AudioFormat
+from voxcall.realtime.conversation import Spoken
+from voxcall.speech.clauses import ClauseSplitter
+from voxcall.speech.tts import TTS
+
+_CHUNK_MS = 100  # audio per delta event
+
+
+class Speaker:
+    """Turns one message's text into audio events; ``finish()`` waits for the last chunk, ``cancel()`` stops."""
+
+    def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
+                 send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event) -> None:
+        self._tts = tts
+        self._fmt = fmt
+        self._gain = gain
+        self._send_audio = send_audio
+        self._released = released
+        self._splitter = ClauseSplitter()
+        self._clauses: asyncio.Queue[str | None] = asyncio.Queue()
+        self.spoken: list[Spoken] = []
+        self.audio_ms = 0
+        self._task = asyncio.create_task(self._speak(), name="voxcall-speaker")
+
+    def feed(self, text: str) -> None:
+        """Queue the clauses that ``text`` completes."""
+        for clause in self._splitter.feed(text):
+            self._clauses.put_nowait(clause)
+
+    async def finish(self) -> None:
+        """Speak what is left and wait until the last audio chunk has been sent."""
+        for clause in self._splitter.flush():
+            self._clauses.put_nowait(clause)
+        self._clauses.put_nowait(None)
+        await self._task
+
+    async def cancel(self) -> None:
+        """Stop at once: no further audio is sent."""
+        self._task.cancel()
+        await asyncio.wait([self._task])
+
+    def _synthesize(self, clause: str) -> list[npt.NDArray[np.int16]]:
+        return list(self._tts.synthesize(clause))
+
+    async def _speak(self) -> None:
+        await self._released.wait()
+        while (clause := await self._clauses.get()) is not None:
+            start = self.audio_ms
+            for pcm in await asyncio.to_thread(self._synthesize, clause):
+                audio = apply_gain(resample(pcm, self._tts.sample_rate, self._fmt.rate), self._gain())
+                step = self._fmt.rate * _CHUNK_MS // 1000
+                for i in range(0, len(audio), step):
+                    piece = audio[i:i + step]
+                    await self._send_audio(encode_audio(piece, self._fmt))
+                    self.audio_ms += len(piece) * 1000 // self._fmt.rate
+            self.spoken.append(Spoken(clause, start, self.audio_ms))
