@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 
 import numpy as np
 import pytest
@@ -37,8 +38,8 @@ async def stream(h: Harness, b64: str, fmt: AudioFormat = PCM24K, chunk_ms: int 
     raw = base64.b64decode(b64)
     step = fmt.rate * chunk_ms // 1000 * (2 if fmt.kind == "audio/pcm" else 1)
     for i in range(0, len(raw), step):
-        await h.session.handle_frame(
-            '{"type": "input_audio_buffer.append", "audio": "%s"}' % base64.b64encode(raw[i:i + step]).decode())
+        chunk = base64.b64encode(raw[i:i + step]).decode()
+        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
     await h.settle()
 
 

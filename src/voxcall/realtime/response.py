@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.llm import (
     Done,
     LLMBackend,
@@ -29,7 +30,6 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.realtime.conversation import Item
 from voxcall.realtime.protocol import Event, event, new_id
 from voxcall.realtime.speaker import Speaker
@@ -221,8 +221,8 @@ class ResponseRun:
         item = Item(new_id("item"), "message", role="assistant", content=[part], status="in_progress")
         self._message = item
         await self._add(item)
-        await self._emit_item_event("response.content_part.added", item, content_index=0,
-                                    part={"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""})
+        empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
+        await self._emit_item_event("response.content_part.added", item, content_index=0, part=empty)
         if spoken and self.tts is not None:
             self._speaker = Speaker(self.tts, self.params.output_format, self.gain, self._send_audio,
                                     self.audio_released)

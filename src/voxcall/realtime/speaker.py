@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import numpy as np
 import numpy.typing as npt
+
 from voxcall.audio.codec import apply_gain, encode_audio, resample
 from voxcall.audio.formats import AudioFormat
 from voxcall.realtime.conversation import Spoken
