@@ -474,3 +474,26 @@ async def test_results_are_normalised_to_text(registry: ToolRegistry, value: Any
     result = await registry.call("value", {})
     assert (result.output, result.is_error) == (output, False)
     assert result.data is value
+
+
+async def test_tool_context_is_injected_and_hidden_from_the_schema() -> None:
+    from voxcall.tools import ToolContext
+
+    class Caller:
+        voice_gain = 1.0
+
+    registry = ToolRegistry()
+
+    @registry.tool
+    def louder(step: float, ctx: ToolContext) -> float:
+        """Raise the caller's voice volume."""
+        assert ctx.voice is not None
+        ctx.voice.voice_gain += step
+        return ctx.voice.voice_gain
+
+    assert list(registry.get("louder").parameters["properties"]) == ["step"]  # type: ignore[union-attr]
+    caller = Caller()
+    result = await registry.call("louder", {"step": 0.5}, context=ToolContext(session_id="s", voice=caller))
+    assert (result.is_error, result.data, caller.voice_gain) == (False, 1.5, 1.5)
+    bare = await registry.call("louder", {"step": 0.5})  # no session: an empty context, the tool decides
+    assert bare.is_error and "AssertionError" in bare.output

@@ -21,6 +21,8 @@ import docstring_parser
 import pydantic
 from pydantic.fields import FieldInfo
 
+from voxcall.tools.context import context_parameter
+
 log = logging.getLogger(__name__)
 
 _SCALARS: dict[type, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
@@ -31,7 +33,8 @@ _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWOR
 def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     """Return ``(description, parameters)`` for ``fn``: its docstring summary and its JSON Schema object.
 
-    Parameters without a default are ``required``; ``self``/``cls`` and ``*args``/``**kwargs`` are left out.
+    Parameters without a default are ``required``; ``self``/``cls``, ``*args``/``**kwargs`` and a
+    :class:`~voxcall.tools.context.ToolContext` parameter are left out.
     """
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     arg_docs = {p.arg_name: p.description for p in doc.params if p.description}
@@ -40,6 +43,8 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     properties: dict[str, Any] = {}
     required: list[str] = []
     for param in _parameters(fn):
+        if param.name == context_parameter(hints):  # injected at call time, never filled by the model
+            continue
         prop = annotation_schema(hints.get(param.name, param.annotation), defs)
         if param.name in arg_docs and "description" not in prop:
             prop["description"] = arg_docs[param.name]

@@ -45,6 +45,7 @@ from pydantic import PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import to_jsonable_python
 
 from voxcall.tools.calls import ToolCall, ToolResult
+from voxcall.tools.context import ToolContext, context_parameter
 from voxcall.tools.schema import Tool
 from voxcall.tools.validation import ArgumentError, validate_arguments
 
@@ -85,17 +86,23 @@ def _needs_conversion(annotation: Any) -> bool:
     return True
 
 
-def _type_adapters(handler: Callable[..., Any]) -> dict[str, TypeAdapter[Any]]:
-    """A ``TypeAdapter`` for each parameter of ``handler`` whose JSON value needs converting to its type."""
+def _hints(handler: Callable[..., Any]) -> dict[str, Any]:
+    """The handler's resolved type hints (empty when they cannot be resolved), without ``return``."""
     try:
         hints = typing.get_type_hints(handler, include_extras=True)
     except Exception as exc:  # unresolvable hints, or a callable get_type_hints does not take
         log.debug("no type hints for tool handler %r (%s); arguments are passed as JSON values", handler, exc)
         return {}
     hints.pop("return", None)
+    return hints
+
+
+def _type_adapters(handler: Callable[..., Any]) -> dict[str, TypeAdapter[Any]]:
+    """A ``TypeAdapter`` for each parameter of ``handler`` whose JSON value needs converting to its type."""
+    hints = _hints(handler)
     adapters: dict[str, TypeAdapter[Any]] = {}
     for param, annotation in hints.items():
-        if not _needs_conversion(annotation):
+        if annotation is ToolContext or not _needs_conversion(annotation):
             continue
         try:
             adapters[param] = TypeAdapter(annotation)
@@ -195,6 +202,7 @@ class _Entry:
     timeout: float | None
     limiter: _RateLimiter | None
     is_async: bool = field(init=False)
+    context_param: str | None = field(init=False)
     keywords: frozenset[str] | None = field(init=False)
     renames: dict[str, str] = field(init=False)
     adapters: dict[str, TypeAdapter[Any]] | None = field(default=None, init=False)
@@ -204,6 +212,7 @@ class _Entry:
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(call)
         self.keywords = _keyword_parameters(self.handler)
         self.renames = _parameter_renames(self.tool, self.keywords)
+        self.context_param = context_parameter(_hints(self.handler))
 
     def prepare(self, arguments: Any) -> dict[str, Any]:
         """Validate ``arguments`` and return the handler's keyword arguments; raise :class:`ArgumentError`."""
@@ -355,13 +364,15 @@ class ToolRegistry:
 
     # -- execution -------------------------------------------------------------------------------------------
 
-    async def run(self, call: ToolCall) -> ToolResult:
+    async def run(self, call: ToolCall, context: ToolContext | None = None) -> ToolResult:
         """Run a :class:`ToolCall` from an LLM backend; the same as ``call(call.name, call.arguments)``."""
-        return await self.call(call.name, call.arguments)
+        return await self.call(call.name, call.arguments, context=context)
 
-    async def call(self, name: str, arguments: dict[str, Any] | None = None) -> ToolResult:
+    async def call(self, name: str, arguments: dict[str, Any] | None = None, *,
+                   context: ToolContext | None = None) -> ToolResult:
         """Run tool ``name`` with ``arguments`` (a JSON object) and return its result.
 
+        ``context`` reaches handlers that declare a :class:`~voxcall.tools.context.ToolContext` parameter.
         Never raises for a failed call: every failure is an error result written for the model. Cancelling the
         awaiting task cancels an async tool (a sync one finishes in its thread) and propagates.
         """
@@ -375,6 +386,8 @@ class ToolRegistry:
         if entry.limiter is not None and (wait := entry.limiter.acquire()) is not None:
             return _error(f"tool {name!r} is rate limited to {entry.limiter.calls} calls per "
                           f"{entry.limiter.per:g} s; retry in {math.ceil(wait * 10) / 10:.1f} s")
+        if entry.context_param is not None:
+            kwargs[entry.context_param] = context or ToolContext()
         return await self._execute(entry, kwargs)
 
     async def _execute(self, entry: _Entry, kwargs: dict[str, Any]) -> ToolResult:
