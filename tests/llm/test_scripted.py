@@ -205,3 +205,27 @@ async def test_default_script_greets_and_answers_the_result() -> None:
              FunctionOutputItem("c1", "96"))
     assert said(await collect(backend.stream(request(*items)))) == "The answer is 96."
     assert said(await collect(backend.stream(request(Message("user", "hello"))))).startswith("Hello")
+
+
+async def test_after_rules_chain_tool_calls() -> None:
+    from voxcall.llm import FunctionCallItem, FunctionOutputItem, LLMRequest, Message, ScriptedBackend
+    from voxcall.tools import ToolCall
+
+    backend = ScriptedBackend({"rules": [
+        {"match": "go", "calls": [{"name": "first", "arguments": {}}]},
+        {"after": "first", "match": "/(?P<n>\\d+)/", "reply": "Next.", "calls": [{"name": "second",
+                                                                                   "arguments": {"n": "{n}"}}]},
+    ], "after_tool": "Finally {output}."})
+
+    async def reply(items: list) -> tuple[str, list[ToolCall]]:
+        events = [e async for e in backend.stream(LLMRequest(items=items))]
+        text = "".join(getattr(e, "text", "") for e in events if type(e).__name__ == "TextDelta")
+        return text, [e for e in events if isinstance(e, ToolCall)]
+
+    user = Message("user", "go")
+    assert [c.name for c in (await reply([user]))[1]] == ["first"]
+    text, calls = await reply([user, FunctionCallItem("c1", "first", "{}"), FunctionOutputItem("c1", "got 7")])
+    assert text == "Next." and [(c.name, c.arguments) for c in calls] == [("second", {"n": 7})]
+    text, calls = await reply([user, FunctionCallItem("c1", "first", "{}"), FunctionOutputItem("c1", "got 7"),
+                               FunctionCallItem("c2", "second", "{}"), FunctionOutputItem("c2", "ok")])
+    assert text == "Finally ok." and calls == []

@@ -19,6 +19,9 @@ A script is a dict, or a YAML or JSON file holding one::
         reply: "Something is"
         error: "simulated failure"          # after the reply text the stream fails with LLMError (no calls)
         delay: 0.5                          # seconds to wait before this reply starts (optional)
+      - after: calculator                   # answers the output of a tool (``match``, if given, applies to it):
+        reply: "Now some music."            # chains tool calls within one turn
+        calls: [{name: music_play, arguments: {name: jazz}}]
     after_tool: "{name} says {output}."     # the reply when the conversation ends with tool output
     default: "Sorry, I only know a few phrases."   # the reply when no rule matches
 
@@ -91,6 +94,7 @@ class ScriptRule:
     error: str | None = None
     delay: float = 0.0
     requires_tool: str | None = None
+    after: str | None = None  # the rule answers the output of this tool (``match`` then applies to the output)
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,11 @@ class Script:
         outputs = _trailing_outputs(request)
         if outputs:
             names = {item.call_id: item.name for item in request.items if isinstance(item, FunctionCallItem)}
+            last = outputs[-1]
+            for rule in self.rules:  # a rule for this tool's output chains the next call
+                if rule.after == names.get(last.call_id) and (match := rule.pattern.search(last.output)):
+                    calls = tuple(call.resolve(match.groupdict()) for call in rule.calls)
+                    return ScriptReply(rule.reply, calls, rule.error, rule.delay)
             texts = [self.after_tool.format(name=names.get(o.call_id, "the tool"), output=o.output)
                      for o in outputs]
             return ScriptReply(" ".join(texts))
@@ -150,7 +159,7 @@ class Script:
             return ScriptReply(self.greeting if self.greeting is not None else self.default)
         offered = {tool.name for tool in request.tools}
         for rule in self.rules:
-            if rule.requires_tool is not None and rule.requires_tool not in offered:
+            if rule.after is not None or (rule.requires_tool is not None and rule.requires_tool not in offered):
                 continue
             match = rule.pattern.search(user_text)
             if match is not None:
@@ -219,10 +228,11 @@ def _rule(data: Any, number: int) -> ScriptRule:
     where = f"rule {number}"
     if not isinstance(data, Mapping):
         raise ValueError(f"{where} must be a mapping")
-    _reject_unknown_keys(where, data, {"match", "reply", "calls", "error", "delay", "requires_tool"})
-    match = data.get("match")
-    if not isinstance(match, str) or not match:
-        raise ValueError(f"{where} needs a non-empty string 'match'")
+    _reject_unknown_keys(where, data, {"match", "reply", "calls", "error", "delay", "requires_tool", "after"})
+    after = _optional_string(data, "after", where)
+    match = data.get("match", "" if after is not None else None)
+    if not isinstance(match, str) or (not match and after is None):
+        raise ValueError(f"{where} needs a non-empty string 'match' (or an 'after' tool name)")
     pattern = _pattern(match, where)
     calls = data.get("calls") or []
     if not isinstance(calls, list):
@@ -233,7 +243,7 @@ def _rule(data: Any, number: int) -> ScriptRule:
         raise ValueError(f"{where}: 'delay' must be a number of seconds, not negative")
     return ScriptRule(pattern=pattern, reply=_string(data, "reply", where, ""), calls=parsed_calls,
                       error=_optional_string(data, "error", where), delay=float(delay),
-                      requires_tool=_optional_string(data, "requires_tool", where))
+                      requires_tool=_optional_string(data, "requires_tool", where), after=after)
 
 
 def _pattern(match: str, where: str) -> re.Pattern[str]:
