@@ -344,6 +344,13 @@ class ToolRegistry:
         self._entries[tool.name] = _Entry(tool, handler, timeout, limiter)
         return tool
 
+    def include(self, other: ToolRegistry) -> None:
+        """Take over every tool of ``other`` (a tool module's own registry), with its handler and limits."""
+        for entry in other._entries.values():
+            if entry.tool.name in self._entries:
+                raise ValueError(f"a tool named {entry.tool.name!r} is already registered")
+            self._entries[entry.tool.name] = entry
+
     # -- lookup ----------------------------------------------------------------------------------------------
 
     @property
