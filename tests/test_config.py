@@ -92,8 +92,21 @@ def test_secrets_are_not_shown() -> None:
 
 
 def test_unknown_sections_are_ignored(tmp_path: Path) -> None:
-    config = write(tmp_path / "voxcall.yaml", "port: 9000\ntools:\n  calculator: {}\nmcp:\n  - name: fs\nspeech:\n")
+    config = write(tmp_path / "voxcall.yaml", "port: 9000\nspeech:\n  vad: silero\nextras:\n  - a\n")
     assert ServerSettings.load(config).port == 9000
+
+
+def test_tools_and_mcp_sections(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "tools:\n  builtin: [calculator, music]\n  music_dir: ./music\n"
+                   "  modules: [my_tools.py]\n  max_tool_rounds: 3\n"
+                   "mcp:\n  servers:\n    time: {command: mcp-server-time, args: [--local-timezone, UTC]}\n")
+    settings = ServerSettings.load(config)
+    assert settings.tools.builtin == ["calculator", "music"] and settings.tools.max_tool_rounds == 3
+    assert settings.tools.modules == ["my_tools.py"] and str(settings.tools.music_dir) == "music"
+    assert settings.mcp.servers["time"]["args"] == ["--local-timezone", "UTC"]
+    bad = write(tmp_path / "bad.yaml", "tools:\n  buildin: [calculator]\n")
+    with pytest.raises(ConfigError, match="tools.buildin"):
+        ServerSettings.load(bad)
 
 
 def test_unknown_plain_setting_is_a_likely_typo(tmp_path: Path) -> None:

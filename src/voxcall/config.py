@@ -3,8 +3,8 @@ defaults.
 
 Environment variables carry the ``VOXCALL_`` prefix (``VOXCALL_PORT``, ``VOXCALL_API_KEYS`` …), except that the
 upstream LLM key is ``VOXCALL_LLM_API_KEY`` (with ``OPENAI_API_KEY`` as a fallback for OpenAI itself). The YAML
-file's keys are the field names; top-level sections that later features add (``tools:``, ``mcp:`` …) are ignored
-here. Every problem a user can cause surfaces as a :class:`ConfigError` whose message names what is wrong and where.
+file's keys are the field names, plus the ``tools:`` and ``mcp:`` sections; other top-level sections are
+ignored. Every problem a user can cause surfaces as a :class:`ConfigError` whose message names what is wrong and where.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 LLM_KEY_ENV = "VOXCALL_LLM_API_KEY"
@@ -35,6 +35,35 @@ ToolFormat = Literal["native", "code"]
 
 class ConfigError(Exception):
     """A configuration problem the user can fix; its message is meant to be shown as is, without a traceback."""
+
+
+class ToolsSettings(BaseModel):
+    """The ``tools:`` section: server-side tools every session may use."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    builtin: list[str] = Field(default_factory=list)
+    """Built-in tools to enable: ``calculator``, ``music``, ``voice_volume``."""
+    music_dir: Path | None = None
+    """Folder the music tools play from (required by ``music``); nothing outside it is ever read."""
+    modules: list[str] = Field(default_factory=list)
+    """Python tool modules: dotted module names or ``.py`` file paths."""
+    max_tool_rounds: int = Field(default=5, ge=1, le=20)
+    """Rounds of server tool calls within one response before a final answer is forced (tools disabled)."""
+    allow_session_mcp: bool = False
+    """Let sessions declare MCP servers (``{type: "mcp", server_url: …}``) in ``session.update``; loopback URLs only."""
+    allow_remote_session_mcp: bool = False
+    """Also let sessions reach MCP servers beyond loopback (only with ``allow_session_mcp``)."""
+
+
+class McpSettings(BaseModel):
+    """The ``mcp:`` section: MCP servers the operator runs for every session (see :mod:`voxcall.tools.mcp`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """``NAME: {command, args, env, cwd}`` (stdio) or ``NAME: {url, headers}`` (streamable HTTP), each with
+    optional ``allowed_tools`` and ``require_approval``."""
 
 
 class ServerSettings(BaseSettings):
@@ -76,6 +105,10 @@ class ServerSettings(BaseSettings):
     """Seconds of silence from the backend mid-stream before the response fails."""
     log_level: LogLevel = "info"
     """Log level of voxcall and uvicorn."""
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    """Server-side tools (the ``tools:`` section of the YAML file)."""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """MCP servers (the ``mcp:`` section of the YAML file)."""
 
     @classmethod
     def load(cls, config_path: Path | None = None, **cli_overrides: Any) -> Self:
