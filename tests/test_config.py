@@ -105,7 +105,7 @@ def test_tools_and_mcp_sections(tmp_path: Path) -> None:
     assert settings.tools.modules == ["my_tools.py"] and str(settings.tools.music_dir) == "music"
     assert settings.mcp.servers["time"]["args"] == ["--local-timezone", "UTC"]
     bad = write(tmp_path / "bad.yaml", "tools:\n  buildin: [calculator]\n")
-    with pytest.raises(ConfigError, match="tools.buildin"):
+    with pytest.raises(ConfigError, match=r"tools\.buildin"):
         ServerSettings.load(bad)
 
 
