@@ -41,7 +41,7 @@ class Server:
         self.app = create_app(settings, backend)
         self.backend = backend
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",
-                                lifespan="off")
+                                lifespan="on")
         self.server = uvicorn.Server(config)
         self.task: asyncio.Task[None] | None = None
 

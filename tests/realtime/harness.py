@@ -89,11 +89,11 @@ class Harness:
     """A session whose outbox records events; ``send`` feeds it client events as JSON frames."""
 
     def __init__(self, backend: Any, *, slots: SpeculationSlots | None = None, voice: Any = None,
-                 **options: Any) -> None:
+                 toolbox: Any = None, **options: Any) -> None:
         self.events: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
         self.session = Session(backend, self._record, options=SessionOptions(**options),
-                               slots=slots or SpeculationSlots(4), voice=voice)
+                               slots=slots or SpeculationSlots(4), voice=voice, toolbox=toolbox)
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_event(ev)

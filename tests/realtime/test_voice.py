@@ -213,3 +213,20 @@ async def test_audio_without_speech_models_is_a_clear_error() -> None:
         assert error["code"] == "unsupported_event" and "speech" in error["message"]
         await h.send(type="session.update", session={"type": "realtime", "output_modalities": ["audio"]})
         assert h.of("error")[-1]["error"]["code"] == "unsupported_modality"
+
+
+async def test_assistant_speech_pauses_music_on_the_host_and_resumes_it(voice: Voice) -> None:
+    from voxcall.audio.output import AudioOutput, RecordingSink
+    from voxcall.realtime.toolbox import Toolbox
+
+    output = AudioOutput(RecordingSink(fast=True))
+    calls: list[str] = []
+    started, finished = output.speech_started, output.speech_finished
+    output.speech_started = lambda: (calls.append("started"), started())[1]  # type: ignore[method-assign]
+    output.speech_finished = lambda: (calls.append("finished"), finished())[1]  # type: ignore[method-assign]
+    async with Harness(ControlledBackend(Turn("One. Two. Three.")), voice=voice, toolbox=Toolbox(output=output)) as h:
+        await h.say("count")
+        await h.send(type="response.create")
+        await h.wait("response.done", timeout=30)
+    assert calls == ["started", "finished"]
+    await output.close()

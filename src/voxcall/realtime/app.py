@@ -9,9 +9,11 @@ before the WebSocket is accepted.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.applications import Starlette
@@ -27,6 +29,7 @@ from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event
 from voxcall.realtime.session import Session, SessionOptions
+from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import Voice
 
 log = logging.getLogger(__name__)
@@ -41,10 +44,26 @@ def session_options(settings: ServerSettings) -> SessionOptions:
                           max_frame_bytes=settings.max_frame_bytes)
 
 
-def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None) -> Starlette:
+def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
+               toolbox: Toolbox | None = None) -> Starlette:
     """The voxcall server for ``settings``, answering every session with ``backend``; with ``voice`` (shared
-    speech models) sessions hear and speak, without it they are text-only."""
+    speech models) sessions hear and speak, without it they are text-only. Server-side tools come from
+    ``toolbox``, or are built from the settings' ``tools``/``mcp`` sections when the app starts (and the MCP
+    servers stopped when it stops)."""
     keys = settings.client_keys()
+    tools: dict[str, Toolbox | None] = {"box": toolbox}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        built = None
+        if toolbox is None and (settings.tools.builtin or settings.tools.modules or settings.mcp.servers):
+            built = tools["box"] = await Toolbox.from_settings(settings)
+            log.info("server tools: %s", ", ".join(t.name for t in built.tools) or "none")
+        try:
+            yield
+        finally:
+            if built is not None:
+                await built.aclose()
     slots = SpeculationSlots(settings.max_speculative)
     base_options = session_options(settings)
     sessions: set[Session] = set()
@@ -62,7 +81,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         async def send(ev: Event) -> None:
             await ws.send_text(json.dumps(ev, ensure_ascii=False))
 
-        session = Session(backend, send, options=options, slots=slots, voice=voice)
+        session = Session(backend, send, options=options, slots=slots, voice=voice, toolbox=tools["box"])
         sessions.add(session)
         try:
             await session.start()
@@ -84,4 +103,4 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
                                 "speculation": dataclasses.asdict(slots.stats)}
         return JSONResponse(body)
 
-    return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz)])
+    return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz)], lifespan=lifespan)

@@ -15,7 +15,8 @@ from voxcall.llm import ChatItem, FunctionCallItem, FunctionOutputItem, Message
 from voxcall.realtime.protocol import ProtocolError, new_id
 from voxcall.tools.calls import new_call_id
 
-ItemType = Literal["message", "function_call", "function_call_output"]
+ItemType = Literal["message", "function_call", "function_call_output", "mcp_call", "mcp_approval_request",
+                   "mcp_approval_response"]
 _TEXT_PARTS = {"user": ("input_text",), "system": ("input_text",), "assistant": ("output_text", "text")}
 _MAX_ID = 64
 
@@ -57,6 +58,12 @@ class Item:
     name: str = ""
     arguments: str = ""
     output: str = ""
+    server_label: str = ""  # mcp_call / mcp_approval_request: the tool's server ("voxcall" for built-ins)
+    error: str | None = None  # mcp_call: why it failed
+    approval_request_id: str | None = None  # mcp_call / mcp_approval_response
+    approve: bool = False  # mcp_approval_response
+    reason: str | None = None  # mcp_approval_response
+    alias: str = ""  # mcp_call: the tool's name as the model calls it (``name`` is its name on its server)
     spoken: list[Spoken] = field(default_factory=list, repr=False, compare=False)  # audio of an assistant message
 
     @property
@@ -76,6 +83,16 @@ class Item:
             return {**base, "role": self.role, "content": [dict(p) for p in self.content]}
         if self.type == "function_call":
             return {**base, "call_id": self.call_id, "name": self.name, "arguments": self.arguments}
+        if self.type == "mcp_call":
+            error = {"type": "tool_execution_error", "message": self.error} if self.error is not None else None
+            return {**base, "server_label": self.server_label, "name": self.name, "arguments": self.arguments,
+                    "output": self.output if self.status == "completed" and self.error is None else None,
+                    "error": error, "approval_request_id": self.approval_request_id}
+        if self.type == "mcp_approval_request":
+            return {**base, "server_label": self.server_label, "name": self.name, "arguments": self.arguments}
+        if self.type == "mcp_approval_response":
+            return {**base, "approval_request_id": self.approval_request_id, "approve": self.approve,
+                    "reason": self.reason}
         return {**base, "call_id": self.call_id, "output": self.output}
 
     @classmethod
@@ -102,8 +119,19 @@ class Item:
             if not isinstance(output, str):  # be kind to clients that send JSON values
                 output = _string(data, "output", where, required=True) if output is None else json.dumps(output)
             return cls(item_id, "function_call_output", call_id=call_id, output=output)
-        raise ProtocolError(f"unsupported item type {kind!r}; expected message, function_call or "
-                            "function_call_output", code="invalid_value", param=f"{where}type")
+        if kind == "mcp_approval_response":
+            request_id = _string(data, "approval_request_id", where, required=True)
+            approve = data.get("approve")
+            if not isinstance(approve, bool):
+                raise ProtocolError(f"'{where}approve' must be a boolean", code="invalid_type",
+                                    param=f"{where}approve")
+            reason = data.get("reason")
+            if reason is not None and not isinstance(reason, str):
+                raise ProtocolError(f"'{where}reason' must be a string", code="invalid_type", param=f"{where}reason")
+            return cls(item_id, "mcp_approval_response", approval_request_id=request_id, approve=approve,
+                       reason=reason)
+        raise ProtocolError(f"unsupported item type {kind!r}; expected message, function_call, function_call_output "
+                            "or mcp_approval_response", code="invalid_value", param=f"{where}type")
 
 
 def _string(data: dict[str, Any], key: str, where: str, *, required: bool = False) -> str:
@@ -219,4 +247,7 @@ def to_chat_items(items: Iterable[Item]) -> list[ChatItem]:
             out.append(FunctionCallItem(item.call_id, item.name, item.arguments))
         elif item.type == "function_call_output":
             out.append(FunctionOutputItem(item.call_id, item.output))
+        elif item.type == "mcp_call" and item.status != "in_progress":  # a server tool: its call and its result
+            out.append(FunctionCallItem(item.call_id, item.alias or item.name, item.arguments))
+            out.append(FunctionOutputItem(item.call_id, item.output if item.error is None else f"error: {item.error}"))
     return out

@@ -151,7 +151,7 @@ class Speculation:
         self.slots.stats.claimed += 1
         self._release_slot()
         await self.gate.open()
-        self.run.audio_released.set()
+        self.run.released.set()
         return True
 
     async def discard(self, reason: str) -> bool:

@@ -30,11 +30,13 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.realtime.conversation import Item
+from voxcall.realtime.conversation import Item, to_chat_items
 from voxcall.realtime.protocol import Event, event, new_id
+from voxcall.realtime.server_calls import Approvals, ServerCalls
 from voxcall.realtime.speaker import Speaker
+from voxcall.realtime.toolbox import Toolbox
 from voxcall.speech.tts import TTS
-from voxcall.tools import Tool, ToolCall
+from voxcall.tools import Tool, ToolCall, ToolContext
 from voxcall.tools.codecalls import RejectedCall, TextDelta
 from voxcall.tools.codecalls.prompt import ToolChoice
 
@@ -122,10 +124,17 @@ class ResponseRun:
     started: bool = False
     tts: TTS | None = None
     gain: Callable[[], float] = lambda: 1.0
-    audio_released: asyncio.Event = field(default_factory=_released)
+    released: asyncio.Event = field(default_factory=_released)  # cleared while hidden: no speech, no server tools
+    toolbox: Toolbox | None = None
+    context: ToolContext = field(default_factory=ToolContext)
+    approvals: Approvals | None = None
     _message: Item | None = None
     _speaker: Speaker | None = None
     _open_calls: dict[str, Item] = field(default_factory=dict)
+    _server_calls: list[tuple[Item, ToolCall]] = field(default_factory=list)  # finished arguments, not yet run
+    _client_calls: bool = False  # the round produced calls the client must answer
+    _not_run: str = ""  # why server calls left in _server_calls were not run, when not because of the end
+    _runner: ServerCalls | None = None
 
     # -- the task -----------------------------------------------------------------------------------------------
 
@@ -156,8 +165,40 @@ class ResponseRun:
             await self._end("cancelled", {"type": "cancelled", "reason": self.cancel_reason})
 
     async def _stream(self) -> None:
+        """Generate; while the model calls server tools, run them and generate again (up to the round limit)."""
+        rounds = 0
+        while True:
+            start = len(self.output)
+            finish = await self._generate()
+            if not self._server_calls or finish == "length" or self.toolbox is None:
+                break
+            if rounds >= self.toolbox.max_rounds:  # the model called tools although they were switched off
+                self._not_run = "the tool round limit was reached"
+                break
+            calls, self._server_calls = self._server_calls, []
+            await self.released.wait()  # a hidden follow-up runs no tool until it is claimed
+            rounds += 1
+            await self._tool_runner(self.toolbox).run_round(calls, rounds)
+            if self._client_calls:  # only the client's calls remain: it answers them, then asks again
+                break
+            self.request.items.extend(to_chat_items(self.output[start:]))
+            if rounds >= self.toolbox.max_rounds:
+                self.request.tool_choice = "none"  # a final answer, with tools disabled
+        if finish == "length":
+            await self._end("incomplete", {"type": "incomplete", "reason": "max_output_tokens"})
+        else:
+            await self._end("completed", None)
+
+    def _tool_runner(self, toolbox: Toolbox) -> ServerCalls:
+        if self._runner is None:
+            self._runner = ServerCalls(self, self.id, toolbox, self.context, self.approvals)
+        return self._runner
+
+    async def _generate(self) -> str:
+        """One backend stream: its events become output items; returns its finish reason."""
         stream: AsyncGenerator[LLMEvent, None] = self.backend.stream(self.request)
         finish = "stop"
+        self._client_calls = False
         try:
             while True:
                 async with asyncio.timeout(self.llm_timeout):
@@ -171,10 +212,8 @@ class ResponseRun:
                     await self._handle(ev)
         finally:
             await stream.aclose()
-        if finish == "length":
-            await self._end("incomplete", {"type": "incomplete", "reason": "max_output_tokens"})
-        else:
-            await self._end("completed", None)
+        await self._close_message("completed")
+        return finish
 
     async def _handle(self, ev: LLMEvent) -> None:
         if isinstance(ev, TextDelta):
@@ -184,9 +223,7 @@ class ResponseRun:
         elif isinstance(ev, ToolCallArgumentsDelta):
             item = self._open_calls.get(ev.call_id)
             if item is not None:
-                item.arguments += ev.delta
-                await self._emit_item_event("response.function_call_arguments.delta", item, call_id=item.call_id,
-                                            delta=ev.delta)
+                await self._arguments_delta(item, ev.delta)
         elif isinstance(ev, ToolCall):
             await self._finish_call(ev)
         elif isinstance(ev, RejectedCall):
@@ -224,8 +261,9 @@ class ResponseRun:
         empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
         await self._emit_item_event("response.content_part.added", item, content_index=0, part=empty)
         if spoken and self.tts is not None:
+            host = self.toolbox.output if self.toolbox is not None else None
             self._speaker = Speaker(self.tts, self.params.output_format, self.gain, self._send_audio,
-                                    self.audio_released)
+                                    self.released, host)
 
     async def _send_audio(self, chunk: str) -> None:
         if self._message is not None:
@@ -256,28 +294,47 @@ class ResponseRun:
     # -- calls --------------------------------------------------------------------------------------------------
 
     async def _start_call(self, call_id: str, name: str) -> Item:
+        """Open the item of a call: a ``function_call`` for the client, an ``mcp_call`` for a server tool."""
         await self._close_message("completed")
-        item = Item(new_id("item"), "function_call", call_id=call_id, name=name, status="in_progress")
+        server = self.toolbox.get(name) if self.toolbox is not None else None
+        if server is None:
+            item = Item(new_id("item"), "function_call", call_id=call_id, name=name, status="in_progress")
+        else:
+            item = Item(new_id("item"), "mcp_call", call_id=call_id, name=server.remote_name, alias=name,
+                        server_label=server.server_label, status="in_progress")
         self._open_calls[call_id] = item
         await self._add(item)
         return item
+
+    async def _arguments_delta(self, item: Item, delta: str) -> None:
+        item.arguments += delta
+        if item.type == "mcp_call":
+            await self._emit_item_event("response.mcp_call_arguments.delta", item, delta=delta)
+        else:
+            await self._emit_item_event("response.function_call_arguments.delta", item, call_id=item.call_id,
+                                        delta=delta)
 
     async def _finish_call(self, call: ToolCall) -> None:
         item = self._open_calls.pop(call.call_id, None)
         if item is None:  # a path that streams no argument deltas (the local one): one delta per call
             item = await self._start_call(call.call_id, call.name)
-            await self._emit_item_event("response.function_call_arguments.delta", item, call_id=call.call_id,
-                                        delta=call.arguments_json)
+            self._open_calls.pop(call.call_id)
+            await self._arguments_delta(item, call.arguments_json)
         item.arguments = call.arguments_json
-        item.status = "completed"
         self.calls.append(call)
+        if item.type == "mcp_call":  # it stays open until the tool has run
+            await self._emit_item_event("response.mcp_call_arguments.done", item, arguments=item.arguments)
+            self._server_calls.append((item, call))
+            return
+        item.status = "completed"
+        self._client_calls = True
         await self._emit_item_event("response.function_call_arguments.done", item, call_id=call.call_id,
                                     name=call.name, arguments=item.arguments)
         await self._done(item)
 
     async def _reject(self, rejected: RejectedCall) -> None:
         """A call the model botched: drop its item (if one was started) and tell the client why."""
-        started = next((i for i in self._open_calls.values() if i.name == rejected.name), None)
+        started = next((i for i in self._open_calls.values() if (i.alias or i.name) == rejected.name), None)
         if started is not None:
             await self._drop(started)
         log.info("response %s: rejected call %r: %s", self.id, rejected.name, rejected.reason)
@@ -295,6 +352,18 @@ class ResponseRun:
         self.output.remove(item)
 
     # -- items and the end --------------------------------------------------------------------------------------
+
+    async def add_item(self, item: Item) -> None:
+        """Add an output item (for :mod:`voxcall.realtime.server_calls`)."""
+        await self._add(item)
+
+    async def finish_item(self, item: Item) -> None:
+        """Mark an output item done (for :mod:`voxcall.realtime.server_calls`)."""
+        await self._done(item)
+
+    async def item_event(self, kind: str, target: Item, **fields: Any) -> None:
+        """Emit an event about an output item (for :mod:`voxcall.realtime.server_calls`)."""
+        await self._emit_item_event(kind, target, **fields)
 
     async def _add(self, item: Item) -> None:
         self.output.append(item)
@@ -317,6 +386,15 @@ class ResponseRun:
         await self._close_message(ended)
         for item in list(self._open_calls.values()):
             await self._drop(item)
+        unfinished = [(item, f"not run: {self._not_run or 'the response was ' + status}")
+                      for item, _ in self._server_calls]
+        if self._runner is not None:
+            stopped = f"not completed: the response was {status}"
+            unfinished += [(item, stopped) for item in self._runner.running.values()]
+        for item, reason in unfinished:  # server calls that never ran, or were stopped: recorded, never dangling
+            item.status, item.error = "incomplete", reason
+            await self._emit_item_event("response.mcp_call.failed", item)
+            await self._done(item)
         self.status, self.status_details = status, details
         await self.emit(event("response.done", response=self.to_wire()))
 

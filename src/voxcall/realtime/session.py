@@ -25,6 +25,7 @@ from voxcall.realtime.outbox import Outbox, OutputGate, Send
 from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, field, new_id
 from voxcall.realtime.response import CancelReason, Emit, History, ResponseParams, ResponseRun
+from voxcall.realtime.server_calls import Approvals
 from voxcall.realtime.settings import (
     SessionSettings,
     apply_settings,
@@ -32,8 +33,10 @@ from voxcall.realtime.settings import (
     parse_metadata,
     response_settings,
 )
+from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import RATE, AudioBufferFull, InputAudio, Voice
 from voxcall.speech.turns import SpeechStarted, TurnDetector
+from voxcall.tools import ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +73,11 @@ class Session:
     """The state and behaviour of one client connection."""
 
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
-                 slots: SpeculationSlots | None = None, voice: Voice | None = None) -> None:
+                 slots: SpeculationSlots | None = None, voice: Voice | None = None,
+                 toolbox: Toolbox | None = None) -> None:
         self.id = new_id("sess")
+        self.toolbox = toolbox
+        self.approvals = Approvals()
         self.options = options or SessionOptions()
         self.backend = backend
         self.slots = slots or SpeculationSlots(4)
@@ -172,6 +178,7 @@ class Session:
         if data.get("type", "realtime") != "realtime":
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
         new = apply_settings(self.settings, data, where="session.", audio=self.voice is not None)
+        self._check_tool_names(new)
         await self._discard_speculation("session.update")
         turns_changed = new.turn_detection != self.settings.turn_detection
         self.settings = new
@@ -180,15 +187,26 @@ class Session:
         await self.outbox.put(event("session.updated", session=self.to_wire()))
         self._maybe_speculate()
 
+    def _check_tool_names(self, settings: SessionSettings) -> None:
+        """A client tool may not take the name of a server tool: the model could not tell them apart."""
+        for n, tool in enumerate(settings.tools):
+            if self.toolbox is not None and tool.name in self.toolbox.registry:
+                raise ProtocolError(f"tool name {tool.name!r} is taken by a server-side tool; rename the client tool",
+                                    code="invalid_tool", param=f"session.tools[{n}].name")
+
     async def _item_create(self, ev: Event) -> None:
         item = Item.from_client(field(ev, "item", dict))
         previous = field(ev, "previous_item_id", str, required=False)
         if item.type == "function_call_output":
             self._check_output(item)
+        if item.type == "mcp_approval_response":
+            self.approvals.check(item.approval_request_id)
         await self._discard_speculation("conversation.item.create")
         before = self.conversation.add(item, previous)
         await self.outbox.put(event("conversation.item.added", previous_item_id=before, item=item.to_wire()))
         await self.outbox.put(event("conversation.item.done", previous_item_id=before, item=item.to_wire()))
+        if item.type == "mcp_approval_response" and item.approval_request_id is not None:
+            self.approvals.answer(item.approval_request_id, item.approve, item.reason)
         self._maybe_speculate()
 
     def _check_output(self, item: Item) -> None:
@@ -400,12 +418,15 @@ class Session:
                                 tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
                                 max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
                                 metadata=metadata, output_format=settings.output_format)
+        server_tools = self.toolbox.tools if self.toolbox is not None else []
         request = LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
-                             tools=list(settings.tools), tool_choice=settings.tool_choice,
+                             tools=[*settings.tools, *server_tools], tool_choice=settings.tool_choice,
                              max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
                              voice=settings.audio_out)
         return ResponseRun(self.backend, request, params, history, emit, llm_timeout=self.options.llm_timeout,
-                           tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain)
+                           tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain,
+                           toolbox=self.toolbox, context=ToolContext(session_id=self.id, voice=self),
+                           approvals=self.approvals)
 
     def _context(self) -> tuple[list[Item], list[ParkedWork]]:
         """The items a response sees, and the history trimming to do (irreversible, so parked by speculation)."""
@@ -473,7 +494,7 @@ class Session:
         history = DeferredHistory(self.conversation)
         context, parked = self._context()
         run = self._new_run(self.settings, None, history, context, gate.emit)
-        run.audio_released.clear()  # no speech for a follow-up nobody asked for yet
+        run.released.clear()  # no speech and no server tool for a follow-up nobody asked for yet
         self._speculation = Speculation(run, gate, history, self.conversation, self.slots, parked,
                                         on_end=self._speculation_ended)
 

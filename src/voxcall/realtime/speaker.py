@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from voxcall.audio.codec import apply_gain, encode_audio, resample
 from voxcall.audio.formats import AudioFormat
+from voxcall.audio.output import AudioOutput
 from voxcall.realtime.conversation import Spoken
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
@@ -29,12 +30,16 @@ class Speaker:
     """Turns one message's text into audio events; ``finish()`` waits for the last chunk, ``cancel()`` stops."""
 
     def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
-                 send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event) -> None:
+                 send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event,
+                 host: AudioOutput | None = None) -> None:
+        """``host`` is the host's audio output (music): it pauses or ducks while this speaker talks."""
         self._tts = tts
         self._fmt = fmt
         self._gain = gain
         self._send_audio = send_audio
         self._released = released
+        self._host = host
+        self._talking = False  # the host output was told this speaker is talking
         self._splitter = ClauseSplitter()
         self._clauses: asyncio.Queue[str | None] = asyncio.Queue()
         self.spoken: list[Spoken] = []
@@ -63,7 +68,17 @@ class Speaker:
 
     async def _speak(self) -> None:
         await self._released.wait()
+        try:
+            await self._speak_clauses()
+        finally:
+            if self._host is not None and self._talking:
+                self._host.speech_finished()
+
+    async def _speak_clauses(self) -> None:
         while (clause := await self._clauses.get()) is not None:
+            if self._host is not None and not self._talking:
+                self._talking = True
+                self._host.speech_started()
             start = self.audio_ms
             for pcm in await asyncio.to_thread(self._synthesize, clause):
                 audio = apply_gain(resample(pcm, self._tts.sample_rate, self._fmt.rate), self._gain())

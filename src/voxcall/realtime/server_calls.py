@@ -1,0 +1,139 @@
+"""Running the server-side tool calls of one response round, with approvals and the events clients watch.
+
+The calls of a round run in parallel (each validated, limited and timed out by the registry). Each is an
+``mcp_call`` output item: ``response.mcp_call.in_progress`` then ``.completed`` or ``.failed``, plus the simpler
+``voxcall.tool_call.started`` / ``.completed``. A tool that needs approval first gets an ``mcp_approval_request``
+item and waits for the client's ``mcp_approval_response``; a denial is reported to the model as the result. An
+identical call (same tool, same arguments) repeated within the response is answered from the first result and
+the model is told so, rather than running the tool twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from voxcall.realtime.conversation import Item
+from voxcall.realtime.protocol import Event, ProtocolError, event, new_id
+from voxcall.realtime.toolbox import Toolbox
+from voxcall.tools import ToolCall, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+
+APPROVAL_TIMEOUT = 300.0
+
+
+class Approvals:
+    """A session's approval requests awaiting the client's answer."""
+
+    def __init__(self, timeout: float = APPROVAL_TIMEOUT) -> None:
+        self.timeout = timeout
+        self._waiting: dict[str, asyncio.Future[tuple[bool, str | None]]] = {}
+
+    def expect(self, request_id: str) -> asyncio.Future[tuple[bool, str | None]]:
+        """Start waiting for ``request_id`` (before the client can see the request, so no answer is missed)."""
+        future = self._waiting[request_id] = asyncio.get_running_loop().create_future()
+        return future
+
+    async def wait(self, request_id: str, future: asyncio.Future[tuple[bool, str | None]]) -> tuple[bool, str | None]:
+        """``(approved, reason)``; no answer within the timeout counts as a denial."""
+        try:
+            return await asyncio.wait_for(future, self.timeout)
+        except TimeoutError:
+            return False, f"no answer within {self.timeout:g} s"
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def check(self, request_id: str | None) -> None:
+        """Raise a protocol error unless a response is waiting for ``request_id``."""
+        if request_id not in self._waiting:
+            raise ProtocolError(f"no approval request {request_id!r} is waiting for an answer",
+                                code="invalid_approval_request_id", param="item.approval_request_id")
+
+    def answer(self, request_id: str, approve: bool, reason: str | None) -> None:
+        """Deliver the client's answer (call :meth:`check` first)."""
+        future = self._waiting.get(request_id)
+        if future is not None and not future.done():
+            future.set_result((approve, reason))
+
+
+class ItemEvents(Protocol):
+    """What a response offers this module: adding output items and emitting their events."""
+
+    @property
+    def emit(self) -> Callable[[Event], Awaitable[None]]: ...
+
+    async def add_item(self, item: Item) -> None: ...
+
+    async def finish_item(self, item: Item) -> None: ...
+
+    async def item_event(self, kind: str, target: Item, **fields: Any) -> None: ...
+
+
+class ServerCalls:
+    """The server tool calls of one response, round after round."""
+
+    def __init__(self, response: ItemEvents, response_id: str, toolbox: Toolbox, context: ToolContext,
+                 approvals: Approvals | None) -> None:
+        self._response = response
+        self._response_id = response_id
+        self._toolbox = toolbox
+        self._context = context
+        self._approvals = approvals
+        self._results: dict[str, ToolResult] = {}
+        self.running: dict[str, Item] = {}  # item id -> mcp_call item not finished yet
+
+    async def run_round(self, calls: list[tuple[Item, ToolCall]], round_no: int) -> None:
+        """Run the round's calls in parallel; every item ends completed or failed (or, if cancelled, stays in
+        :attr:`running` for the response to close)."""
+        for item, _ in calls:
+            self.running[item.id] = item
+        await asyncio.gather(*(self._one(item, call, round_no) for item, call in calls))
+
+    async def _one(self, item: Item, call: ToolCall, round_no: int) -> None:
+        key = f"{call.name}\n{json.dumps(call.arguments, sort_keys=True)}"
+        result = self._results.get(key)
+        if result is not None:
+            result = ToolResult(f"(the same call was already made in this turn; its result again) {result.output}",
+                                result.is_error, result.data)
+        else:
+            result = await self._approved_run(item, call, round_no)
+            self._results[key] = result
+        await self._finish(item, call, result, round_no)
+
+    async def _approved_run(self, item: Item, call: ToolCall, round_no: int) -> ToolResult:
+        tool = self._toolbox.get(call.name)
+        if tool is not None and tool.needs_approval and self._approvals is not None:
+            approved, reason = await self._ask(item, call)
+            if not approved:
+                return ToolResult("the user did not approve this call" + (f" ({reason})" if reason else ""),
+                                  is_error=True)
+        await self._response.item_event("response.mcp_call.in_progress", item)
+        await self._response.emit(event("voxcall.tool_call.started", response_id=self._response_id,
+                                        call_id=call.call_id, tool=call.name, params=call.arguments, round=round_no))
+        return await self._toolbox.run(call.name, call.arguments, self._context)
+
+    async def _ask(self, item: Item, call: ToolCall) -> tuple[bool, str | None]:
+        assert self._approvals is not None
+        request = Item(new_id("item"), "mcp_approval_request", name=item.name, server_label=item.server_label,
+                       arguments=call.arguments_json)
+        item.approval_request_id = request.id
+        future = self._approvals.expect(request.id)
+        await self._response.add_item(request)
+        await self._response.finish_item(request)
+        return await self._approvals.wait(request.id, future)
+
+    async def _finish(self, item: Item, call: ToolCall, result: ToolResult, round_no: int) -> None:
+        item.output = result.output
+        item.error = result.output if result.is_error else None
+        item.status = "completed"
+        self.running.pop(item.id, None)
+        kind = "response.mcp_call.failed" if result.is_error else "response.mcp_call.completed"
+        await self._response.item_event(kind, item)
+        await self._response.emit(event("voxcall.tool_call.completed", response_id=self._response_id,
+                                        call_id=call.call_id, tool=call.name, result=result.output,
+                                        status="error" if result.is_error else "ok", round=round_no))
+        await self._response.finish_item(item)

@@ -1,0 +1,99 @@
+"""The server-side tools of a voxcall process: built-ins, Python tool modules and MCP servers, in one registry.
+
+Every session may use them, mixed with its own client tools. For each tool the toolbox knows the label clients
+see on its ``mcp_call`` items (``voxcall`` for built-ins and modules, the server's name for MCP tools), the name
+its server knows it by, and whether a call needs the client's approval first.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from voxcall.tools import Tool, ToolContext, ToolRegistry, ToolResult
+from voxcall.tools.builtin import register_builtins
+from voxcall.tools.modules import load_tool_module
+
+if TYPE_CHECKING:
+    from voxcall.audio.output import AudioOutput
+    from voxcall.config import ServerSettings
+    from voxcall.tools.mcp import MCPManager
+
+log = logging.getLogger(__name__)
+
+BUILTIN_LABEL = "voxcall"
+
+
+@dataclass(frozen=True)
+class ServerTool:
+    """How a server tool appears on the protocol: its ``server_label``, its name there, and its approval need."""
+
+    server_label: str
+    remote_name: str
+    needs_approval: bool = False
+
+
+@dataclass
+class Toolbox:
+    """One registry of server tools plus what the protocol needs to know about each."""
+
+    registry: ToolRegistry = field(default_factory=ToolRegistry)
+    max_rounds: int = 5
+    details: dict[str, ServerTool] = field(default_factory=dict)
+    mcp: MCPManager | None = None
+    output: AudioOutput | None = None  # the host's audio output, when the music tools play on it
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools' definitions, as the model sees them."""
+        return self.registry.tools
+
+    def get(self, name: str) -> ServerTool | None:
+        """The server tool the model called ``name``, or None for a client tool."""
+        if name not in self.registry:
+            return None
+        return self.details.get(name) or ServerTool(BUILTIN_LABEL, name)
+
+    async def run(self, name: str, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        """Run one call (validated, limited and timed out by the registry; never raises but for cancellation)."""
+        return await self.registry.call(name, arguments, context=context)
+
+    async def aclose(self) -> None:
+        """Stop the MCP servers and the music."""
+        if self.mcp is not None:
+            await self.mcp.close()
+        if self.output is not None:
+            await self.output.close()
+
+    @classmethod
+    async def from_settings(cls, settings: ServerSettings, *, output: AudioOutput | None = None) -> Toolbox:
+        """Build the toolbox the operator configured: built-ins, modules, then the MCP servers (started).
+
+        Raises ``ValueError`` for a configuration that cannot work (unknown built-in, broken module, clashing
+        names); an MCP server that fails to start is logged and left out.
+        """
+        config = settings.tools
+        box = cls(max_rounds=config.max_tool_rounds)
+        if "music" in config.builtin and output is None:
+            from voxcall.audio.output import AudioOutput, default_sink
+
+            output = AudioOutput(default_sink())
+        box.output = output
+        register_builtins(box.registry, config.builtin, music_dir=config.music_dir, output=output)
+        for spec in config.modules:
+            loaded = load_tool_module(spec, box.registry)
+            log.info("tool module %s: %s", spec, ", ".join(t.name for t in loaded))
+        if settings.mcp.servers:
+            await box._start_mcp(settings.mcp.servers)
+        return box
+
+    async def _start_mcp(self, servers: dict[str, dict[str, Any]]) -> None:
+        from voxcall.tools.mcp import MCPManager, parse_mcp_config
+
+        manager = MCPManager(parse_mcp_config({"servers": servers}))
+        await manager.start()  # a server that fails to start is logged by the manager and left out
+        manager.register(self.registry)
+        for entry in manager.tools:
+            self.details[entry.alias] = ServerTool(entry.server, entry.name, entry.needs_approval)
+        self.mcp = manager
