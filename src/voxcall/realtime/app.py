@@ -41,7 +41,9 @@ def session_options(settings: ServerSettings) -> SessionOptions:
     """The per-session knobs that come from the server's settings."""
     return SessionOptions(model=settings.model or settings.llm, instructions=settings.instructions,
                           prefetch=settings.prefetch, llm_timeout=settings.llm_timeout,
-                          max_frame_bytes=settings.max_frame_bytes)
+                          max_frame_bytes=settings.max_frame_bytes,
+                          allow_session_mcp=settings.tools.allow_session_mcp,
+                          allow_remote_session_mcp=settings.tools.allow_remote_session_mcp)
 
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,

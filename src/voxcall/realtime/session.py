@@ -37,6 +37,7 @@ from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import RATE, AudioBufferFull, InputAudio, Voice
 from voxcall.speech.turns import SpeechStarted, TurnDetector
 from voxcall.tools import ToolContext
+from voxcall.tools.mcp import MCPManager, MCPServerConfig
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,8 @@ class SessionOptions:
     max_history_items: int = 200
     max_hidden_events: int = 2048  # a speculation buffers at most this many events, then its stream pauses
     beta: bool = False
+    allow_session_mcp: bool = False  # sessions may declare MCP servers in session.update (loopback URLs only)
+    allow_remote_session_mcp: bool = False  # ... and remote ones
 
 
 class OutOfBand:
@@ -77,6 +80,8 @@ class Session:
                  toolbox: Toolbox | None = None) -> None:
         self.id = new_id("sess")
         self.toolbox = toolbox
+        self._base_toolbox = toolbox  # the process's server tools; self.toolbox adds the session's MCP servers
+        self._mcp: MCPManager | None = None
         self.approvals = Approvals()
         self.options = options or SessionOptions()
         self.backend = backend
@@ -128,6 +133,8 @@ class Session:
             task.cancel()
         if self._transcriptions:
             await asyncio.wait(self._transcriptions)
+        if self._mcp is not None:
+            await self._mcp.close()
         await self.outbox.close(flush=False)
 
     def to_wire(self) -> dict[str, Any]:
@@ -179,6 +186,8 @@ class Session:
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
         new = apply_settings(self.settings, data, where="session.", audio=self.voice is not None)
         self._check_tool_names(new)
+        if new.mcp_servers != self.settings.mcp_servers:
+            await self._use_mcp_servers(new.mcp_servers)
         await self._discard_speculation("session.update")
         turns_changed = new.turn_detection != self.settings.turn_detection
         self.settings = new
@@ -186,6 +195,36 @@ class Session:
             self._apply_turn_detection()
         await self.outbox.put(event("session.updated", session=self.to_wire()))
         self._maybe_speculate()
+
+    async def _use_mcp_servers(self, specs: list[dict[str, Any]]) -> None:
+        """Start the MCP servers a session declared (when the operator allows it) and add their tools."""
+        manager, toolbox = None, self._base_toolbox
+        if specs:
+            if not self.options.allow_session_mcp:
+                raise ProtocolError("MCP servers in session.update are switched off on this server (the operator can "
+                                    "allow them with tools.allow_session_mcp)", code="unsupported_tool_type",
+                                    param="session.tools")
+            manager, toolbox = await self._start_session_mcp(specs)
+        old, self._mcp, self.toolbox = self._mcp, manager, toolbox
+        if old is not None:
+            await old.close()
+
+    async def _start_session_mcp(self, specs: list[dict[str, Any]]) -> tuple[MCPManager, Toolbox]:
+        try:
+            configs = [MCPServerConfig.from_session_tool(d, allow_remote=self.options.allow_remote_session_mcp)
+                       for d in specs]
+        except ValueError as exc:
+            raise ProtocolError(f"'session.tools': {exc}", code="invalid_tool", param="session.tools") from None
+        manager = MCPManager(configs)
+        await manager.start()
+        problem = ", ".join(f"{name}: {reason}" for name, reason in manager.failures.items())
+        if not problem:
+            try:
+                return manager, (self._base_toolbox or Toolbox()).extended(manager)
+            except ValueError as exc:  # a name clash with a server tool
+                problem = str(exc)
+        await manager.close()
+        raise ProtocolError(f"MCP server unavailable: {problem}", code="mcp_server_unavailable", param="session.tools")
 
     def _check_tool_names(self, settings: SessionSettings) -> None:
         """A client tool may not take the name of a server tool: the model could not tell them apart."""

@@ -68,6 +68,7 @@ class SessionSettings:
     output_format: AudioFormat = PCM24K
     turn_detection: TurnDetection | None = field(default_factory=TurnDetection)
     voice: str = "joe"
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # {type: "mcp", ...} tools, as the client sent
 
     @property
     def audio_out(self) -> bool:
@@ -77,7 +78,7 @@ class SessionSettings:
     def to_wire(self) -> dict[str, Any]:
         """The settings as fields of a GA session object."""
         turns = self.turn_detection.to_wire() if self.turn_detection else None
-        return {"instructions": self.instructions, "tools": [t.to_openai() for t in self.tools],
+        return {"instructions": self.instructions, "tools": [*(t.to_openai() for t in self.tools), *self.mcp_servers],
                 "tool_choice": _choice_wire(self.tool_choice), "output_modalities": list(self.output_modalities),
                 "max_output_tokens": "inf" if self.max_output_tokens is None else self.max_output_tokens,
                 "audio": {"input": {"format": self.input_format.to_wire(), "turn_detection": turns},
@@ -104,7 +105,10 @@ def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str
     if data.get("instructions") is not None:
         new.instructions = _typed(data, "instructions", str, where)
     if data.get("tools") is not None:
-        new.tools = parse_tools(data["tools"], where=f"{where}tools")
+        new.tools, new.mcp_servers = parse_tools(data["tools"], where=f"{where}tools")
+        if new.mcp_servers and where != "session.":
+            raise ProtocolError("MCP servers can only be declared in session.update", code="invalid_tool",
+                                param=f"{where}tools")
     if data.get("tool_choice") is not None:
         new.tool_choice = parse_tool_choice(data["tool_choice"], new.tools, where=f"{where}tool_choice")
     elif data.get("tools") is not None:
@@ -210,16 +214,18 @@ def _typed(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
-def parse_tools(value: Any, *, where: str) -> list[Tool]:
-    """Read a tools array: function tools with valid names and JSON Schema parameters."""
+def parse_tools(value: Any, *, where: str) -> tuple[list[Tool], list[dict[str, Any]]]:
+    """Read a tools array: function tools with valid names and JSON Schema parameters, and MCP server entries
+    (``{type: "mcp", ...}``, checked when the session starts them)."""
     if not isinstance(value, list):
         raise ProtocolError(f"'{where}' must be an array of tools", code="invalid_type", param=where)
     tools: list[Tool] = []
+    servers: list[dict[str, Any]] = []
     for n, data in enumerate(value):
         param = f"{where}[{n}]"
         if isinstance(data, dict) and data.get("type") == "mcp":
-            raise ProtocolError(f"'{param}': MCP tools are not supported yet", code="unsupported_tool_type",
-                                param=param)
+            servers.append(data)
+            continue
         try:
             tool = Tool.from_openai(data)
         except ValueError as exc:
@@ -232,7 +238,7 @@ def parse_tools(value: Any, *, where: str) -> list[Tool]:
                                 param=f"{param}.name")
         _check_schema(tool.parameters, f"{param}.parameters")
         tools.append(tool)
-    return tools
+    return tools, servers
 
 
 def _check_schema(schema: dict[str, Any], param: str) -> None:

@@ -93,7 +93,18 @@ class Toolbox:
 
         manager = MCPManager(parse_mcp_config({"servers": servers}))
         await manager.start()  # a server that fails to start is logged by the manager and left out
+        self.add_mcp(manager)
+        self.mcp = manager
+
+    def add_mcp(self, manager: MCPManager) -> None:
+        """Register a started manager's tools (``ValueError`` when a name is taken)."""
         manager.register(self.registry)
         for entry in manager.tools:
             self.details[entry.alias] = ServerTool(entry.server, entry.name, entry.needs_approval)
-        self.mcp = manager
+
+    def extended(self, manager: MCPManager) -> Toolbox:
+        """A toolbox with these tools plus ``manager``'s (a session's own MCP servers); this one is unchanged."""
+        box = Toolbox(ToolRegistry(), max_rounds=self.max_rounds, details=dict(self.details), output=self.output)
+        box.registry.include(self.registry)
+        box.add_mcp(manager)
+        return box
