@@ -58,10 +58,10 @@ async def test_non_number_operand_is_rejected(registry: ToolRegistry) -> None:
     assert "'a'" in result.output
 
 
-def test_function_stays_directly_callable() -> None:
-    assert calculator("sub", 5, 2) == 3
+async def test_function_stays_directly_callable() -> None:
+    assert await calculator("sub", 5, 2) == 3
     with pytest.raises(ToolError, match="division by zero"):
-        calculator("div", 1, 0)
+        await calculator("div", 1, 0)
 
 
 def test_schema_describes_the_operations(registry: ToolRegistry) -> None:

@@ -8,7 +8,7 @@ from typing import Literal
 from voxcall.tools.registry import ToolError, ToolRegistry
 
 
-def calculator(op: Literal["add", "sub", "mul", "div"], a: float, b: float) -> float:
+async def calculator(op: Literal["add", "sub", "mul", "div"], a: float, b: float) -> float:
     """Calculate ``a op b`` for two numbers. Use it for any arithmetic instead of working it out yourself.
 
     Args:
@@ -35,5 +35,5 @@ def calculator(op: Literal["add", "sub", "mul", "div"], a: float, b: float) -> f
 
 
 def register(registry: ToolRegistry) -> None:
-    """Register :func:`calculator` on ``registry``."""
+    """Register :func:`calculator` on ``registry`` (async: pure arithmetic needs no worker thread)."""
     registry.register(calculator)
