@@ -78,6 +78,7 @@ def test_dotted_module_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 @pytest.mark.parametrize(("text", "message"), [
     ("x = 1\n", "defines no tools"),
     ("raise RuntimeError('boom')\n", "import failed (RuntimeError: boom)"),
+    ("raise ValueError('bad')\n", "import failed (ValueError: bad)"),
     ("TOOLS = []\n", "execute_tool"),
 ])
 def test_broken_modules_give_clear_errors(tmp_path: Path, text: str, message: str) -> None:

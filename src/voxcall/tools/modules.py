@@ -50,23 +50,26 @@ def tool(fn: F | None = None, /, *, name: str | None = None, description: str | 
 
 def import_tool_module(spec: str) -> ModuleType:
     """Import ``spec``: a ``.py`` file path, or a dotted module name. Raises ``ValueError`` with the reason."""
+    if not (spec.endswith(".py") or "/" in spec):
+        return _run_module(spec, lambda: importlib.import_module(spec))
+    path = Path(spec).expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"tool module {spec}: no such file")
+    name = f"voxcall_tools_{path.stem}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ValueError(f"tool module {spec}: cannot be loaded")
+    loader = module_spec.loader
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    return _run_module(spec, lambda: (loader.exec_module(module), module)[1])
+
+
+def _run_module(spec: str, load: Callable[[], ModuleType]) -> ModuleType:
+    """Run a module's code; any error it raises (a ``ValueError`` too) is reported naming the module."""
     try:
-        if spec.endswith(".py") or "/" in spec:
-            path = Path(spec).expanduser().resolve()
-            if not path.is_file():
-                raise ValueError(f"tool module {spec}: no such file")
-            name = f"voxcall_tools_{path.stem}"
-            module_spec = importlib.util.spec_from_file_location(name, path)
-            if module_spec is None or module_spec.loader is None:
-                raise ValueError(f"tool module {spec}: cannot be loaded")
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[name] = module
-            module_spec.loader.exec_module(module)
-            return module
-        return importlib.import_module(spec)
-    except ValueError:
-        raise
-    except Exception as exc:  # the module's own error: name it, the traceback goes to the log by the caller
+        return load()
+    except Exception as exc:
         raise ValueError(f"tool module {spec}: import failed ({type(exc).__name__}: {exc})") from exc
 
 
