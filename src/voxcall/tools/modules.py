@@ -62,7 +62,12 @@ def import_tool_module(spec: str) -> ModuleType:
     loader = module_spec.loader
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
-    return _run_module(spec, lambda: (loader.exec_module(module), module)[1])
+
+    def execute() -> ModuleType:
+        loader.exec_module(module)
+        return module
+
+    return _run_module(spec, execute)
 
 
 def _run_module(spec: str, load: Callable[[], ModuleType]) -> ModuleType:
