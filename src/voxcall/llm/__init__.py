@@ -24,6 +24,7 @@ from voxcall.llm.base import (
     Usage,
 )
 from voxcall.llm.code_format import CodeFormatBackend
+from voxcall.llm.llamacpp import LlamaCppBackend
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.llm.openai_responses import OpenAIResponsesBackend
@@ -32,7 +33,7 @@ from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls.events import RejectedCall, TextDelta
 from voxcall.tools.codecalls.prompt import ToolChoice
 
-BACKEND_KINDS = ("openai-chat", "openai-responses", "scripted")
+BACKEND_KINDS = ("openai-chat", "openai-responses", "scripted", "llamacpp")
 """The ``kind`` values :func:`create_backend` knows."""
 
 ToolFormat = Literal["native", "code"]
@@ -52,13 +53,17 @@ def create_backend(
 ) -> LLMBackend:
     """Build the backend ``kind``; with ``tool_format="code"`` it is wrapped in a :class:`CodeFormatBackend`.
 
-    ``model`` is required by the OpenAI kinds; ``script`` is used by ``"scripted"`` only (None: the built-in
-    script); ``disable_reasoning`` by ``"openai-chat"`` only (see :mod:`voxcall.llm.openai_chat`). Raises
-    ``ValueError`` for an unknown kind or tool format, or a missing model.
+    ``model`` is required by the OpenAI kinds; for ``"llamacpp"`` it is the path of a GGUF file (None: the
+    default SmolLM2 model), and ``tool_format`` does not apply: that backend always takes the code path itself,
+    with grammar-constrained calls. ``script`` is used by ``"scripted"`` only (None: the built-in script);
+    ``disable_reasoning`` by ``"openai-chat"`` only (see :mod:`voxcall.llm.openai_chat`). Raises ``ValueError``
+    for an unknown kind or tool format, or a missing model; ``LLMError`` when a local model cannot be loaded.
     """
     if tool_format not in ("native", "code"):
         raise ValueError(f"unknown tool format {tool_format!r}; expected 'native' or 'code'")
     backend: LLMBackend
+    if kind == "llamacpp":
+        return LlamaCppBackend(model)
     if kind == "scripted":
         backend = ScriptedBackend(script)
     elif kind in ("openai-chat", "openai-responses"):
@@ -87,6 +92,7 @@ __all__ = [
     "LLMError",
     "LLMEvent",
     "LLMRequest",
+    "LlamaCppBackend",
     "Message",
     "OpenAIChatBackend",
     "OpenAIResponsesBackend",

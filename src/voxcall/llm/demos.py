@@ -1,0 +1,74 @@
+"""Demonstration turns for a local model, generated from the tool schemas: a request and the call that answers it.
+
+Tiny models follow examples far better than rules, so the conversation a local model sees opens with one short
+exchange per tool (a user request built from the tool's description and example values, the assistant's
+``<code>`` call with those values) and, when the model may choose, a few exchanges that need no tool. Nothing here
+is written for a particular tool: the values come from the schema (``examples``, ``enum``, ``default``, type).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from voxcall.llm.base import Message
+from voxcall.tools.codecalls.prompt import example_arguments, format_code_call
+from voxcall.tools.schema import Tool
+from voxcall.tools.validation import ArgumentError, validate_arguments
+
+PLAIN_DEMOS: tuple[tuple[str, str], ...] = (
+    ("Hello, how are you?", "I'm doing well, thanks. How can I help?"),
+    ("What is the capital of France?", "The capital of France is Paris."),
+    ("Thanks, that's all.", "You're welcome. Have a nice day!"),
+)
+"""Exchanges that need no tool, shown when the model may answer in words: they teach it that not every request
+is a call (tool-agnostic, so the same for every session)."""
+
+_MARKUP = re.compile(r"[`*_]{1,3}")
+
+
+def demo_messages(tools: Sequence[Tool], *, with_plain: bool) -> list[Message]:
+    """The demonstration turns for ``tools``: per tool a request and its call, then (``with_plain``) the exchanges
+    that need no tool, interleaved so that the last demonstration is not always a call."""
+    calls = [turn for tool in tools for turn in _call_demo(tool)]
+    if not with_plain:
+        return calls
+    plain = [message for request, answer in PLAIN_DEMOS
+             for message in (Message(role="user", text=request), Message(role="assistant", text=answer))]
+    middle = 2 * (len(calls) // 4)  # the first half of the tools, in whole exchanges
+    return [*plain[:2], *calls[:middle], *plain[2:4], *calls[middle:], *plain[4:]]
+
+
+def demo_request(tool: Tool, arguments: dict[str, Any]) -> str:
+    """A user request for ``tool`` with ``arguments``: its description's first sentence, then the values.
+
+    ``Get the weather for a city`` with ``{"city": "Paris"}`` becomes ``Get the weather for a city: Paris.``
+    """
+    summary = _MARKUP.sub("", tool.description.strip().split("\n")[0]).split(". ")[0].rstrip(" .")
+    summary = summary or tool.code_name.replace("_", " ").capitalize()
+    values = ", ".join(_spoken(v) for v in arguments.values())
+    return f"{summary}: {values}." if values else f"{summary}."
+
+
+def _call_demo(tool: Tool) -> list[Message]:
+    """The request and the call for ``tool``; none when the schema yields no valid example (a demonstration of
+    a call that would be refused would teach the wrong thing)."""
+    arguments = example_arguments(tool)
+    try:
+        validate_arguments(tool, arguments)
+    except ArgumentError:
+        return []
+    return [Message(role="user", text=demo_request(tool, arguments)),
+            Message(role="assistant", text=format_code_call(tool, arguments))]
+
+
+def _spoken(value: Any) -> str:
+    """A value as a user would say it: strings bare, lists joined, everything else as JSON would write it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return " and ".join(_spoken(v) for v in value)
+    return str(value)

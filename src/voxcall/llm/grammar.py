@@ -1,0 +1,185 @@
+"""GBNF grammars (llama.cpp's grammar format) that only admit well-formed calls to the session's tools.
+
+A local model asked to call a tool opens a ``<code>`` block; from there on, sampling is constrained by
+:func:`calls_grammar`: the text can only be calls to declared tools, by their Python names (``Tool.code_name``),
+with named arguments (the aliases of ``Tool.argument_aliases()``) in signature order, every required argument
+present, and each value a literal of its schema's type: quoted strings, numbers, integers, ``True``/``False``,
+enum values as literals; arrays and objects loosely (any literals inside unless the schema says more). Each call
+is closed by ``</code>``; further blocks may follow, and nothing else.
+
+The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
+(llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from voxcall.tools.codecalls.prompt import python_literal
+from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
+from voxcall.tools.schema import Tool
+from voxcall.tools.signature import _resolve as resolve_pointer
+
+_MAX_DEPTH = 16  # schema nesting followed before a value is accepted as any literal
+
+# Literal rules every grammar shares; a Python literal of each kind, in the forms the ``<code>`` parser reads.
+_BASE_RULES = {
+    "string": r'''"'" ([^'\\\n] | "\\" [^\n])+ "'" | "\"" ([^"\\\n] | "\\" [^\n])+ "\""''',
+    "integer": r'"-"? ("0" | [1-9] [0-9]*)',
+    "number": r'"-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)?',
+    "boolean": '"True" | "False"',
+    "null": '"None"',
+    "value": "string | number | boolean | null | array | object",
+    "array": '"[" (value (", " value)*)? "]"',
+    "object": '"{" (string ": " value (", " string ": " value)*)? "}"',
+}
+_BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
+
+
+def gbnf_literal(text: str) -> str:
+    """``text`` as a GBNF string literal (double-quoted, with ``\\``, ``"`` and control characters escaped)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return '"' + escaped.replace("\t", "\\t") + '"'
+
+
+def calls_grammar(tools: Sequence[Tool]) -> str:
+    """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
+    ``</code>``, blocks separated by at most a space or newline. Raises ``ValueError`` when ``tools`` is empty."""
+    if not tools:
+        raise ValueError("a calls grammar needs at least one tool")
+    builder = _Builder()
+    calls = [builder.call(tool) for tool in tools]
+    builder.rules["call"] = " | ".join(calls)
+    close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
+    builder.rules["root"] = f"call {close} ({_BLOCK_GAP} {reopen} call {close})*"
+    return builder.text()
+
+
+class _Builder:
+    """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = dict(_BASE_RULES)
+        self._by_body: dict[str, str] = {body: name for name, body in _BASE_RULES.items()}
+        self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
+
+    def text(self) -> str:
+        """The grammar, ``root`` first."""
+        order = ["root", *(name for name in self.rules if name != "root")]
+        return "".join(f"{name} ::= {self.rules[name]}\n" for name in order)
+
+    def add(self, hint: str, body: str) -> str:
+        """The name of a rule with ``body``, made from ``hint`` unless an equal rule exists already."""
+        if body in self._by_body:
+            return self._by_body[body]
+        name = self._fresh(hint)
+        self.rules[name] = body
+        self._by_body[body] = name
+        return name
+
+    def _fresh(self, hint: str) -> str:
+        base = re.sub(r"[^a-zA-Z0-9]+", "-", hint).strip("-").lower() or "rule"
+        name, n = base, 2
+        while name in self.rules or name == "root" or name == "call":
+            name, n = f"{base}-{n}", n + 1
+        return name
+
+    # -- calls -----------------------------------------------------------------------------------------------
+
+    def call(self, tool: Tool) -> str:
+        """The rule for one call of ``tool``: its name, then its arguments in parentheses."""
+        aliases = tool.argument_aliases()
+        by_alias = {alias: prop for prop, alias in aliases.items()}
+        properties, required = tool.properties, set(tool.required)
+        needed: list[str] = []
+        optional: list[str] = []
+        for alias in tool.signature().parameters:  # required first, then optional, each in schema order
+            prop = by_alias.get(alias, alias)
+            value = self.value(properties.get(prop), tool.parameters, f"{tool.code_name}-{alias}", 0)
+            argument = f"{gbnf_literal(alias + '=')} {value}"
+            (needed if prop in required else optional).append(argument)
+        arguments = _argument_list(needed, optional)
+        body = gbnf_literal(tool.code_name + "(") + (f" {arguments}" if arguments else "") + ' ")"'
+        return self.add(f"call-{tool.code_name}", body)
+
+    # -- values ----------------------------------------------------------------------------------------------
+
+    def value(self, schema: Any, root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The rule name (or inline expression) for a literal ``schema`` accepts; ``value`` when unsure."""
+        if depth > _MAX_DEPTH or not isinstance(schema, Mapping):
+            return "value"
+        if "$ref" in schema:
+            return self._ref(schema["$ref"], root, hint, depth)
+        if "const" in schema:
+            return self._literals([schema["const"]], hint)
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return self._literals(schema["enum"], hint)
+        for key in ("anyOf", "oneOf"):
+            members = schema.get(key)
+            if isinstance(members, list) and members:
+                return self._union([self.value(m, root, hint, depth + 1) for m in members], hint)
+        if isinstance(schema.get("allOf"), list):
+            informative = [v for m in schema["allOf"] if (v := self.value(m, root, hint, depth + 1)) != "value"]
+            return informative[0] if informative else "value"
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return self._union([self._typed(k, schema, root, hint, depth) for k in kind], hint)
+        return self._typed(kind, schema, root, hint, depth)
+
+    def _typed(self, kind: Any, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """The rule for one JSON type; arrays follow their ``items`` schema, objects are loose."""
+        if kind == "array":
+            item = self.value(schema.get("items"), root, f"{hint}-item", depth + 1)
+            if item == "value":
+                return "array"
+            return self.add(f"{hint}-list", f'"[" ({item} (", " {item})*)? "]"')
+        if isinstance(kind, str) and kind in _BASE_RULES and kind != "value":
+            return kind
+        return "value"
+
+    def _literals(self, values: Iterable[Any], hint: str) -> str:
+        """A rule admitting exactly ``values``, each written as the Python literal the parser reads back."""
+        alternatives = list(dict.fromkeys(gbnf_literal(python_literal(v)) for v in values))
+        return self.add(f"{hint}-enum", " | ".join(alternatives))
+
+    def _union(self, members: list[str], hint: str) -> str:
+        if "value" in members:
+            return "value"
+        unique = list(dict.fromkeys(members))
+        return unique[0] if len(unique) == 1 else self.add(f"{hint}-union", " | ".join(unique))
+
+    def _ref(self, ref: Any, root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """A named rule for the schema ``ref`` points to; a pointer met again while being built recurses."""
+        if not isinstance(ref, str):
+            return "value"
+        if ref in self._refs:
+            return self._refs[ref]
+        target = resolve_pointer(ref, root)
+        if not isinstance(target, Mapping):
+            return "value"
+        name = self._fresh(f"{hint}-ref")
+        self._refs[ref] = name
+        self.rules[name] = "value"  # placeholder while the target is built (a recursive pointer names this rule)
+        built = self.value(target, root, name, depth + 1)
+        self.rules[name] = "value" if built == name else built  # a pointer to itself accepts any literal
+        return name
+
+
+def _argument_list(needed: list[str], optional: list[str]) -> str:
+    """The arguments: every required one in order, then any in-order subset of the optional ones, comma-separated.
+
+    With required arguments each optional one is ``(", " arg)?``; without, the first present optional argument
+    has no comma before it, so each choice of a first argument is an alternative.
+    """
+    sep = '", "'
+    if needed:
+        head = f" {sep} ".join(needed)
+        return " ".join([head, *(f"({sep} {arg})?" for arg in optional)])
+    if not optional:
+        return ""
+    choices = [" ".join([arg, *(f"({sep} {later})?" for later in optional[i + 1:])])
+               for i, arg in enumerate(optional)]
+    return "(" + " | ".join(f"({choice})" for choice in choices) + ")?"
+

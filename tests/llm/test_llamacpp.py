@@ -1,0 +1,201 @@
+"""LlamaCppBackend with the real SmolLM2-135M: the shape of the stream, never the quality of the answers.
+
+One backend (one model load) serves the module, as one serves every session of a server. Prompts are kept short
+and replies capped, so the module runs in well under a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+from tests.llm.helpers import arguments_text
+from voxcall.llm import (
+    BACKEND_KINDS,
+    Done,
+    FunctionCallItem,
+    FunctionOutputItem,
+    LlamaCppBackend,
+    LLMEvent,
+    LLMRequest,
+    Message,
+    RejectedCall,
+    TextDelta,
+    ToolCall,
+    ToolCallStart,
+    Usage,
+    create_backend,
+)
+from voxcall.tools import Tool
+from voxcall.tools.validation import validate_arguments
+
+pytest.importorskip("llama_cpp")
+
+WEATHER = Tool("get_weather", "Get the weather forecast for a city.",
+               {"type": "object", "properties": {"city": {"type": "string", "examples": ["Paris"]},
+                                                 "unit": {"type": "string", "enum": ["c", "f"]}},
+                "required": ["city"]})
+TIMER = Tool("set_timer", "Start a countdown timer.",
+             {"type": "object", "properties": {"minutes": {"type": "number", "examples": [10]},
+                                               "label": {"type": "string"}},
+              "required": ["minutes"]})
+TOOLS = [WEATHER, TIMER]
+
+
+TIMEOUT = 60.0  # seconds per stream: a cold prompt on a busy 2-core machine takes several
+
+
+async def collect(events: AsyncIterator[LLMEvent]) -> list[LLMEvent]:
+    """Every event of a stream, failing after :data:`TIMEOUT` seconds."""
+    async with asyncio.timeout(TIMEOUT):
+        return [event async for event in events]
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[LlamaCppBackend]:
+    model = LlamaCppBackend(n_ctx=1024)
+    yield model
+    asyncio.run(model.aclose())
+
+
+def ask(text: str, **options: Any) -> LLMRequest:
+    options.setdefault("max_output_tokens", 24)
+    return LLMRequest(items=[Message(role="user", text=text)], tools=TOOLS, **options)
+
+
+def ends_properly(events: list[LLMEvent]) -> Usage:
+    """Exactly one Usage then one Done, last; returns the Usage."""
+    assert isinstance(events[-1], Done) and isinstance(events[-2], Usage)
+    assert sum(isinstance(e, Usage | Done) for e in events) == 2
+    return events[-2]
+
+
+@pytest.mark.parametrize("tool_choice", ["required", {"type": "function", "name": "set_timer"}])
+@pytest.mark.parametrize("text", ["What's the weather in Oslo?", "Set a timer for 5 minutes.",
+                                  "Tell me a joke.", "hmm"])
+async def test_forced_choice_yields_a_schema_valid_call(backend: LlamaCppBackend, tool_choice: Any,
+                                                        text: str) -> None:
+    events = await collect(backend.stream(ask(text, tool_choice=tool_choice, max_output_tokens=48)))
+    usage = ends_properly(events)
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert calls, events
+    assert not [e for e in events if isinstance(e, RejectedCall)]
+    assert not "".join(e.text for e in events if isinstance(e, TextDelta)).strip()
+    if isinstance(tool_choice, dict):
+        assert {c.name for c in calls} == {"set_timer"}
+    for call in calls:
+        tool = next(t for t in TOOLS if t.name == call.name)
+        validate_arguments(tool, call.arguments)  # raises when the arguments do not fit the schema
+        [start] = [e for e in events if isinstance(e, ToolCallStart) and e.call_id == call.call_id]
+        assert start.name == call.name
+        assert json.loads(arguments_text(events, call.call_id)) == call.arguments
+        assert events.index(start) < events.index(call)
+    assert events[-1] == Done("tool_calls")
+    assert usage.input_tokens > 0 and 0 < usage.output_tokens <= 48
+
+
+async def test_none_yields_text_and_no_call(backend: LlamaCppBackend) -> None:
+    events = await collect(backend.stream(ask("What's the weather in Oslo?", tool_choice="none")))
+    ends_properly(events)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)).strip()
+    assert not [e for e in events if isinstance(e, ToolCall | RejectedCall | ToolCallStart)]
+    assert events[-1] in (Done("stop"), Done("length"))
+
+
+async def test_history_with_calls_and_results(backend: LlamaCppBackend) -> None:
+    items = [Message(role="user", text="Weather in Oslo?"),
+             FunctionCallItem(call_id="c1", name="get_weather", arguments='{"city": "Oslo"}'),
+             FunctionOutputItem(call_id="c1", output="Sunny, 21 C"),
+             Message(role="assistant", text="It is sunny and 21 degrees."),
+             Message(role="user", text="And in Rome?")]
+    events = await collect(backend.stream(LLMRequest(items=items, tools=TOOLS, tool_choice="required",
+                                                     max_output_tokens=32)))
+    ends_properly(events)
+    assert [e.name for e in events if isinstance(e, ToolCall)]
+
+
+async def test_aclose_mid_generation_stops_quickly(backend: LlamaCppBackend,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    picked: list[int] = []
+    advance = backend._model.advance
+
+    def counting(token: int) -> None:
+        picked.append(token)
+        advance(token)
+
+    monkeypatch.setattr(backend._model, "advance", counting)
+    request = ask("Write a long story about a dragon and a knight.", tool_choice="none", max_output_tokens=200)
+    stream = backend.stream(request)
+    async with asyncio.timeout(TIMEOUT):
+        first = await anext(stream)
+        assert isinstance(first, TextDelta)
+        started = time.perf_counter()
+        await stream.aclose()
+        assert time.perf_counter() - started < 0.5
+        # The backend is usable at once, and the closed generation stopped after a few more tokens.
+        events = await collect(backend.stream(ask("Hello!", tool_choice="none", max_output_tokens=4)))
+    closed_tokens = len(picked) - ends_properly(events).output_tokens
+    assert closed_tokens < 30, f"the closed stream went on for {closed_tokens} tokens"
+
+
+async def test_concurrent_streams_are_serialised_and_both_complete(backend: LlamaCppBackend,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = [ask("Hello, who are you?", tool_choice="none"), ask("Set a timer for 3 minutes.")]
+    alone = [await collect(backend.stream(r)) for r in requests]
+    inside = 0
+    most = 0
+
+    def guarded(method: Any) -> Any:
+        def run(*args: Any) -> Any:
+            nonlocal inside, most
+            inside += 1
+            most = max(most, inside)
+            try:
+                return method(*args)
+            finally:
+                inside -= 1
+        return run
+
+    for name in ("evaluate", "advance", "pick"):
+        monkeypatch.setattr(backend._model, name, guarded(getattr(backend._model, name)))
+    together = await asyncio.gather(*(collect(backend.stream(r)) for r in requests))
+    assert most == 1
+    for solo, shared in zip(alone, together, strict=True):
+        ends_properly(shared)
+        assert _visible(shared) == _visible(solo)  # greedy decoding: the same reply, whatever ran alongside
+
+
+def _visible(events: list[LLMEvent]) -> list[Any]:
+    """The stream without call ids (fresh per call) and token counts (the cache differs)."""
+    return [("text", e.text) if isinstance(e, TextDelta) else ("call", e.name, e.arguments)
+            for e in events if isinstance(e, TextDelta | ToolCall)]
+
+
+async def test_warm_second_turn_reuses_the_prefix(backend: LlamaCppBackend) -> None:
+    instructions = f"You are a test assistant (run {time.time_ns()})."  # a prefix no earlier test evaluated
+    first = LLMRequest(items=[Message(role="user", text="Hi there!")], instructions=instructions, tools=TOOLS,
+                       max_output_tokens=8)
+    first_events = await collect(backend.stream(first))
+    reply = "".join(e.text for e in first_events if isinstance(e, TextDelta))
+    second = LLMRequest(items=[*first.items, Message(role="assistant", text=reply or "Hello."),
+                               Message(role="user", text="Thanks.")],
+                        instructions=instructions, tools=TOOLS, max_output_tokens=8)
+    cold, warm = ends_properly(first_events), ends_properly(await collect(backend.stream(second)))
+    assert cold.cached_input_tokens < 10  # only the template's opening is shared with earlier prompts
+    assert warm.cached_input_tokens >= cold.input_tokens - 1
+    assert warm.input_tokens - warm.cached_input_tokens < cold.input_tokens - cold.cached_input_tokens
+
+
+async def test_create_backend_knows_llamacpp() -> None:
+    assert "llamacpp" in BACKEND_KINDS
+    backend = create_backend("llamacpp")
+    try:
+        assert isinstance(backend, LlamaCppBackend)
+    finally:
+        await backend.aclose()
+
