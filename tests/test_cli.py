@@ -1,7 +1,10 @@
-"""``voxcall serve``: refuses unsafe or broken settings before anything listens, otherwise hands uvicorn the app.
+"""``voxcall serve``: refuses unsafe or broken settings before anything listens, otherwise loads the models and
+hands uvicorn the app.
 
 uvicorn never really serves here: ``uvicorn.Server.serve`` is replaced by a fake that records its config, and the
-web app comes from a stand-in ``voxcall.realtime.app`` so these tests exercise the command, not the protocol.
+web app comes from a stand-in ``voxcall.realtime.app`` so these tests exercise the command, not the protocol. The
+speech models and the local LLM are stood in for too (see ``models``), except where a test loads the real ones.
+``talk`` and ``chat`` are tested end to end in ``tests/client``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typer.testing import CliRunner, Result
 from voxcall import cli
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
+from voxcall.speech import SpeechModelError
 
 WIDE = {"COLUMNS": "200"}  # rich help output is wrapped to the terminal width
 
@@ -42,19 +46,44 @@ class FakeBackend:
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No VOXCALL_* / OPENAI_API_KEY from the shell, and no ./voxcall.yaml unless a test writes one."""
+    """No VOXCALL_* / OPENAI_API_KEY from the shell, and no ./voxcall.yaml unless a test writes one; the process
+    environment (which ``serve`` changes) is restored afterwards."""
     for name in list(os.environ):
         if name.upper().startswith("VOXCALL_") or name.upper() == "OPENAI_API_KEY":
             monkeypatch.delenv(name)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
+
+
+class Models:
+    """Stand-ins for the model loading: no local LLM installed, and speech that "loads" as ``voice``."""
+
+    def __init__(self) -> None:
+        self.local_llm = False
+        self.voice: object | None = None
+        self.choices: list[cli.SpeechChoice] = []
+
+    def load_speech(self, choice: cli.SpeechChoice, startup: cli.Startup) -> object | None:
+        self.choices.append(choice)
+        return self.voice
+
+
+@pytest.fixture(autouse=True)
+def models(monkeypatch: pytest.MonkeyPatch) -> Models:
+    """No test loads a real model unless it asks to (by undoing these with ``monkeypatch``)."""
+    stand_in = Models()
+    monkeypatch.setattr(cli, "local_llm_available", lambda model: stand_in.local_llm)
+    monkeypatch.setattr(cli, "load_speech", stand_in.load_speech)
+    return stand_in
 
 
 @pytest.fixture
 def apps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ServerSettings, Any]]:
-    """A stand-in ``voxcall.realtime.app`` whose ``create_app`` records what it was given."""
+    """A stand-in ``voxcall.realtime.app`` whose ``create_app`` records the settings and backend it was given (the
+    voice is checked through :class:`Models`)."""
     created: list[tuple[ServerSettings, Any]] = []
 
-    def create_app(settings: ServerSettings, backend: Any) -> Starlette:
+    def create_app(settings: ServerSettings, backend: Any, voice: Any = None) -> Starlette:
         created.append((settings, backend))
         return Starlette()
 
@@ -91,6 +120,9 @@ def no_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_server(no_uvicorn: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if uvicorn is asked to serve or the app and backend are even built."""
     monkeypatch.setattr(cli, "build_server", fail_if_called)
+
+
+REAL_LOAD_SPEECH = cli.load_speech
 
 
 def invoke(*args: str) -> Result:
@@ -160,7 +192,7 @@ def test_loopback_needs_neither_keys_nor_a_warning(caplog: pytest.LogCaptureFixt
     result = invoke("serve")
     assert result.exit_code == 0, result.output
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
-    assert "ws://127.0.0.1:8765/v1/realtime · llm scripted · prefetch on · auth off" in result.stdout
+    assert "ws://127.0.0.1:8765/v1/realtime · llm scripted · speech off · prefetch on · auth off" in result.stdout
 
 
 @pytest.mark.usefixtures("apps", "served")
@@ -176,7 +208,7 @@ def test_summary_never_shows_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     result = invoke("serve", "--host", "0.0.0.0", "--api-key-file", "keys", "--llm", "openai-chat", "--model", "gpt-x",
                     "--api-key", "sk-upstream-secret", "--no-prefetch")
     assert result.exit_code == 0, result.output
-    assert "llm openai-chat (gpt-x) · prefetch off · auth on" in result.stdout
+    assert "llm fake (gpt-x) · speech off · prefetch off · auth on" in result.stdout
     assert "client-secret-1" not in result.output and "sk-upstream-secret" not in result.output
     [kwargs] = created
     assert kwargs["api_key"] == "sk-upstream-secret" and kwargs["model"] == "gpt-x"
@@ -242,9 +274,114 @@ def test_stop_signal_shuts_down_gracefully_and_closes_the_backend(stop: signal.S
 
 
 def test_build_server_with_the_real_app() -> None:
-    pytest.importorskip("voxcall.realtime.app")
-    web_app, backend = cli.build_server(ServerSettings.load(None))
-    assert isinstance(web_app, Starlette) and isinstance(backend, ScriptedBackend)
+    server = cli.build_server(ServerSettings.load(None))
+    assert isinstance(server.app, Starlette) and isinstance(server.backend, ScriptedBackend)
+    assert server.voice is None
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_build_server_with_the_real_speech_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "load_speech", REAL_LOAD_SPEECH)
+    startup = cli.Startup()
+    server = cli.build_server(ServerSettings.load(None), cli.SpeechChoice(required=True), startup)
+    assert server.voice is not None and server.voice.tts.sample_rate == 22050
+    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "Piper joe", "scripted"]
+    assert startup.summary().startswith("loaded in ")
+
+
+# --- defaults: the local model and speech ---------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_serve_runs_offline() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "0"  # restored by the isolated fixture
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    assert os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_the_local_model_is_the_default_when_installed(models: Models, monkeypatch: pytest.MonkeyPatch) -> None:
+    models.local_llm = True
+    kinds: list[str] = []
+
+    def create_backend(kind: str, **kwargs: Any) -> FakeBackend:
+        kinds.append(kind)
+        return FakeBackend()
+
+    monkeypatch.setattr("voxcall.llm.create_backend", create_backend)
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    assert kinds == [cli.LOCAL_LLM]
+    assert "note:" not in result.stderr
+
+
+@pytest.mark.usefixtures("served")
+def test_without_the_local_model_the_scripted_demo_answers_with_a_note(
+        apps: list[tuple[ServerSettings, Any]]) -> None:
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    [(settings, backend)] = apps
+    assert settings.llm == "scripted" and isinstance(backend, ScriptedBackend)
+    assert "note: the local model is not installed" in result.stderr and "--llm" in result.stderr
+
+
+@pytest.mark.usefixtures("served")
+def test_a_chosen_backend_is_kept_even_when_the_local_model_is_installed(
+        apps: list[tuple[ServerSettings, Any]], models: Models, monkeypatch: pytest.MonkeyPatch) -> None:
+    models.local_llm = True
+    monkeypatch.setenv("VOXCALL_LLM", "scripted")
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    [(settings, _)] = apps
+    assert settings.llm == "scripted"
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_speech_is_on_by_default(models: Models) -> None:
+    models.voice = object()
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    assert models.choices == [cli.SpeechChoice(required=False, vad="silero")]
+    assert "· speech on ·" in result.stdout and "loaded in " in result.stdout
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_speech_options_are_passed_on(models: Models) -> None:
+    result = invoke("serve", "--speech", "--vad", "webrtc", "--stt-model", "whisper-dir", "--tts-voice", "v.onnx")
+    assert result.exit_code == 0, result.output
+    assert models.choices == [cli.SpeechChoice(required=True, vad="webrtc", stt_model=Path("whisper-dir"),
+                                               tts_voice=Path("v.onnx"))]
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_no_speech_loads_no_speech_model(models: Models) -> None:
+    result = invoke("serve", "--no-speech")
+    assert result.exit_code == 0, result.output
+    assert models.choices == [] and "· speech off ·" in result.stdout
+
+
+def missing_whisper(model_dir: object = None) -> Any:
+    raise SpeechModelError("faster-whisper is not installed; install the embedded models with: pip install ...")
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_missing_speech_models_give_a_text_only_server_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "load_speech", REAL_LOAD_SPEECH)
+    monkeypatch.setattr("voxcall.speech.get_whisper", missing_whisper)
+    result = invoke("serve")
+    assert result.exit_code == 0, result.output
+    assert "note: serving text only, without speech: faster-whisper is not installed" in result.stderr
+    assert "· speech off ·" in result.stdout
+
+
+@pytest.mark.usefixtures("apps", "no_uvicorn")
+def test_missing_speech_models_with_explicit_speech_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cli, "load_speech", REAL_LOAD_SPEECH)
+    monkeypatch.setattr("voxcall.speech.get_whisper", missing_whisper)
+    result = invoke("serve", "--speech")
+    assert result.exit_code == 2
+    assert "error: cannot load the speech models: faster-whisper is not installed" in result.stderr
 
 
 # --- help ----------------------------------------------------------------------------------------------------------
@@ -254,10 +391,25 @@ def test_help_lists_the_options() -> None:
     result = invoke("serve", "--help")
     assert result.exit_code == 0
     for option in ("--host", "--port", "--llm", "--model", "--base-url", "--api-key", "--tool-format", "--script",
+                   "--speech", "--no-speech", "--vad", "--stt-model", "--tts-voice",
                    "--prefetch", "--no-prefetch", "--config", "--api-key-file", "--insecure-no-auth",
                    "--max-frame-bytes", "--log-level"):
         assert option in result.stdout
     assert "VOXCALL_LLM_API_KEY" in result.stdout  # the upstream key is better kept out of shell history
+    assert "llamacpp when installed, else scripted" in result.stdout and "silero|webrtc" in result.stdout
+
+
+@pytest.mark.parametrize(("command", "options"), [
+    ("talk", ("--url", "--api-key", "--wav", "--out", "--fast", "--text", "--tool-module", "--instructions",
+              "--timeout")),
+    ("chat", ("prompt", "--llm", "--model", "--base-url", "--tool-format", "--instructions", "--script",
+              "--tool-module", "--config", "--timeout")),
+])
+def test_client_help_lists_the_options(command: str, options: tuple[str, ...]) -> None:
+    result = invoke(command, "--help")
+    assert result.exit_code == 0
+    for option in options:
+        assert option in result.stdout
 
 
 def test_python_m_voxcall_serve_help() -> None:
