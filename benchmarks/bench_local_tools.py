@@ -9,7 +9,9 @@ forms), and requests that need none. Prints:
 - false-call rate: requests needing no tool that got a call or an attempt at one (target <= 10 %);
 - tool-syntax leaks: ``<code``, ``</code>``, a fence, or ``tool_name(`` in the spoken text (target 0);
 - prompt tokens the tools cost (stubs, rules and demonstrations: a request's input with tools minus without);
-- time to first event, cold (nothing cached) and warm (the shared prefix cached; target median <= 300 ms).
+- follow-ups: after a call and its output, whether the reply relays the output or calls a tool again;
+- time to first event (a text delta, or a complete call), cold (nothing cached) and warm (the shared prefix
+  cached; target median <= 300 ms), the warm ones also split by kind of reply.
 
     python benchmarks/bench_local_tools.py [--limit N] [--model PATH] [--call-threshold P|none] [--no-demos]
                                            [--no-grammar] [--text] [-v]
@@ -22,13 +24,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from voxcall.llm import Done, LLMRequest, Message, RejectedCall, TextDelta, ToolCall, ToolCallStart, Usage
+from voxcall.llm import (
+    ChatItem,
+    Done,
+    FunctionCallItem,
+    FunctionOutputItem,
+    LLMRequest,
+    Message,
+    RejectedCall,
+    TextDelta,
+    ToolCall,
+    ToolCallStart,
+    Usage,
+)
 from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
@@ -169,6 +184,21 @@ PLAIN_REQUESTS: list[str] = [
 ]
 
 
+FOLLOW_UPS: list[tuple[str, str, dict[str, Any], str, tuple[str, ...]]] = [
+    # request, the call made, its arguments, the tool's output, words of which a relaying reply has one
+    ("What's the weather in London?", "get_weather", {"city": "London"}, "Rainy, 12 degrees", ("rain", "12")),
+    ("Set a timer for 5 minutes.", "set_timer", {"minutes": 5}, "Timer set for 5 minutes", ("5", "five")),
+    ("Play some jazz.", "play_music", {"query": "jazz"}, "Now playing Take Five by Dave Brubeck",
+     ("take five", "brubeck")),
+    ("Turn on the kitchen lights.", "set_lights", {"room": "kitchen", "on": True}, "Kitchen lights are on",
+     ("on", "light")),
+    ("Set the volume to 50.", "set_volume", {"level": 50}, "Volume set to 50", ("50", "fifty")),
+    ("What's 12 times 8?", "calculator", {"op": "mul", "a": 12, "b": 8}, "96", ("96",)),
+    ("How is the weather in Tokyo?", "get_weather", {"city": "Tokyo"}, "Sunny, 25 degrees", ("sun", "25")),
+    ("Stop the music.", "stop_music", {}, "Music stopped", ("stop",)),
+]
+
+
 @dataclass
 class Outcome:
     """What one request produced."""
@@ -180,10 +210,13 @@ class Outcome:
     usage: Usage | None = None
 
 
-async def ask(backend: LlamaCppBackend, prompt: str, *, voice: bool, tool_choice: str = "auto") -> Outcome:
-    """One request in a fresh conversation; times the first event of the reply."""
-    request = LLMRequest(items=[Message(role="user", text=prompt)], tools=TOOLS, tool_choice=tool_choice,
-                         voice=voice, max_output_tokens=MAX_OUTPUT_TOKENS)
+async def ask(backend: LlamaCppBackend, prompt: str, *, voice: bool, tool_choice: str = "auto",
+              history: list[ChatItem] | None = None) -> Outcome:
+    """One request in a fresh conversation (``history`` then ``prompt``, or ``history`` alone when ``prompt`` is
+    empty); times the first event of the reply."""
+    items = [*(history or []), *([Message(role="user", text=prompt)] if prompt else [])]
+    request = LLMRequest(items=items, tools=TOOLS, tool_choice=tool_choice, voice=voice,
+                         max_output_tokens=MAX_OUTPUT_TOKENS)
     outcome = Outcome()
     start = time.perf_counter()
     async for event in backend.stream(request):
@@ -245,12 +278,13 @@ async def run(args: argparse.Namespace) -> None:
         without_tools = await ask(backend, tool_requests[0][0], voice=voice, tool_choice="none")
         assert cold.usage is not None and without_tools.usage is not None
         tools_tokens = cold.usage.input_tokens - without_tools.usage.input_tokens
-        warm: list[float] = []
+        warm_calls: list[float] = []
+        warm_text: list[float] = []
         correct = 0
         leaked: list[tuple[str, list[str]]] = []
         for prompt, expected in tool_requests:
             outcome = await ask(backend, prompt, voice=voice)
-            warm.append(outcome.ttft)
+            (warm_calls if outcome.calls or outcome.rejected else warm_text).append(outcome.ttft)
             ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
             correct += ok
             if found := leaks(outcome.text, TOOLS):
@@ -260,20 +294,32 @@ async def run(args: argparse.Namespace) -> None:
         false_calls = 0
         for prompt in plain_requests:
             outcome = await ask(backend, prompt, voice=voice)
-            warm.append(outcome.ttft)
+            (warm_calls if outcome.calls or outcome.rejected else warm_text).append(outcome.ttft)
             called = bool(outcome.calls or outcome.rejected)
             false_calls += called
             if found := leaks(outcome.text, TOOLS):
                 leaked.append((prompt, found))
             if args.verbose:
                 print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
+        repeated = relayed = 0
+        for prompt, name, arguments, output, words in FOLLOW_UPS:
+            history: list[ChatItem] = [Message(role="user", text=prompt),
+                                       FunctionCallItem(call_id="c1", name=name, arguments=json.dumps(arguments)),
+                                       FunctionOutputItem(call_id="c1", output=output)]
+            outcome = await ask(backend, "", voice=voice, history=history)
+            repeated += bool(outcome.calls or outcome.rejected)
+            relayed += any(word in outcome.text.casefold() for word in words)
+            if found := leaks(outcome.text, TOOLS):
+                leaked.append((f"{prompt} (follow-up)", found))
+            if args.verbose:
+                print(f"follow-up {prompt!r} + {output!r} -> {_fmt(outcome)}")
     finally:
         await backend.aclose()
 
     correct_rate = correct / len(tool_requests)
     false_rate = false_calls / len(plain_requests)
+    warm = warm_calls + warm_text
     median_warm = statistics.median(warm)
-    p90_warm = sorted(warm)[int(0.9 * (len(warm) - 1))]
     threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
     variant = ", ".join([f"call when p(call) {threshold}",
                          *(f for f, on in (("demos", not args.no_demos), ("grammar", not args.no_grammar)) if on)])
@@ -287,10 +333,20 @@ async def run(args: argparse.Namespace) -> None:
           + "".join(f"\n    {prompt!r}: {found}" for prompt, found in leaked))
     print(f"tools prompt:  {tools_tokens} tokens (stubs, rules, demonstrations); "
           f"whole prompt {cold.usage.input_tokens} tokens")
-    print(f"first event:   cold {cold.ttft * 1e3:.0f} ms; warm median {median_warm * 1e3:.0f} ms, "
-          f"p90 {p90_warm * 1e3:.0f} ms (target median <= {TARGET_WARM_TTFT_S * 1e3:.0f} ms) "
-          f"{_verdict(median_warm <= TARGET_WARM_TTFT_S)}")
-    print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + 2} requests")
+    print(f"follow-ups:    {relayed}/{len(FOLLOW_UPS)} relay the tool's output; {repeated} call a tool again")
+    print(f"first event:   cold {cold.ttft * 1e3:.0f} ms; warm median {median_warm * 1e3:.0f} ms "
+          f"(target <= {TARGET_WARM_TTFT_S * 1e3:.0f} ms) {_verdict(median_warm <= TARGET_WARM_TTFT_S)}; "
+          f"calls {_spread(warm_calls)}, words {_spread(warm_text)}")
+    print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + len(FOLLOW_UPS) + 2} requests")
+
+
+def _spread(times: list[float]) -> str:
+    """Median and 90th percentile, in milliseconds."""
+    if not times:
+        return "none"
+    ordered = sorted(times)
+    return (f"median {statistics.median(ordered) * 1e3:.0f} ms, p90 {ordered[int(0.9 * (len(ordered) - 1))] * 1e3:.0f}"
+            f" ms (n={len(ordered)})")
 
 
 def _verdict(ok: bool) -> str:

@@ -119,6 +119,23 @@ async def test_history_with_calls_and_results(backend: LlamaCppBackend) -> None:
     assert [e.name for e in events if isinstance(e, ToolCall)]
 
 
+async def test_after_tool_results_the_reply_begins_with_words(backend: LlamaCppBackend) -> None:
+    items = [Message(role="user", text="Set a timer for 5 minutes."),
+             FunctionCallItem(call_id="c1", name="set_timer", arguments='{"minutes": 5}'),
+             FunctionOutputItem(call_id="c1", output="Timer set.")]
+    events = await collect(backend.stream(LLMRequest(items=items, tools=TOOLS, max_output_tokens=16)))
+    ends_properly(events)
+    assert isinstance(events[0], TextDelta) and events[0].text.strip()
+
+
+async def test_spoken_replies_hold_no_backticks(backend: LlamaCppBackend) -> None:
+    request = ask("Show me Python code that prints hello, in a code block.", tool_choice="none", voice=True,
+                  max_output_tokens=48)
+    events = await collect(backend.stream(request))
+    ends_properly(events)
+    assert "`" not in "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
 async def test_aclose_mid_generation_stops_quickly(backend: LlamaCppBackend,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     picked: list[int] = []

@@ -25,12 +25,17 @@ PLAIN_DEMOS: tuple[tuple[str, str], ...] = (
 """Exchanges that need no tool, shown when the model may answer in words: they teach it that not every request
 is a call (tool-agnostic, so the same for every session)."""
 
-_MARKUP = re.compile(r"[`*_]{1,3}")
+_MARKUP = re.compile(r"[`*]+")  # code and emphasis marks, which nobody says
 
 
 def demo_messages(tools: Sequence[Tool], *, with_plain: bool) -> list[Message]:
-    """The demonstration turns for ``tools``: per tool a request and its call, then (``with_plain``) the exchanges
-    that need no tool, interleaved so that the last demonstration is not always a call."""
+    """The demonstration turns for ``tools``: per tool a request and its call and, ``with_plain``, the exchanges
+    that need no tool around them.
+
+    For a tiny model the order weighs more than the content: after a last demonstration that is a call,
+    SmolLM2-135M called a tool on almost every request; after one in words, on almost none. A greeting first,
+    the calls split by a question, and a thank-you last balanced it (``benchmarks/bench_local_tools.py``).
+    """
     calls = [turn for tool in tools for turn in _call_demo(tool)]
     if not with_plain:
         return calls

@@ -82,7 +82,7 @@ class _Builder:
     def _fresh(self, hint: str) -> str:
         base = re.sub(r"[^a-zA-Z0-9]+", "-", hint).strip("-").lower() or "rule"
         name, n = base, 2
-        while name in self.rules or name == "root" or name == "call":
+        while name in self.rules or name in ("root", "call"):
             name, n = f"{base}-{n}", n + 1
         return name
 

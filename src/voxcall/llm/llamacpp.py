@@ -80,6 +80,7 @@ class _Plan:
     grammar: str | None  # constrains the reply from its first token (a call is required)
     call_grammar: str | None  # constrains the reply once it opens ``<code>`` (tool_choice "auto")
     call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
+    spoken: bool  # the words will be spoken (``request.voice``): no backticks, hence no code fences in them
     max_tokens: int
     temperature: float
 
@@ -173,6 +174,7 @@ class LlamaCppBackend:
         self.demos = demos
         self.grammar = grammar
         self._openers = self._model.token_mask(_opens_call)
+        self._unspoken = self._model.token_mask(lambda text: "`" in text)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
         self._sinks: set[_Sink] = set()
         self._valid_grammars: set[str] = set()
@@ -245,7 +247,7 @@ class LlamaCppBackend:
         return _Plan(prompt=prompt, prefill=prefill, grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
                      call_threshold=self._call_threshold(request) if offered and not must_call else None,
-                     max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
+                     spoken=request.voice, max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
                      temperature=self.temperature if request.temperature is None else request.temperature)
 
     def _call_threshold(self, request: LLMRequest) -> float | None:
@@ -291,11 +293,12 @@ class LlamaCppBackend:
         """
         model, cancel = self._model, reply.sink.cancel
         grammar = model.grammar(plan.grammar) if plan.grammar else None
-        exclude = None
+        unspoken = self._unspoken if plan.spoken else None  # never said aloud, and the way into code fences
+        exclude = unspoken
         try:
             if plan.call_threshold is not None:
                 if model.probability(self._openers) < plan.call_threshold:
-                    exclude = self._openers  # words, starting with the likeliest token that opens no call
+                    exclude = self._openers | self._unspoken if plan.spoken else self._openers  # words first
                 else:
                     reply.say(OPEN_TAG)
                     model.evaluate(plan.prompt + model.tokenize(OPEN_TAG), cancel)
@@ -303,8 +306,8 @@ class LlamaCppBackend:
             while not cancel.is_set():
                 if reply.produced >= plan.max_tokens or model.n_tokens >= model.n_ctx:
                     return "length"
-                token = model.pick(plan.temperature, grammar, exclude)
-                exclude = None
+                token = model.pick(plan.temperature, grammar, exclude if grammar is None else None)
+                exclude = unspoken
                 if model.is_end(token):
                     return "stop"
                 watching = grammar is None and plan.call_grammar is not None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,7 @@ class LocalModel:
         self.template = ChatTemplate(self._llm.metadata.get("tokenizer.chat_template"), bos_token=self._bos_text,
                                      eos_token=self._special_text(eos))
         self._rng = np.random.default_rng(seed)
+        self._texts: list[str] | None = None  # each token's text, read once when a mask needs it
 
     # -- text <-> tokens -------------------------------------------------------------------------------------
 
@@ -90,9 +92,11 @@ class LocalModel:
         return bool(self._lib.llama_vocab_is_eog(self._vocab, token)
                     or self._lib.llama_vocab_is_control(self._vocab, token))
 
-    def token_mask(self, accepts: Any) -> npt.NDArray[np.bool_]:
+    def token_mask(self, accepts: Callable[[str], bool]) -> npt.NDArray[np.bool_]:
         """Which tokens' text (bytes decoded leniently) ``accepts(text)`` is true for."""
-        return np.array([bool(accepts(self.piece(t).decode(errors="replace"))) for t in range(self.n_vocab)])
+        if self._texts is None:
+            self._texts = [self.piece(t).decode(errors="replace") for t in range(self.n_vocab)]
+        return np.array([accepts(text) for text in self._texts], dtype=bool)
 
     def _special_text(self, token: int) -> str:
         return self._llm.detokenize([token], special=True).decode(errors="replace") if token >= 0 else ""
