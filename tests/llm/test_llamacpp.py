@@ -21,6 +21,7 @@ from voxcall.llm import (
     FunctionCallItem,
     FunctionOutputItem,
     LlamaCppBackend,
+    LLMError,
     LLMEvent,
     LLMRequest,
     Message,
@@ -208,11 +209,18 @@ async def test_warm_second_turn_reuses_the_prefix(backend: LlamaCppBackend) -> N
     assert warm.input_tokens - warm.cached_input_tokens < cold.input_tokens - cold.cached_input_tokens
 
 
-async def test_create_backend_knows_llamacpp() -> None:
+async def test_create_backend_knows_llamacpp_and_aclose_ends_open_streams() -> None:
     assert "llamacpp" in BACKEND_KINDS
     backend = create_backend("llamacpp")
-    try:
-        assert isinstance(backend, LlamaCppBackend)
-    finally:
-        await backend.aclose()
+    assert isinstance(backend, LlamaCppBackend)
+    running = asyncio.ensure_future(collect(backend.stream(ask("Tell me a story.", tool_choice="none",
+                                                               max_output_tokens=200))))
+    queued = asyncio.ensure_future(collect(backend.stream(ask("Hello!", tool_choice="none"))))
+    await asyncio.sleep(0.2)
+    await backend.aclose()
+    for stream in (running, queued):
+        with pytest.raises(LLMError):
+            await stream
+    with pytest.raises(LLMError):
+        await anext(backend.stream(ask("Hello!")))
 

@@ -13,36 +13,45 @@ from collections.abc import Sequence
 from typing import Any
 
 from voxcall.llm.base import Message
+from voxcall.llm.code_format import RESULT_FORMAT
 from voxcall.tools.codecalls.prompt import example_arguments, format_code_call
 from voxcall.tools.schema import Tool
 from voxcall.tools.validation import ArgumentError, validate_arguments
 
-PLAIN_DEMOS: tuple[tuple[str, str], ...] = (
+PLAIN_DEMOS: tuple[tuple[str, str], tuple[str, str], tuple[str, str]] = (
     ("Hello, how are you?", "I'm doing well, thanks. How can I help?"),
     ("What is the capital of France?", "The capital of France is Paris."),
     ("Thanks, that's all.", "You're welcome. Have a nice day!"),
 )
-"""Exchanges that need no tool, shown when the model may answer in words: they teach it that not every request
-is a call (tool-agnostic, so the same for every session)."""
+"""Exchanges that need no tool (a greeting, a question, a thank-you), shown when the model may answer in words:
+they teach it that not every request is a call (tool-agnostic, so the same for every session)."""
 
 _MARKUP = re.compile(r"[`*]+")  # code and emphasis marks, which nobody says
 
 
-def demo_messages(tools: Sequence[Tool], *, with_plain: bool) -> list[Message]:
+def demo_messages(tools: Sequence[Tool], *, with_plain: bool, with_follow_up: bool = False) -> list[Message]:
     """The demonstration turns for ``tools``: per tool a request and its call and, ``with_plain``, the exchanges
-    that need no tool around them.
+    that need no tool around them; ``with_follow_up`` (with ``with_plain``) ends them with the last call's result
+    and a reply that relays it.
 
     For a tiny model the order weighs more than the content: after a last demonstration that is a call,
     SmolLM2-135M called a tool on almost every request; after one in words, on almost none. A greeting first,
-    the calls split by a question, and a thank-you last balanced it (``benchmarks/bench_local_tools.py``).
+    the calls split by a question, and a thank-you last balanced it; but it then answers every tool result with
+    "You're welcome". Ending with a relayed result makes it relay results, at the cost of fewer correct first
+    calls (``benchmarks/bench_local_tools.py`` measures both).
     """
     calls = [turn for tool in tools for turn in _call_demo(tool)]
     if not with_plain:
         return calls
-    plain = [message for request, answer in PLAIN_DEMOS
-             for message in (Message(role="user", text=request), Message(role="assistant", text=answer))]
+    greeting, question, thanks = ([Message(role="user", text=request), Message(role="assistant", text=answer)]
+                                  for request, answer in PLAIN_DEMOS)
     middle = 2 * (len(calls) // 4)  # the first half of the tools, in whole exchanges
-    return [*plain[:2], *calls[:middle], *plain[2:4], *calls[middle:], *plain[4:]]
+    if not with_follow_up or not calls:
+        return [*greeting, *calls[:middle], *question, *calls[middle:], *thanks]
+    last = next(tool for tool in reversed(tools) if _call_demo(tool))
+    follow_up = [Message(role="user", text=RESULT_FORMAT.format(name=last.name, output="done")),
+                 Message(role="assistant", text="Done.")]
+    return [*greeting, *calls[:middle], *thanks, *question, *calls[middle:], *follow_up]
 
 
 def demo_request(tool: Tool, arguments: dict[str, Any]) -> str:
