@@ -10,7 +10,6 @@ import asyncio
 import sys
 import time
 import types
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,16 +34,6 @@ def short_song(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tone(tmp_path_factory.mktemp("music") / "short.flac", seconds=0.5)
 
 
-@pytest.fixture
-def sink() -> RecordingSink:
-    return RecordingSink(fast=True)
-
-
-@pytest.fixture
-async def output(sink: RecordingSink) -> AsyncIterator[AudioOutput]:
-    output = AudioOutput(sink)
-    yield output
-    await output.close()
 
 
 async def playing(output: AudioOutput, sink: RecordingSink, song: Path) -> None:

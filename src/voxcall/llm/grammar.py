@@ -20,7 +20,7 @@ from typing import Any
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
 from voxcall.tools.schema import Tool
-from voxcall.tools.signature import _resolve as resolve_pointer
+from voxcall.tools.signature import resolve_pointer
 
 _MAX_DEPTH = 16  # schema nesting followed before a value is accepted as any literal
 

@@ -145,7 +145,7 @@ class _Annotator:
         if ref not in self._done:
             self._active.add(ref)
             try:
-                self._done[ref] = self.annotation(_resolve(ref, self.root), depth + 1)
+                self._done[ref] = self.annotation(resolve_pointer(ref, self.root), depth + 1)
             finally:
                 self._active.discard(ref)
         return self._done[ref]
@@ -176,7 +176,7 @@ def _union(members: list[Any]) -> Any:
     return Union[tuple(members)]  # noqa: UP007 (built at run time from a list)
 
 
-def _resolve(ref: Any, root: Mapping[str, Any]) -> Any:
+def resolve_pointer(ref: Any, root: Mapping[str, Any]) -> Any:
     """The schema a local JSON pointer names (``#/$defs/Item``, ``#/definitions/X``, ``#``), or ``None``."""
     if not isinstance(ref, str) or not ref.startswith("#"):
         return None

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from tests.audio.test_decode import write_tone
-from voxcall.audio.output import AudioOutput, RecordingSink
 
 SONGS = ("Blue in Green.mp3", "So What.flac", "jazz/Café del Mar.ogg", "月亮代表我的心.m4a", "Green Onions.wav")
 """The songs of the folder, relative to it; ``Alias.mp3`` (a link to "Blue in Green.mp3") is listed too."""
@@ -35,13 +33,3 @@ def music_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture
-def sink() -> RecordingSink:
-    return RecordingSink(fast=True)
-
-
-@pytest.fixture
-async def output(sink: RecordingSink) -> AsyncIterator[AudioOutput]:
-    output = AudioOutput(sink)
-    yield output
-    await output.close()

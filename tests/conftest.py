@@ -1,0 +1,3 @@
+"""Fixtures shared across test folders."""
+
+pytest_plugins = ["tests.audio.output_fixtures"]
