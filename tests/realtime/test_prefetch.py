@@ -31,7 +31,7 @@ async def test_speculation_starts_when_all_outputs_are_in_and_is_claimed() -> No
     backend = ControlledBackend(Turn("Let me check.", [("get_weather", {"city": "Paris"})]), Turn("It is 21 degrees."))
     async with Harness(backend) as h:
         await tool_turn(h)
-        spec = h.session.speculation
+        spec = h.session.responses.hidden
         assert spec is not None
         await asyncio.wait_for(spec.task, 5)  # it runs to the end hidden
         assert len(h.of("response.created")) == 1  # nothing of it reached the client
@@ -47,7 +47,7 @@ async def test_speculation_starts_when_all_outputs_are_in_and_is_claimed() -> No
         texts = [e["delta"] for e in h.of("response.output_text.delta")]
         assert "".join(texts).strip().endswith("21 degrees.")
         assert h.session.conversation.items[-1].text.strip() == "It is 21 degrees."
-        assert h.session.slots.stats.claimed == 1
+        assert h.session.responses.slots.stats.claimed == 1
 
 
 async def test_claim_while_running_streams_the_rest_live() -> None:
@@ -58,11 +58,11 @@ async def test_claim_while_running_streams_the_rest_live() -> None:
         await asyncio.wait_for(follow.started.wait(), 5)
         await h.send(type="response.create")
         await h.wait("response.created", 2)
-        assert h.session.active_response is not None
+        assert h.session.responses.visible is not None
         follow.release.set()
         done = await h.wait("response.done", 2)
         assert done["response"]["status"] == "completed"
-        assert h.session.active_response is None
+        assert h.session.responses.visible is None
         # the deltas of the claimed response come between its created and done events
         kinds = [e["type"] for e in h.events]
         start = [i for i, k in enumerate(kinds) if k == "response.created"][1]
@@ -78,9 +78,9 @@ async def test_no_speculation_while_a_call_awaits_output() -> None:
         await h.wait("response.done")
         first, second = h.of("response.function_call_arguments.done")
         await h.output(first["call_id"], "x")
-        assert h.session.speculation is None
+        assert h.session.responses.hidden is None
         await h.output(second["call_id"], "y")
-        assert h.session.speculation is not None
+        assert h.session.responses.hidden is not None
 
 
 async def test_function_call_output_never_starts_a_visible_response() -> None:
@@ -88,7 +88,7 @@ async def test_function_call_output_never_starts_a_visible_response() -> None:
         await tool_turn(h)
         await h.settle()
         assert len(h.of("response.created")) == 1
-        assert h.session.speculation is None
+        assert h.session.responses.hidden is None
 
 
 async def discard_case(action: str) -> tuple[Harness, ControlledBackend, str, str]:
@@ -98,7 +98,7 @@ async def discard_case(action: str) -> tuple[Harness, ControlledBackend, str, st
     await h.__aenter__()
     await tool_turn(h)
     before = snapshot(h)
-    spec = h.session.speculation
+    spec = h.session.responses.hidden
     assert spec is not None
     await asyncio.wait_for(follow.started.wait(), 5)
     if action == "session.update":
@@ -139,8 +139,8 @@ async def test_discarded_speculation_history_matches_a_session_without_prefetch(
         async with Harness(backend, prefetch=prefetch) as h:
             await tool_turn(h)
             if prefetch:
-                assert h.session.speculation is not None
-                await asyncio.wait_for(h.session.speculation.task, 5)
+                assert h.session.responses.hidden is not None
+                await asyncio.wait_for(h.session.responses.hidden.task, 5)
             await h.send(type="session.update", session={"type": "realtime", "instructions": "New rules."})
             await h.settle()
             return h.history()
@@ -152,9 +152,9 @@ async def test_claim_after_session_update_respeculates_with_new_settings() -> No
     backend = ControlledBackend(Turn("", [("get_weather", {"city": "Paris"})]), Turn("Old."), Turn("New."))
     async with Harness(backend) as h:
         await tool_turn(h)
-        first = h.session.speculation
+        first = h.session.responses.hidden
         await h.send(type="session.update", session={"type": "realtime", "instructions": "Be brief."})
-        second = h.session.speculation
+        second = h.session.responses.hidden
         assert first is not None and first.state == "discarded"
         assert second is not None and second is not first
         await h.send(type="response.create")
@@ -169,22 +169,22 @@ async def test_failed_speculation_is_discarded_and_a_plain_request_generates_nor
     async with Harness(backend) as h:
         await tool_turn(h)
         await h.settle()
-        stats = h.session.slots.stats
+        stats = h.session.responses.slots.stats
         assert (stats.started, stats.discarded) == (1, 1)  # it ran hidden, failed, and was discarded at once
-        assert h.session.speculation is None
+        assert h.session.responses.hidden is None
         await h.send(type="response.create")
         done = await h.wait("response.done", 2)
         assert done["response"]["status"] == "completed"
         assert not h.of("error")
         assert "Recovered." in "".join(e["delta"] for e in h.of("response.output_text.delta"))
-        assert h.session.slots.stats.discarded == 1
+        assert h.session.responses.slots.stats.discarded == 1
 
 
 async def test_claim_whose_parked_work_fails_falls_back_to_a_normal_generation() -> None:
     backend = ControlledBackend(Turn("", [("get_weather", {"city": "Paris"})]), Turn("Hidden."), Turn("Normal."))
     async with Harness(backend, max_history_items=2) as h:
         await tool_turn(h)
-        spec = h.session.speculation
+        spec = h.session.responses.hidden
         assert spec is not None and spec.parked  # history is over the limit: trimming is parked
 
         async def broken() -> None:
@@ -205,8 +205,8 @@ async def test_parked_trim_runs_only_at_claim() -> None:
     async with Harness(backend, max_history_items=2) as h:
         await tool_turn(h)
         count = len(h.session.conversation)
-        assert h.session.speculation is not None
-        await asyncio.wait_for(h.session.speculation.task, 5)
+        assert h.session.responses.hidden is not None
+        await asyncio.wait_for(h.session.responses.hidden.task, 5)
         assert len(h.session.conversation) == count  # nothing trimmed yet
         assert len(backend.requests[-1].items) <= 2  # but the hidden request already saw the trimmed view
         await h.send(type="response.create")
@@ -219,7 +219,7 @@ async def test_discard_while_claiming_cannot_win() -> None:
     backend = ControlledBackend(Turn("", [("get_weather", {"city": "Paris"})]), Turn("Claimed."))
     async with Harness(backend) as h:
         await tool_turn(h)
-        spec = h.session.speculation
+        spec = h.session.responses.hidden
         assert spec is not None
         claim = asyncio.create_task(spec.claim(None))
         await asyncio.sleep(0)
@@ -249,8 +249,8 @@ async def test_slot_limit_is_process_wide() -> None:
     async with Harness(b1, slots=slots) as h1, Harness(b2, slots=slots) as h2:
         await tool_turn(h1)
         await tool_turn(h2)
-        assert h1.session.speculation is not None
-        assert h2.session.speculation is None  # no slot free
+        assert h1.session.responses.hidden is not None
+        assert h2.session.responses.hidden is None  # no slot free
         assert slots.in_use == 1
         await h1.send(type="session.update", session={"type": "realtime", "instructions": "x"})
         holds[0].release.set()
@@ -262,7 +262,7 @@ async def test_gate_is_bounded_and_pauses_the_provider() -> None:
     backend = ControlledBackend(Turn("", [("get_weather", {"city": "Paris"})]), Turn(long_text))
     async with Harness(backend, max_hidden_events=10) as h:
         await tool_turn(h)
-        spec = h.session.speculation
+        spec = h.session.responses.hidden
         assert spec is not None
         await h.settle()
         assert not spec.task.done()  # paused on the full gate
@@ -277,10 +277,10 @@ async def test_discarded_usage_is_counted_apart() -> None:
     backend = ControlledBackend(Turn("", [("get_weather", {"city": "Paris"})]), Turn("Hidden.", usage=(40, 7)))
     async with Harness(backend) as h:
         await tool_turn(h)
-        assert h.session.speculation is not None
-        await asyncio.wait_for(h.session.speculation.task, 5)
+        assert h.session.responses.hidden is not None
+        await asyncio.wait_for(h.session.responses.hidden.task, 5)
         await h.say("something else")
-        stats = h.session.slots.stats
+        stats = h.session.responses.slots.stats
         assert (stats.discarded, stats.discarded_input_tokens, stats.discarded_output_tokens) == (1, 40, 7)
 
 
@@ -290,7 +290,7 @@ async def test_close_discards_speculation_and_leaks_no_task() -> None:
     h = Harness(backend)
     await h.__aenter__()
     await tool_turn(h)
-    spec = h.session.speculation
+    spec = h.session.responses.hidden
     assert spec is not None
     await h.__aexit__()
     assert spec.task.done() and follow.closed

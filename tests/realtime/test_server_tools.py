@@ -217,7 +217,7 @@ async def test_hidden_follow_up_runs_no_server_tool_before_its_claim() -> None:
         await ask(h, tools=[WEATHER])
         call = h.of("response.function_call_arguments.done")[0]
         await h.output(call["call_id"], "cold")
-        spec = h.session.speculation
+        spec = h.session.responses.hidden
         assert spec is not None
         await h.settle()
         assert runs["add"] == 0 and not spec.task.done()  # waiting for the claim

@@ -237,7 +237,7 @@ async def test_cancel_mid_stream_keeps_what_was_said_and_drops_the_unfinished_ca
         assert h.events[-1] is done  # nothing of the response after its response.done
         last = h.session.conversation.items[-1]
         assert last.role == "assistant" and last.text == "Partial words " and last.status == "incomplete"
-        assert h.session.active_response is None
+        assert h.session.responses.visible is None
 
 
 async def test_cancel_drops_a_call_whose_arguments_never_completed() -> None:
@@ -360,6 +360,6 @@ async def test_cancel_right_after_create_still_reports_the_response() -> None:
         await h.settle()
         assert [e["type"] for e in h.events[-2:]] == ["response.created", "response.done"]
         assert h.of("response.done")[0]["response"]["status"] == "cancelled"
-        assert h.session.active_response is None
+        assert h.session.responses.visible is None
         await h.send(type="response.create")
         assert (await h.wait("response.done", 2))["response"]["status"] == "completed"

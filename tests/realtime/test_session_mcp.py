@@ -16,7 +16,7 @@ async def test_session_mcp_is_off_unless_the_operator_allows_it(http_url: str) -
         await h.send(type="session.update", session={"type": "realtime", "tools": [mcp_tool(http_url)]})
         error = h.of("error")[-1]["error"]
         assert error["code"] == "unsupported_tool_type" and "allow_session_mcp" in error["message"]
-        assert h.session.toolbox is None
+        assert h.session.tools.toolbox is None
 
 
 async def test_declared_server_tools_run_in_the_loop(http_url: str) -> None:  # noqa: F811
@@ -32,7 +32,7 @@ async def test_declared_server_tools_run_in_the_loop(http_url: str) -> None:  # 
         assert (call["type"], call["server_label"], call["name"], call["output"]) == ("mcp_call", "remote", "add", "42")
         assert "remote__add" in [t.name for t in backend.requests[0].tools]
         await h.send(type="session.update", session={"type": "realtime", "tools": []})
-        assert h.session.toolbox is None  # the session's server is gone with its declaration
+        assert h.session.tools.toolbox is None  # the session's server is gone with its declaration
 
 
 async def test_remote_urls_and_bad_servers_are_refused(http_url: str) -> None:  # noqa: F811
@@ -46,4 +46,4 @@ async def test_remote_urls_and_bad_servers_are_refused(http_url: str) -> None:  
         dead = http_url.rsplit(":", 1)[0] + ":9/mcp"
         await h.send(type="session.update", session={"type": "realtime", "tools": [mcp_tool(dead)]})
         assert h.of("error")[-1]["error"]["code"] == "mcp_server_unavailable"
-        assert h.session.toolbox is None and not h.of("session.updated")
+        assert h.session.tools.toolbox is None and not h.of("session.updated")

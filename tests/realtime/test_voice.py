@@ -130,7 +130,7 @@ async def test_push_to_talk_commit_then_response(voice: Voice) -> None:
         assert h.of("error")[-1]["error"]["code"] == "input_audio_buffer_commit_empty"
         await stream(h, speech(voice, "Never mind."))
         await h.send(type="input_audio_buffer.clear")
-        assert h.of("input_audio_buffer.cleared") and h.session.input.duration_ms == 0
+        assert h.of("input_audio_buffer.cleared") and h.session.audio.buffer.duration_ms == 0
 
 
 @pytest.mark.parametrize(("name", "fmt"), [("pcmu", PCMU), ("pcma", PCMA)])
@@ -193,7 +193,7 @@ async def test_megabytes_of_silence_cost_nothing(voice: Voice) -> None:
         for _ in range(60):  # one minute, ~2.9 MB of PCM
             await h.send(type="input_audio_buffer.append", audio=second)
         assert not h.of("input_audio_buffer.speech_started") and not h.of("error")
-        assert h.session.input.duration_ms <= 4_000
+        assert h.session.audio.buffer.duration_ms <= 4_000
 
 
 async def test_text_modality_session_still_hears(voice: Voice) -> None:

@@ -230,6 +230,37 @@ class Conversation:
         """Whether the call ``call_id`` has been answered."""
         return any(i.type == "function_call_output" and i.call_id == call_id for i in self._items)
 
+    def check_output(self, call_id: str) -> None:
+        """Raise a protocol error unless ``call_id`` names a completed call that has no output yet."""
+        call = self.call(call_id)
+        if call is None:
+            raise ProtocolError(f"no function call with call_id {call_id!r} in the conversation",
+                                code="invalid_call_id", param="item.call_id")
+        if call.status != "completed":
+            raise ProtocolError(f"the call {call_id!r} is not complete yet", code="invalid_call_id",
+                                param="item.call_id")
+        if self.has_output(call_id):
+            raise ProtocolError(f"the call {call_id!r} already has an output", code="duplicate_call_output",
+                                param="item.call_id")
+
+    def check_truncate(self, item_id: str, index: int, end_ms: int) -> None:
+        """Raise a protocol error unless part ``index`` of ``item_id`` is assistant audio at least ``end_ms`` long."""
+        item = self.require(item_id)
+        if item.role != "assistant" or not 0 <= index < len(item.content):
+            raise ProtocolError("only the content of an assistant message can be truncated", code="invalid_value",
+                                param="content_index")
+        if item.content[index].get("type") != "output_audio":
+            raise ProtocolError("only audio content can be truncated", code="invalid_value", param="content_index")
+        if not 0 <= end_ms <= item.audio_ms:
+            raise ProtocolError(f"audio_end_ms must be from 0 to the item's audio length ({item.audio_ms} ms)",
+                                code="invalid_value", param="audio_end_ms")
+
+    def truncate(self, item_id: str, index: int, end_ms: int) -> None:
+        """Cut an assistant audio part (checked with :meth:`check_truncate`) to what was heard by ``end_ms``."""
+        item = self.require(item_id)
+        item.content[index]["transcript"] = transcript_until(item.spoken, end_ms)
+        item.spoken = [s for s in item.spoken if s.start_ms < end_ms]
+
     def unanswered_calls(self) -> list[Item]:
         """Completed function calls that have no output yet."""
         answered = {i.call_id for i in self._items if i.type == "function_call_output"}

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.llm import (
@@ -31,6 +31,8 @@ from voxcall.llm import (
     Usage,
 )
 from voxcall.realtime.conversation import Item, to_chat_items
+from voxcall.realtime.outbox import Send
+from voxcall.realtime.output_items import History, OutputItems
 from voxcall.realtime.protocol import Event, event, new_id
 from voxcall.realtime.server_calls import Approvals, ServerCalls
 from voxcall.realtime.speaker import Speaker
@@ -42,23 +44,8 @@ from voxcall.tools.codecalls.prompt import ToolChoice
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[Event], Awaitable[None]]
 Status = Literal["in_progress", "completed", "cancelled", "failed", "incomplete"]
 CancelReason = Literal["client_cancelled", "turn_detected"]
-
-
-class History(Protocol):
-    """Where a response's items go: ``add`` returns the id of the item before it, ``remove`` takes one back.
-
-    ``conversation_id`` is None for out-of-band responses, whose items are in no conversation.
-    """
-
-    @property
-    def conversation_id(self) -> str | None: ...
-
-    def add(self, item: Item) -> str | None: ...
-
-    def remove(self, item: Item) -> None: ...
 
 
 @dataclass
@@ -80,10 +67,26 @@ class ResponseParams:
         return "audio" in self.output_modalities
 
 
-def _released() -> asyncio.Event:
-    released = asyncio.Event()
-    released.set()
-    return released
+def _unit_gain() -> float:
+    return 1.0
+
+
+@dataclass
+class ResponseInputs:
+    """What a response is given: the backend and the request for it, the settings, where its items and events go,
+    and what it may use (speech, server tools, the session's tool context and approvals)."""
+
+    backend: LLMBackend
+    request: LLMRequest
+    params: ResponseParams
+    history: History
+    emit: Send
+    llm_timeout: float
+    tts: TTS | None = None
+    gain: Callable[[], float] = _unit_gain  # the session's voice gain, read as each clause is spoken
+    toolbox: Toolbox | None = None
+    context: ToolContext = field(default_factory=ToolContext)
+    approvals: Approvals | None = None
 
 
 @dataclass
@@ -104,37 +107,48 @@ class _Totals:
                 "output_token_details": {"text_tokens": self.output_tokens}}
 
 
-@dataclass
 class ResponseRun:
     """A response in progress. ``run()`` is the task body; it never raises except when cancelled."""
 
-    backend: LLMBackend
-    request: LLMRequest
-    params: ResponseParams
-    history: History
-    emit: Emit
-    llm_timeout: float = 60.0
-    id: str = field(default_factory=lambda: new_id("resp"))
-    status: Status = "in_progress"
-    status_details: dict[str, Any] | None = None
-    output: list[Item] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    usage: _Totals = field(default_factory=_Totals)
-    cancel_reason: CancelReason = "client_cancelled"
-    started: bool = False
-    tts: TTS | None = None
-    gain: Callable[[], float] = lambda: 1.0
-    released: asyncio.Event = field(default_factory=_released)  # cleared while hidden: no speech, no server tools
-    toolbox: Toolbox | None = None
-    context: ToolContext = field(default_factory=ToolContext)
-    approvals: Approvals | None = None
-    _message: Item | None = None
-    _speaker: Speaker | None = None
-    _open_calls: dict[str, Item] = field(default_factory=dict)
-    _server_calls: list[tuple[Item, ToolCall]] = field(default_factory=list)  # finished arguments, not yet run
-    _client_calls: bool = False  # the round produced calls the client must answer
-    _not_run: str = ""  # why server calls left in _server_calls were not run, when not because of the end
-    _runner: ServerCalls | None = None
+    def __init__(self, inputs: ResponseInputs) -> None:
+        self.inputs = inputs
+        self.request = inputs.request  # grows by the server tool rounds of this response
+        self.params = inputs.params
+        self.id = new_id("resp")
+        self.status: Status = "in_progress"
+        self.status_details: dict[str, Any] | None = None
+        self.out = OutputItems(self.id, inputs.history, inputs.emit)
+        self.calls: list[ToolCall] = []
+        self.usage = _Totals()
+        self.cancel_reason: CancelReason = "client_cancelled"
+        self.started = False
+        self.released = asyncio.Event()  # cleared while hidden: no speech, no server tools
+        self.released.set()
+        self._message: Item | None = None
+        self._speaker: Speaker | None = None
+        self._open_calls: dict[str, Item] = {}
+        self._server_calls: list[tuple[Item, ToolCall]] = []  # finished arguments, not yet run
+        self._client_calls = False  # the round produced calls the client must answer
+        self._not_run = ""  # why server calls left in _server_calls were not run, when not because of the end
+        self._runner: ServerCalls | None = None
+
+    @property
+    def history(self) -> History:
+        """Where the response's items go."""
+        return self.out.history
+
+    @history.setter
+    def history(self, history: History) -> None:
+        self.out.history = history
+
+    @property
+    def output(self) -> list[Item]:
+        """The output items so far."""
+        return self.out.items
+
+    async def emit(self, ev: Event) -> None:
+        """Send a server event of this response."""
+        await self.out.emit(ev)
 
     # -- the task -----------------------------------------------------------------------------------------------
 
@@ -151,8 +165,9 @@ class ResponseRun:
             log.warning("response %s failed: %s", self.id, exc.message)
             await self._end("failed", _failure(exc.code, exc.message))
         except TimeoutError:
-            log.warning("response %s: backend silent for %.0f s", self.id, self.llm_timeout)
-            await self._end("failed", _failure("timeout", f"the model did not answer within {self.llm_timeout:g} s"))
+            timeout = self.inputs.llm_timeout
+            log.warning("response %s: backend silent for %.0f s", self.id, timeout)
+            await self._end("failed", _failure("timeout", f"the model did not answer within {timeout:g} s"))
         except Exception:  # a bug must not kill the session: report it without details
             log.exception("response %s crashed", self.id)
             await self._end("failed", _failure("server_error", "the response failed because of a server error"))
@@ -170,19 +185,19 @@ class ResponseRun:
         while True:
             start = len(self.output)
             finish = await self._generate()
-            if not self._server_calls or finish == "length" or self.toolbox is None:
+            if not self._server_calls or finish == "length" or self.inputs.toolbox is None:
                 break
-            if rounds >= self.toolbox.max_rounds:  # the model called tools although they were switched off
+            if rounds >= self.inputs.toolbox.max_rounds:  # the model called tools although they were switched off
                 self._not_run = "the tool round limit was reached"
                 break
             calls, self._server_calls = self._server_calls, []
             await self.released.wait()  # a hidden follow-up runs no tool until it is claimed
             rounds += 1
-            await self._tool_runner(self.toolbox).run_round(calls, rounds)
+            await self._tool_runner(self.inputs.toolbox).run_round(calls, rounds)
             if self._client_calls:  # only the client's calls remain: it answers them, then asks again
                 break
             self.request.items.extend(to_chat_items(self.output[start:]))
-            if rounds >= self.toolbox.max_rounds:
+            if rounds >= self.inputs.toolbox.max_rounds:
                 self.request.tool_choice = "none"  # a final answer, with tools disabled
         if finish == "length":
             await self._end("incomplete", {"type": "incomplete", "reason": "max_output_tokens"})
@@ -191,17 +206,17 @@ class ResponseRun:
 
     def _tool_runner(self, toolbox: Toolbox) -> ServerCalls:
         if self._runner is None:
-            self._runner = ServerCalls(self, self.id, toolbox, self.context, self.approvals)
+            self._runner = ServerCalls(self.out, toolbox, self.inputs.context, self.inputs.approvals)
         return self._runner
 
     async def _generate(self) -> str:
         """One backend stream: its events become output items; returns its finish reason."""
-        stream: AsyncGenerator[LLMEvent, None] = self.backend.stream(self.request)
+        stream: AsyncGenerator[LLMEvent, None] = self.inputs.backend.stream(self.request)
         finish = "stop"
         self._client_calls = False
         try:
             while True:
-                async with asyncio.timeout(self.llm_timeout):
+                async with asyncio.timeout(self.inputs.llm_timeout):
                     try:
                         ev = await anext(stream)
                     except StopAsyncIteration:
@@ -235,7 +250,7 @@ class ResponseRun:
 
     @property
     def _spoken(self) -> bool:
-        return self.params.audio and self.tts is not None
+        return self.params.audio and self.inputs.tts is not None
 
     async def _text(self, delta: str) -> None:
         if not delta:
@@ -246,73 +261,73 @@ class ResponseRun:
         if self._speaker is not None:
             self._message.content[0]["transcript"] += delta
             self._speaker.feed(delta)
-            await self._emit_item_event("response.output_audio_transcript.delta", self._message, content_index=0,
-                                        delta=delta)
+            await self.out.event("response.output_audio_transcript.delta", self._message, content_index=0,
+                                 delta=delta)
         else:
             self._message.content[0]["text"] += delta
-            await self._emit_item_event("response.output_text.delta", self._message, content_index=0, delta=delta)
+            await self.out.event("response.output_text.delta", self._message, content_index=0, delta=delta)
 
     async def _open_message(self) -> None:
         spoken = self._spoken
         part = {"type": "output_audio", "transcript": ""} if spoken else {"type": "output_text", "text": ""}
         item = Item(new_id("item"), "message", role="assistant", content=[part], status="in_progress")
         self._message = item
-        await self._add(item)
+        await self.out.add(item)
         empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
-        await self._emit_item_event("response.content_part.added", item, content_index=0, part=empty)
-        if spoken and self.tts is not None:
-            host = self.toolbox.output if self.toolbox is not None else None
-            self._speaker = Speaker(self.tts, self.params.output_format, self.gain, self._send_audio,
+        await self.out.event("response.content_part.added", item, content_index=0, part=empty)
+        if spoken and self.inputs.tts is not None:
+            host = self.inputs.toolbox.output if self.inputs.toolbox is not None else None
+            self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain, self._send_audio,
                                     self.released, host)
+            item.spoken = self._speaker.spoken  # the clauses spoken so far, also when the response is cut off
 
     async def _send_audio(self, chunk: str) -> None:
         if self._message is not None:
-            await self._emit_item_event("response.output_audio.delta", self._message, content_index=0, delta=chunk)
+            await self.out.event("response.output_audio.delta", self._message, content_index=0, delta=chunk)
 
     async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
         item = self._message
         if item is None:
             return
         speaker, self._speaker = self._speaker, None
-        if speaker is not None:
-            await (speaker.finish() if status == "completed" else speaker.cancel())
-            item.spoken = speaker.spoken
+        if item.content[0]["type"] == "output_audio":  # by the item, not the speaker: a cancel may come mid-finish
+            if speaker is not None:
+                await (speaker.finish() if status == "completed" else speaker.cancel())
             transcript = item.content[0]["transcript"]
-            await self._emit_item_event("response.output_audio.done", item, content_index=0)
-            await self._emit_item_event("response.output_audio_transcript.done", item, content_index=0,
-                                        transcript=transcript)
+            await self.out.event("response.output_audio.done", item, content_index=0)
+            await self.out.event("response.output_audio_transcript.done", item, content_index=0,
+                                 transcript=transcript)
             part = {"type": "audio", "transcript": transcript}
         else:
             text = item.content[0]["text"]
-            await self._emit_item_event("response.output_text.done", item, content_index=0, text=text)
+            await self.out.event("response.output_text.done", item, content_index=0, text=text)
             part = {"type": "text", "text": text}
         self._message = None
-        await self._emit_item_event("response.content_part.done", item, content_index=0, part=part)
+        await self.out.event("response.content_part.done", item, content_index=0, part=part)
         item.status = status
-        await self._done(item)
+        await self.out.done(item)
 
     # -- calls --------------------------------------------------------------------------------------------------
 
     async def _start_call(self, call_id: str, name: str) -> Item:
         """Open the item of a call: a ``function_call`` for the client, an ``mcp_call`` for a server tool."""
         await self._close_message("completed")
-        server = self.toolbox.get(name) if self.toolbox is not None else None
+        server = self.inputs.toolbox.get(name) if self.inputs.toolbox is not None else None
         if server is None:
             item = Item(new_id("item"), "function_call", call_id=call_id, name=name, status="in_progress")
         else:
             item = Item(new_id("item"), "mcp_call", call_id=call_id, name=server.remote_name, alias=name,
                         server_label=server.server_label, status="in_progress")
         self._open_calls[call_id] = item
-        await self._add(item)
+        await self.out.add(item)
         return item
 
     async def _arguments_delta(self, item: Item, delta: str) -> None:
         item.arguments += delta
         if item.type == "mcp_call":
-            await self._emit_item_event("response.mcp_call_arguments.delta", item, delta=delta)
+            await self.out.event("response.mcp_call_arguments.delta", item, delta=delta)
         else:
-            await self._emit_item_event("response.function_call_arguments.delta", item, call_id=item.call_id,
-                                        delta=delta)
+            await self.out.event("response.function_call_arguments.delta", item, call_id=item.call_id, delta=delta)
 
     async def _finish_call(self, call: ToolCall) -> None:
         item = self._open_calls.pop(call.call_id, None)
@@ -323,14 +338,14 @@ class ResponseRun:
         item.arguments = call.arguments_json
         self.calls.append(call)
         if item.type == "mcp_call":  # it stays open until the tool has run
-            await self._emit_item_event("response.mcp_call_arguments.done", item, arguments=item.arguments)
+            await self.out.event("response.mcp_call_arguments.done", item, arguments=item.arguments)
             self._server_calls.append((item, call))
             return
         item.status = "completed"
         self._client_calls = True
-        await self._emit_item_event("response.function_call_arguments.done", item, call_id=call.call_id,
-                                    name=call.name, arguments=item.arguments)
-        await self._done(item)
+        await self.out.event("response.function_call_arguments.done", item, call_id=call.call_id, name=call.name,
+                             arguments=item.arguments)
+        await self.out.done(item)
 
     async def _reject(self, rejected: RejectedCall) -> None:
         """A call the model botched: drop its item (if one was started) and tell the client why."""
@@ -342,44 +357,10 @@ class ResponseRun:
                               reason=rejected.reason))
 
     async def _drop(self, item: Item) -> None:
-        """Take back a call whose arguments never completed, so no dangling call stays in the history."""
         self._open_calls.pop(item.call_id, None)
-        item.status = "incomplete"
-        if self.history.conversation_id is not None:
-            self.history.remove(item)
-            await self.emit(event("conversation.item.deleted", item_id=item.id))
-        await self._emit_item_event("response.output_item.done", item, item=item.to_wire())
-        self.output.remove(item)
+        await self.out.drop(item)
 
-    # -- items and the end --------------------------------------------------------------------------------------
-
-    async def add_item(self, item: Item) -> None:
-        """Add an output item (for :mod:`voxcall.realtime.server_calls`)."""
-        await self._add(item)
-
-    async def finish_item(self, item: Item) -> None:
-        """Mark an output item done (for :mod:`voxcall.realtime.server_calls`)."""
-        await self._done(item)
-
-    async def item_event(self, kind: str, target: Item, **fields: Any) -> None:
-        """Emit an event about an output item (for :mod:`voxcall.realtime.server_calls`)."""
-        await self._emit_item_event(kind, target, **fields)
-
-    async def _add(self, item: Item) -> None:
-        self.output.append(item)
-        await self._emit_item_event("response.output_item.added", item, item=item.to_wire())
-        if self.history.conversation_id is not None:
-            previous = self.history.add(item)
-            await self.emit(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
-
-    async def _done(self, item: Item) -> None:
-        await self._emit_item_event("response.output_item.done", item, item=item.to_wire())
-        if self.history.conversation_id is not None:
-            await self.emit(event("conversation.item.done", item=item.to_wire()))
-
-    async def _emit_item_event(self, kind: str, target: Item, **fields: Any) -> None:
-        await self.emit(event(kind, response_id=self.id, item_id=target.id, output_index=self.output.index(target),
-                              **fields))
+    # -- the end ------------------------------------------------------------------------------------------------
 
     async def _end(self, status: Status, details: dict[str, Any] | None) -> None:
         ended: Literal["completed", "incomplete"] = "completed" if status == "completed" else "incomplete"
@@ -393,8 +374,8 @@ class ResponseRun:
             unfinished += [(item, stopped) for item in self._runner.running.values()]
         for item, reason in unfinished:  # server calls that never ran, or were stopped: recorded, never dangling
             item.status, item.error = "incomplete", reason
-            await self._emit_item_event("response.mcp_call.failed", item)
-            await self._done(item)
+            await self.out.event("response.mcp_call.failed", item)
+            await self.out.done(item)
         self.status, self.status_details = status, details
         await self.emit(event("response.done", response=self.to_wire()))
 

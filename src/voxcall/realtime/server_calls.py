@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
 
 from voxcall.realtime.conversation import Item
-from voxcall.realtime.protocol import Event, ProtocolError, event, new_id
+from voxcall.realtime.output_items import OutputItems
+from voxcall.realtime.protocol import ProtocolError, event, new_id
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
 
@@ -60,26 +59,12 @@ class Approvals:
             future.set_result((approve, reason))
 
 
-class ItemEvents(Protocol):
-    """What a response offers this module: adding output items and emitting their events."""
-
-    @property
-    def emit(self) -> Callable[[Event], Awaitable[None]]: ...
-
-    async def add_item(self, item: Item) -> None: ...
-
-    async def finish_item(self, item: Item) -> None: ...
-
-    async def item_event(self, kind: str, target: Item, **fields: Any) -> None: ...
-
-
 class ServerCalls:
     """The server tool calls of one response, round after round."""
 
-    def __init__(self, response: ItemEvents, response_id: str, toolbox: Toolbox, context: ToolContext,
-                 approvals: Approvals | None) -> None:
-        self._response = response
-        self._response_id = response_id
+    def __init__(self, out: OutputItems, toolbox: Toolbox, context: ToolContext, approvals: Approvals | None) -> None:
+        """Calls become items of ``out`` (the response's output); ``context`` is the calling session's."""
+        self._out = out
         self._toolbox = toolbox
         self._context = context
         self._approvals = approvals
@@ -111,8 +96,8 @@ class ServerCalls:
             if not approved:
                 return ToolResult("the user did not approve this call" + (f" ({reason})" if reason else ""),
                                   is_error=True)
-        await self._response.item_event("response.mcp_call.in_progress", item)
-        await self._response.emit(event("voxcall.tool_call.started", response_id=self._response_id,
+        await self._out.event("response.mcp_call.in_progress", item)
+        await self._out.emit(event("voxcall.tool_call.started", response_id=self._out.response_id,
                                         call_id=call.call_id, tool=call.name, params=call.arguments, round=round_no))
         return await self._toolbox.run(call.name, call.arguments, self._context)
 
@@ -122,8 +107,8 @@ class ServerCalls:
                        arguments=call.arguments_json)
         item.approval_request_id = request.id
         future = self._approvals.expect(request.id)
-        await self._response.add_item(request)
-        await self._response.finish_item(request)
+        await self._out.add(request)
+        await self._out.done(request)
         return await self._approvals.wait(request.id, future)
 
     async def _finish(self, item: Item, call: ToolCall, result: ToolResult, round_no: int) -> None:
@@ -132,8 +117,8 @@ class ServerCalls:
         item.status = "completed"
         self.running.pop(item.id, None)
         kind = "response.mcp_call.failed" if result.is_error else "response.mcp_call.completed"
-        await self._response.item_event(kind, item)
-        await self._response.emit(event("voxcall.tool_call.completed", response_id=self._response_id,
+        await self._out.event(kind, item)
+        await self._out.emit(event("voxcall.tool_call.completed", response_id=self._out.response_id,
                                         call_id=call.call_id, tool=call.name, result=result.output,
                                         status="error" if result.is_error else "ok", round=round_no))
-        await self._response.finish_item(item)
+        await self._out.done(item)

@@ -1,0 +1,167 @@
+"""What a session hears: input audio in, user turns and their transcripts out.
+
+:class:`HeardAudio` owns the ``input_audio_buffer`` (:class:`~voxcall.realtime.input_buffer.InputAudio`), the
+resampling of the client's format to the speech models' 16 kHz (one streaming resampler, continuous across
+appends), the turn detector (server VAD) and the transcription tasks. A turn, whether ended by the detector or
+committed by the client, becomes a user audio item in the conversation at once; its transcript follows from a
+worker thread. What a turn means for responses goes to the :class:`~voxcall.realtime.lifecycle.ResponseLifecycle`:
+speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
+transcribed turn under ``create_response`` asks the session to respond.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
+from voxcall.audio.formats import AudioFormat
+from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
+from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
+from voxcall.realtime.outbox import Outbox
+from voxcall.realtime.protocol import ProtocolError, event, new_id
+from voxcall.realtime.settings import TurnDetection
+from voxcall.realtime.voice import PCM, RATE, Voice
+from voxcall.speech.turns import SpeechStarted, TurnDetector
+
+log = logging.getLogger(__name__)
+
+MIN_COMMIT_MS = 100
+"""The shortest audio a client may commit (as OpenAI's server requires)."""
+
+
+class HeardAudio:
+    """A session's input audio: buffer, resampling, turn detection and transcription."""
+
+    def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
+                 responses: ResponseLifecycle, respond: Callable[[], Awaitable[None]]) -> None:
+        """``respond`` starts a response with the session's settings (after a turn under ``create_response``)."""
+        self.voice = voice
+        self.buffer = InputAudio()
+        self._outbox = outbox
+        self._conversation = conversation
+        self._responses = responses
+        self._respond = respond
+        self._turns: TurnDetection | None = None
+        self._turn_item: str | None = None  # id reserved for the user item of the turn being spoken
+        self._resampler: StreamResampler | None = None
+        self._resampler_format: AudioFormat | None = None
+        self._transcriptions: set[asyncio.Task[None]] = set()
+
+    def use_turn_detection(self, turns: TurnDetection | None) -> None:
+        """Server VAD with ``turns`` (a fresh detector), or push-to-talk when None."""
+        self._turns = turns
+        detector = None
+        if turns is not None and self.voice is not None:
+            detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
+                                    prefix_padding_ms=turns.prefix_padding_ms,
+                                    silence_duration_ms=turns.silence_duration_ms)
+        self.buffer.use_detector(detector)
+
+    def need_voice(self) -> Voice:
+        """The speech models, or a protocol error when this server has none."""
+        if self.voice is None:
+            raise ProtocolError("audio input is not available: this server runs without speech models; send text",
+                                code="unsupported_event", param="type")
+        return self.voice
+
+    # -- client events ------------------------------------------------------------------------------------------
+
+    async def append(self, audio: str, fmt: AudioFormat) -> None:
+        """``input_audio_buffer.append``: decode, resample to 16 kHz, detect turn boundaries and act on them."""
+        self.need_voice()
+        if self._resampler is None or self._resampler_format != fmt:
+            self._resampler, self._resampler_format = StreamResampler(fmt.rate, RATE), fmt
+        try:
+            pcm = self._resampler.process(decode_audio(audio, fmt))
+        except AudioDecodeError as exc:
+            raise ProtocolError(f"'audio': {exc}", code="invalid_value", param="audio") from None
+        try:
+            boundaries = self.buffer.append(pcm)
+        except AudioBufferFull as exc:
+            raise ProtocolError(f"input audio buffer full: {exc}; it was cleared", code="input_audio_buffer_full",
+                                param="audio") from None
+        for boundary in boundaries:
+            if isinstance(boundary, SpeechStarted):
+                await self._speech_started(boundary.audio_start_ms)
+            else:
+                await self._speech_stopped(boundary.audio_end_ms)
+
+    async def commit(self) -> None:
+        """``input_audio_buffer.commit`` (push-to-talk): the held audio becomes a user item; no response."""
+        self.need_voice()
+        if self.buffer.duration_ms < MIN_COMMIT_MS:
+            raise ProtocolError(f"buffer too small: expected at least {MIN_COMMIT_MS} ms of audio, have "
+                                f"{self.buffer.duration_ms} ms", code="input_audio_buffer_commit_empty")
+        await self._commit(self.buffer.take_all(), new_id("item"), respond=False)
+
+    async def clear(self) -> None:
+        """``input_audio_buffer.clear``: forget the held audio."""
+        self.need_voice()
+        self.buffer.clear()
+        await self._outbox.put(event("input_audio_buffer.cleared"))
+
+    async def transcribed(self) -> None:
+        """Wait for the transcripts still being made (a response must read what the user just said)."""
+        if self._transcriptions:
+            await asyncio.wait(self._transcriptions)
+
+    async def close(self) -> None:
+        """Stop the transcriptions in flight."""
+        for task in list(self._transcriptions):
+            task.cancel()
+        await self.transcribed()
+
+    # -- turns --------------------------------------------------------------------------------------------------
+
+    async def _speech_started(self, start_ms: int) -> None:
+        """A user turn began: its item id is reserved, a hidden response is dropped, and with
+        ``interrupt_response`` the assistant stops talking (barge-in)."""
+        self._turn_item = new_id("item")
+        await self._outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=start_ms,
+                                     item_id=self._turn_item))
+        await self._responses.discard("user speech")
+        if self._turns is not None and self._turns.interrupt_response:
+            await self._responses.cancel("turn_detected")
+
+    async def _speech_stopped(self, end_ms: int) -> None:
+        item_id = self._turn_item or new_id("item")
+        self._turn_item = None
+        await self._outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
+        respond = self._turns is not None and self._turns.create_response
+        await self._commit(self.buffer.take_turn(end_ms), item_id, respond=respond)
+
+    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool) -> None:
+        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it."""
+        await self._responses.discard("new user audio")
+        item = Item(item_id, "message", role="user", content=[{"type": "input_audio", "transcript": None}])
+        previous = self._conversation.add(item)
+        await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
+        await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        task = asyncio.create_task(self._transcribe(item, pcm, respond), name=f"voxcall-stt-{item_id}")
+        self._transcriptions.add(task)
+        task.add_done_callback(self._transcriptions.discard)
+
+    async def _transcribe(self, item: Item, pcm: PCM, respond: bool) -> None:
+        voice = self.need_voice()
+        try:
+            transcript = await voice.transcribe(pcm)
+        except Exception as exc:  # a model failure must not end the session
+            log.exception("transcription of %s failed", item.id)
+            await self._outbox.put(event("conversation.item.input_audio_transcription.failed", item_id=item.id,
+                                         content_index=0, error={"type": "transcription_error",
+                                                                 "code": type(exc).__name__,
+                                                                 "message": "transcription failed"}))
+            return
+        item.content[0]["transcript"] = transcript
+        await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item.id,
+                                     content_index=0, delta=transcript))
+        await self._outbox.put(event("conversation.item.input_audio_transcription.completed", item_id=item.id,
+                                     content_index=0, transcript=transcript,
+                                     usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
+        await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
+        if (respond and transcript and self._responses.phase is not Phase.VISIBLE
+                and self._conversation.get(item.id) is item):
+            await self._respond()

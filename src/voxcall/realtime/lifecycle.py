@@ -1,0 +1,200 @@
+"""The response lifecycle of one session: the visible response, any hidden one, and the moves between them.
+
+A session is in exactly one :class:`Phase` at a time:
+
+- ``IDLE``: no response runs and nothing is hidden;
+- ``VISIBLE``: a response the client sees streams (one at most);
+- ``HIDDEN``: a hidden response (a :class:`~voxcall.realtime.prefetch.Speculation`) runs or waits, finished, for
+  its claim. Its :class:`HiddenKind` says what started it and what claims it: a ``FOLLOW_UP`` starts when every
+  tool call of the last response has its output, and is claimed by a plain ``response.create``. Another kind
+  (an eager turn, started before the user's turn is confirmed) is one more member, claimed by its own trigger.
+
+The verbs, and the only moves:
+
+- :meth:`start`: ``IDLE`` → ``VISIBLE``; :meth:`cancel`: ``VISIBLE`` → ``IDLE`` (the response ends with
+  ``response.done``, status ``cancelled``, before the call returns);
+- :meth:`speculate`: ``IDLE`` → ``HIDDEN`` when a follow-up is due and a provider slot is free;
+- :meth:`claim`: ``HIDDEN`` → ``VISIBLE`` (still running) or ``IDLE`` (already finished); a claim whose parked
+  work fails is a discard, and the caller generates normally;
+- :meth:`discard`: ``HIDDEN`` → ``IDLE``, leaving no trace;
+- a visible response that ends by itself: ``VISIBLE`` → ``IDLE``, and a follow-up may start.
+
+Every move is decided with no ``await`` between reading the phase and changing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Callable
+
+from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.outbox import Outbox, OutputGate, Send
+from voxcall.realtime.output_items import History
+from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
+from voxcall.realtime.protocol import event
+from voxcall.realtime.response import CancelReason, ResponseRun
+
+log = logging.getLogger(__name__)
+
+
+class Phase(enum.Enum):
+    """What the session's responses are doing."""
+
+    IDLE = "idle"
+    VISIBLE = "visible"
+    HIDDEN = "hidden"
+
+
+class HiddenKind(enum.Enum):
+    """Why a hidden response runs, which decides what claims it."""
+
+    FOLLOW_UP = "follow_up"  # after tool output; claimed by a plain response.create
+
+
+NewRun = Callable[[History, list[Item], Send], ResponseRun]
+"""Builds a response with the session's current settings: ``(history, context items, emit) -> run``."""
+
+Context = tuple[list[Item], list[ParkedWork]]
+"""The items a response sees, and the irreversible work (history trimming) to do before it runs."""
+
+
+class ResponseLifecycle:
+    """Owns the session's visible and hidden responses as one explicit :class:`Phase`."""
+
+    def __init__(self, conversation: Conversation, outbox: Outbox, slots: SpeculationSlots, new_run: NewRun, *,
+                 prefetch: bool, max_hidden_events: int, max_history_items: int) -> None:
+        """``new_run`` builds a response with the session's settings of the moment (follow-ups use it)."""
+        self.phase = Phase.IDLE
+        self.visible: ResponseRun | None = None
+        self.hidden: Speculation | None = None
+        self.hidden_kind: HiddenKind | None = None
+        self.slots = slots
+        self._conversation = conversation
+        self._outbox = outbox
+        self._new_run = new_run
+        self._prefetch = prefetch
+        self._max_hidden_events = max_hidden_events
+        self._max_history_items = max_history_items
+        self._task: asyncio.Task[None] | None = None
+        self._last_done: ResponseRun | None = None  # the last visible response that completed
+        self._failed_follow_up_for: str | None = None  # never retry a follow-up that failed for that response
+
+    def context(self) -> Context:
+        """The items a response sees (the newest ``max_history_items``), and the trimming of older ones from the
+        conversation (irreversible, so a hidden response parks it until its claim)."""
+        items = self._conversation.items
+        excess = len(items) - self._max_history_items
+        if excess <= 0:
+            return items, []
+        old = items[:excess]
+
+        async def trim() -> None:
+            for item in old:
+                if self._conversation.get(item.id) is not None:
+                    self._conversation.delete(item.id)
+                    await self._outbox.put(event("conversation.item.deleted", item_id=item.id))
+
+        return items[excess:], [trim]
+
+    # -- visible responses --------------------------------------------------------------------------------------
+
+    def start(self, run: ResponseRun) -> None:
+        """``IDLE`` → ``VISIBLE``: stream ``run`` to the client."""
+        assert self.phase is Phase.IDLE, f"start while {self.phase}"
+        self.phase, self.visible = Phase.VISIBLE, run
+        self._task = asyncio.create_task(self._drive(run), name=f"voxcall-response-{run.id}")
+
+    async def _drive(self, run: ResponseRun) -> None:
+        try:
+            await run.run()
+        finally:
+            self._ended(run)
+
+    def _ended(self, run: ResponseRun) -> None:
+        """A visible (or claimed) response ended; runs inside its task, before the task completes."""
+        if self.visible is run:
+            self.phase, self.visible, self._task = Phase.IDLE, None, None
+        if run.status == "completed" and run.history is self._conversation:
+            self._last_done = run
+            self.speculate()
+
+    async def cancel(self, reason: CancelReason) -> None:
+        """``VISIBLE`` → ``IDLE``: the response ends with ``response.done`` (cancelled) before this returns."""
+        run, task = self.visible, self._task
+        if self.phase is not Phase.VISIBLE or run is None or task is None or task.done():
+            return
+        run.cancel_reason = reason
+        task.cancel()
+        await asyncio.wait([task])
+        if not run.started:  # cancelled before its first step: its own code never ran
+            await run.abandon()
+            self._ended(run)
+
+    # -- hidden responses ---------------------------------------------------------------------------------------
+
+    def follow_up_due(self) -> bool:
+        """Whether a hidden follow-up should start now: the last response made calls, all now answered, nothing
+        else runs or waits, and it is not the one whose follow-up already failed."""
+        last = self._last_done
+        return (self._prefetch and self.phase is Phase.IDLE and last is not None and bool(last.calls)
+                and last.id != self._failed_follow_up_for
+                and all(self._conversation.has_output(c.call_id) for c in last.calls)
+                and not self._conversation.unanswered_calls())
+
+    def speculate(self) -> None:
+        """``IDLE`` → ``HIDDEN`` with a follow-up, when one is due and a provider slot is free."""
+        if not self.follow_up_due() or not self.slots.try_acquire():
+            return
+        gate = OutputGate(self._outbox, limit=self._max_hidden_events)
+        history = DeferredHistory(self._conversation)
+        context, parked = self.context()
+        run = self._new_run(history, context, gate.emit)
+        run.released.clear()  # no speech and no server tool for a follow-up nobody asked for yet
+        self.phase, self.hidden_kind = Phase.HIDDEN, HiddenKind.FOLLOW_UP
+        self.hidden = Speculation(run, gate, history, self._conversation, self.slots, parked,
+                                  on_end=self._hidden_ended)
+
+    def _hidden_ended(self, spec: Speculation) -> None:
+        if spec.state == "claimed":
+            self._ended(spec.run)
+        elif spec.state == "discarded" and self.hidden is spec:
+            self._forget_hidden()
+            if spec.run.status == "failed" and self._last_done is not None:
+                self._failed_follow_up_for = self._last_done.id
+
+    def _forget_hidden(self) -> None:
+        self.phase, self.hidden, self.hidden_kind = Phase.IDLE, None, None
+
+    async def claim(self, metadata: dict[str, str] | None) -> bool:
+        """``HIDDEN`` → ``VISIBLE`` (or ``IDLE`` when it already finished): the client's ``response.create`` gets
+        the hidden response. False when there is none to claim (it is then discarded)."""
+        spec = self.hidden
+        if self.phase is not Phase.HIDDEN or spec is None:
+            return False
+        self._forget_hidden()
+        if not spec.claimable:
+            return False
+        finished = spec.task.done()  # then its end was not yet booked as a visible response's
+        if not finished:
+            self.phase, self.visible, self._task = Phase.VISIBLE, spec.run, spec.task
+        if await spec.claim(metadata):
+            if finished:
+                self._ended(spec.run)
+            return True
+        self.phase, self.visible, self._task = Phase.IDLE, None, None
+        return False
+
+    async def discard(self, reason: str) -> None:
+        """``HIDDEN`` → ``IDLE``: abort the hidden response and forget it (nothing when none is hidden)."""
+        spec = self.hidden
+        if self.phase is not Phase.HIDDEN or spec is None:
+            return
+        self._forget_hidden()
+        await spec.discard(reason)
+
+    async def close(self) -> None:
+        """The session ends: discard what is hidden, cancel what is visible."""
+        await self.discard("session closed")
+        await self.cancel("client_cancelled")

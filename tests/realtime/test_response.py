@@ -1,0 +1,101 @@
+"""One response on its own: what it is given, what it emits, and how it ends however it is stopped."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voxcall.llm import LLMRequest
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.output_items import OutOfBand
+from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
+
+from .harness import ControlledBackend, Turn, check_event
+
+
+class Beeps:
+    """A stand-in voice: 100 ms of a quiet tone per word, at 16 kHz."""
+
+    sample_rate = 16_000
+
+    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
+        for _ in text.split():
+            yield np.full(1600, 100, np.int16)
+
+
+def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None) -> ResponseRun:
+    params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["audio"],
+                            max_output_tokens=None)
+    history = conversation if conversation is not None else Conversation()
+    return ResponseRun(ResponseInputs(ControlledBackend(turn), LLMRequest(items=[]), params, history, emit,
+                                      llm_timeout=5, tts=Beeps()))
+
+
+async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
+    events: list[dict[str, Any]] = []
+
+    async def emit(ev: dict[str, Any]) -> None:
+        check_event(ev)
+        events.append(ev)
+
+    run = spoken_run(Turn("Let me check.", [("get_weather", {"city": "Oslo"})]), emit)
+    await run.run()
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.done"
+    assert kinds.count("response.output_audio.delta") == 3  # one 100 ms chunk per word
+    assert kinds.index("response.output_audio.done") < kinds.index("response.function_call_arguments.done")
+    message, call = run.output
+    assert message.audio_ms == 300 and message.content[0]["transcript"] == "Let me check. "
+    assert call.type == "function_call" and call.status == "completed"
+
+
+async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> None:
+    """The barge-in path: wherever the cancel lands, one ``response.done`` (cancelled or completed) closes the
+    response, nothing follows it, and no item is left in progress."""
+    counted: list[dict[str, Any]] = []
+
+    async def count(ev: dict[str, Any]) -> None:
+        counted.append(ev)
+
+    await spoken_run(Turn("Let me check that.", [("get_weather", {"city": "Oslo"})]), count).run()
+    assert len(counted) > 20
+    for boundary in range(1, len(counted)):
+        events: list[dict[str, Any]] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        async def emit(ev: dict[str, Any], boundary: int = boundary, events: list[dict[str, Any]] = events,
+                       tasks: list[asyncio.Task[None]] = tasks) -> None:
+            check_event(ev)
+            events.append(ev)
+            if len(events) == boundary:
+                tasks[0].cancel()  # lands at the response's next await
+
+        conversation = Conversation()
+        run = spoken_run(Turn("Let me check that.", [("get_weather", {"city": "Oslo"})]), emit, conversation)
+        tasks.append(asyncio.create_task(run.run()))
+        await asyncio.wait(tasks)
+        done = [e for e in events if e["type"] == "response.done"]
+        assert len(done) == 1 and events[-1] is done[0], f"cancel after event {boundary}"
+        assert run.status in ("cancelled", "completed")
+        assert all(i.status != "in_progress" for i in conversation.items), f"cancel after event {boundary}"
+        assert not any(i.type == "function_call" and i.status != "completed" for i in conversation.items)
+
+
+async def test_out_of_band_items_join_no_conversation() -> None:
+    events: list[dict[str, Any]] = []
+
+    async def emit(ev: dict[str, Any]) -> None:
+        events.append(ev)
+
+    params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["text"],
+                            max_output_tokens=None)
+    run = ResponseRun(ResponseInputs(ControlledBackend(Turn("Aside.")), LLMRequest(items=[]), params, OutOfBand(),
+                                     emit, llm_timeout=5))
+    await run.run()
+    assert run.status == "completed" and run.to_wire()["conversation_id"] is None
+    assert not [e for e in events if e["type"].startswith("conversation.")]
+    assert run.output[0].text == "Aside. "
