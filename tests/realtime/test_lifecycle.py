@@ -8,6 +8,7 @@ from typing import Any
 from voxcall.llm import LLMRequest
 from voxcall.realtime.conversation import Conversation, Item, to_chat_items
 from voxcall.realtime.lifecycle import HiddenKind, Phase, ResponseLifecycle
+from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import SpeculationSlots
@@ -26,7 +27,8 @@ class Parts:
         self.outbox = Outbox(self._record)
         self.outbox.start()
         self.lifecycle = ResponseLifecycle(self.conversation, self.outbox, SpeculationSlots(slots), self.new_run,
-                                           prefetch=prefetch, max_hidden_events=64, max_history_items=100)
+                                           prefetch=prefetch, max_hidden_events=64, max_history_items=100,
+                                           metrics=Metrics())
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_event(ev)

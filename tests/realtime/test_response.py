@@ -45,7 +45,7 @@ async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
     run = spoken_run(Turn("Let me check.", [("get_weather", {"city": "Oslo"})]), emit)
     await run.run()
     kinds = [e["type"] for e in events]
-    assert kinds[0] == "response.created" and kinds[-1] == "response.done"
+    assert kinds[0] == "response.created" and kinds[-2:] == ["response.done", "voxcall.response.timing"]
     assert kinds.count("response.output_audio.delta") == 3  # one 100 ms chunk per word
     assert kinds.index("response.output_audio.done") < kinds.index("response.function_call_arguments.done")
     message, call = run.output
@@ -55,7 +55,7 @@ async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
 
 async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> None:
     """The barge-in path: wherever the cancel lands, one ``response.done`` (cancelled or completed) closes the
-    response, nothing follows it, and no item is left in progress."""
+    response, nothing but its timing follows it, and no item is left in progress."""
     counted: list[dict[str, Any]] = []
 
     async def count(ev: dict[str, Any]) -> None:
@@ -79,7 +79,8 @@ async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> No
         tasks.append(asyncio.create_task(run.run()))
         await asyncio.wait(tasks)
         done = [e for e in events if e["type"] == "response.done"]
-        assert len(done) == 1 and events[-1] is done[0], f"cancel after event {boundary}"
+        assert len(done) == 1 and events[-2] is done[0], f"cancel after event {boundary}"
+        assert events[-1]["type"] == "voxcall.response.timing"
         assert run.status in ("cancelled", "completed")
         assert all(i.status != "in_progress" for i in conversation.items), f"cancel after event {boundary}"
         assert not any(i.type == "function_call" and i.status != "completed" for i in conversation.items)

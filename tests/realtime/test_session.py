@@ -18,7 +18,7 @@ RESPONSE_EVENTS = [
     "response.output_text.done", "response.content_part.done", "response.output_item.done", "conversation.item.done",
     "response.output_item.added", "conversation.item.added", "response.function_call_arguments.delta",
     "response.function_call_arguments.done", "response.output_item.done", "conversation.item.done",
-    "response.done",
+    "response.done", "voxcall.response.timing",
 ]
 
 
@@ -234,7 +234,8 @@ async def test_cancel_mid_stream_keeps_what_was_said_and_drops_the_unfinished_ca
         assert done["response"]["status"] == "cancelled"
         assert done["response"]["status_details"] == {"type": "cancelled", "reason": "client_cancelled"}
         assert turn.closed  # the provider stream was closed
-        assert h.events[-1] is done  # nothing of the response after its response.done
+        assert h.events[-2] is done  # nothing of the response after its response.done but its timing
+        assert h.events[-1]["type"] == "voxcall.response.timing" and h.events[-1]["response_id"] == response_id
         last = h.session.conversation.items[-1]
         assert last.role == "assistant" and last.text == "Partial words " and last.status == "incomplete"
         assert h.session.responses.visible is None
@@ -358,7 +359,7 @@ async def test_cancel_right_after_create_still_reports_the_response() -> None:
         await h.session.handle_frame('{"type": "response.create"}')
         await h.session.handle_frame('{"type": "response.cancel"}')  # before the response task ran at all
         await h.settle()
-        assert [e["type"] for e in h.events[-2:]] == ["response.created", "response.done"]
+        assert [e["type"] for e in h.events[-3:]] == ["response.created", "response.done", "voxcall.response.timing"]
         assert h.of("response.done")[0]["response"]["status"] == "cancelled"
         assert h.session.responses.visible is None
         await h.send(type="response.create")

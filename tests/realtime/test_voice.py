@@ -92,7 +92,8 @@ async def test_barge_in_cancels_with_turn_detected_and_stops_audio(voice: Voice)
         assert done["response"]["status"] == "cancelled"
         assert done["response"]["status_details"]["reason"] == "turn_detected"
         after = h.events[h.events.index(done) + 1:]
-        assert not [e for e in after if e.get("response_id") == done["response"]["id"]]
+        assert [e["type"] for e in after if e.get("response_id") == done["response"]["id"]] == [
+            "voxcall.response.timing"]
         transcript = await h.wait("conversation.item.input_audio_transcription.completed", timeout=30)
         assert "stop" in transcript["transcript"].lower()
 

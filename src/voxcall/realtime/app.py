@@ -1,10 +1,10 @@
-"""The ASGI app: ``WS /v1/realtime`` (one :class:`~voxcall.realtime.session.Session` per connection) and
-``GET /healthz``.
+"""The ASGI app: ``WS /v1/realtime`` (one :class:`~voxcall.realtime.session.Session` per connection),
+``GET /healthz`` and ``GET /metrics`` (Prometheus).
 
 One backend (and so one set of loaded models) serves every session of the process; a session costs only its
 conversation and a few tasks. When client API keys are configured, a connection must present one
 (``Authorization: Bearer KEY``, or the browser subprotocol ``openai-insecure-api-key.KEY``) or is refused
-before the WebSocket is accepted.
+before the WebSocket is accepted; ``/metrics`` then needs one too (``Authorization: Bearer KEY``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -26,6 +26,7 @@ from voxcall import __version__
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend
 from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid
+from voxcall.realtime.metrics import CONTENT_TYPE, Metrics
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event
 from voxcall.realtime.session import Session, SessionOptions
@@ -69,6 +70,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
     slots = SpeculationSlots(settings.max_speculative)
     base_options = session_options(settings)
     sessions: set[Session] = set()
+    metrics = Metrics()
 
     async def realtime(ws: WebSocket) -> None:
         offered = list(ws.scope.get("subprotocols") or [])
@@ -83,8 +85,11 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         async def send(ev: Event) -> None:
             await ws.send_text(json.dumps(ev, ensure_ascii=False))
 
-        session = Session(backend, send, options=options, slots=slots, voice=voice, toolbox=tools["box"])
+        session = Session(backend, send, options=options, slots=slots, voice=voice, toolbox=tools["box"],
+                          metrics=metrics)
         sessions.add(session)
+        metrics.sessions_total.inc()
+        metrics.sessions_active.inc()
         try:
             await session.start()
             while True:
@@ -97,6 +102,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             pass
         finally:
             sessions.discard(session)
+            metrics.sessions_active.dec()
             await session.close()
 
     async def healthz(request: Request) -> JSONResponse:
@@ -105,4 +111,10 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
                                 "speculation": dataclasses.asdict(slots.stats)}
         return JSONResponse(body)
 
-    return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz)], lifespan=lifespan)
+    async def metrics_page(request: Request) -> Response:
+        if keys and not key_is_valid(extract_client_key(request.headers, []), keys):
+            return JSONResponse({"error": "invalid or missing API key"}, status_code=401)
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
+    return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz),
+                             Route("/metrics", metrics_page)], lifespan=lifespan)

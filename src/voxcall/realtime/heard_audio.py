@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 
 from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
@@ -20,9 +21,11 @@ from voxcall.audio.formats import AudioFormat
 from voxcall.realtime.conversation import Conversation, Item
 from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
+from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox
 from voxcall.realtime.protocol import ProtocolError, event, new_id
 from voxcall.realtime.settings import TurnDetection
+from voxcall.realtime.timing import HeardTurn
 from voxcall.realtime.voice import PCM, RATE, Voice
 from voxcall.speech.turns import SpeechStarted, TurnDetector
 
@@ -36,9 +39,11 @@ class HeardAudio:
     """A session's input audio: buffer, resampling, turn detection and transcription."""
 
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
-                 responses: ResponseLifecycle, respond: Callable[[], Awaitable[None]]) -> None:
-        """``respond`` starts a response with the session's settings (after a turn under ``create_response``)."""
+                 responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
+                 metrics: Metrics) -> None:
+        """``respond`` answers a turn with the session's settings (under ``create_response``)."""
         self.voice = voice
+        self._metrics = metrics
         self.buffer = InputAudio()
         self._outbox = outbox
         self._conversation = conversation
@@ -127,25 +132,35 @@ class HeardAudio:
             await self._responses.cancel("turn_detected")
 
     async def _speech_stopped(self, end_ms: int) -> None:
+        # The audio after end_ms is the silence the detector waited for; the client streams in real time, so the
+        # user stopped speaking that long ago (an estimate that is exact for real-time streams).
+        waited = max(0, self.buffer.position_ms - end_ms)
+        speech_end = time.monotonic() - waited / 1000
         item_id = self._turn_item or new_id("item")
         self._turn_item = None
         await self._outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
         respond = self._turns is not None and self._turns.create_response
-        await self._commit(self.buffer.take_turn(end_ms), item_id, respond=respond)
+        await self._commit(self.buffer.take_turn(end_ms), item_id, respond=respond, speech_end=speech_end,
+                           waited_ms=waited)
 
-    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool) -> None:
-        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it."""
+    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, speech_end: float | None = None,
+                      waited_ms: int = 0) -> None:
+        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (timed from
+        ``speech_end``, after ``waited_ms`` of silence; a manual commit: from now)."""
         await self._responses.discard("new user audio")
         item = Item(item_id, "message", role="user", content=[{"type": "input_audio", "transcript": None}])
         previous = self._conversation.add(item)
         await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
-        task = asyncio.create_task(self._transcribe(item, pcm, respond), name=f"voxcall-stt-{item_id}")
+        ended = time.monotonic() if speech_end is None else speech_end
+        task = asyncio.create_task(self._transcribe(item, pcm, respond, ended, waited_ms),
+                                   name=f"voxcall-stt-{item_id}")
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
 
-    async def _transcribe(self, item: Item, pcm: PCM, respond: bool) -> None:
+    async def _transcribe(self, item: Item, pcm: PCM, respond: bool, speech_end: float, waited_ms: int) -> None:
         voice = self.need_voice()
+        started = time.monotonic()
         try:
             transcript = await voice.transcribe(pcm)
         except Exception as exc:  # a model failure must not end the session
@@ -155,6 +170,8 @@ class HeardAudio:
                                                                  "code": type(exc).__name__,
                                                                  "message": "transcription failed"}))
             return
+        done = time.monotonic()
+        self._metrics.transcribed(done - started)
         item.content[0]["transcript"] = transcript
         await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item.id,
                                      content_index=0, delta=transcript))
@@ -164,4 +181,4 @@ class HeardAudio:
         await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
         if (respond and transcript and self._responses.phase is not Phase.VISIBLE
                 and self._conversation.get(item.id) is item):
-            await self._respond()
+            await self._respond(HeardTurn(speech_end, waited_ms, done))

@@ -34,6 +34,11 @@ class InputAudio:
         self._turn_start: int | None = None  # stream position where the current turn starts
 
     @property
+    def position_ms(self) -> int:
+        """The stream clock: milliseconds of audio appended since the session began."""
+        return (self._base + self._held) * 1000 // RATE
+
+    @property
     def duration_ms(self) -> int:
         """Milliseconds of audio held."""
         return self._held * 1000 // RATE

@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable
 
 from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, OutputGate, Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
@@ -64,13 +65,15 @@ class ResponseLifecycle:
     """Owns the session's visible and hidden responses as one explicit :class:`Phase`."""
 
     def __init__(self, conversation: Conversation, outbox: Outbox, slots: SpeculationSlots, new_run: NewRun, *,
-                 prefetch: bool, max_hidden_events: int, max_history_items: int) -> None:
-        """``new_run`` builds a response with the session's settings of the moment (follow-ups use it)."""
+                 prefetch: bool, max_hidden_events: int, max_history_items: int, metrics: Metrics) -> None:
+        """``new_run`` builds a response with the session's settings of the moment (follow-ups use it); every
+        response that ends, and every hidden one's fate, is counted in ``metrics``."""
         self.phase = Phase.IDLE
         self.visible: ResponseRun | None = None
         self.hidden: Speculation | None = None
         self.hidden_kind: HiddenKind | None = None
         self.slots = slots
+        self._metrics = metrics
         self._conversation = conversation
         self._outbox = outbox
         self._new_run = new_run
@@ -116,6 +119,9 @@ class ResponseLifecycle:
         """A visible (or claimed) response ended; runs inside its task, before the task completes."""
         if self.visible is run:
             self.phase, self.visible, self._task = Phase.IDLE, None, None
+        client_calls = sum(1 for item in run.output if item.type == "function_call")
+        self._metrics.response_ended(run.status, run.usage.input_tokens, run.usage.output_tokens, run.timing,
+                                     client_calls)
         if run.status == "completed" and run.history is self._conversation:
             self._last_done = run
             self.speculate()
@@ -153,16 +159,23 @@ class ResponseLifecycle:
         run = self._new_run(history, context, gate.emit)
         run.released.clear()  # no speech and no server tool for a follow-up nobody asked for yet
         self.phase, self.hidden_kind = Phase.HIDDEN, HiddenKind.FOLLOW_UP
+        self._metrics.hidden(HiddenKind.FOLLOW_UP.value, "started")
         self.hidden = Speculation(run, gate, history, self._conversation, self.slots, parked,
                                   on_end=self._hidden_ended)
 
     def _hidden_ended(self, spec: Speculation) -> None:
         if spec.state == "claimed":
             self._ended(spec.run)
-        elif spec.state == "discarded" and self.hidden is spec:
+        elif spec.state == "discarded" and self.hidden is spec:  # it failed
+            self._count_discard(spec)
             self._forget_hidden()
             if spec.run.status == "failed" and self._last_done is not None:
                 self._failed_follow_up_for = self._last_done.id
+
+    def _count_discard(self, spec: Speculation) -> None:
+        kind = self.hidden_kind or HiddenKind.FOLLOW_UP
+        self._metrics.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
+                             output_tokens=spec.run.usage.output_tokens)
 
     def _forget_hidden(self) -> None:
         self.phase, self.hidden, self.hidden_kind = Phase.IDLE, None, None
@@ -170,7 +183,7 @@ class ResponseLifecycle:
     async def claim(self, metadata: dict[str, str] | None) -> bool:
         """``HIDDEN`` → ``VISIBLE`` (or ``IDLE`` when it already finished): the client's ``response.create`` gets
         the hidden response. False when there is none to claim (it is then discarded)."""
-        spec = self.hidden
+        spec, kind = self.hidden, self.hidden_kind or HiddenKind.FOLLOW_UP
         if self.phase is not Phase.HIDDEN or spec is None:
             return False
         self._forget_hidden()
@@ -180,10 +193,13 @@ class ResponseLifecycle:
         if not finished:
             self.phase, self.visible, self._task = Phase.VISIBLE, spec.run, spec.task
         if await spec.claim(metadata):
+            self._metrics.hidden(kind.value, "claimed")
             if finished:
                 self._ended(spec.run)
             return True
         self.phase, self.visible, self._task = Phase.IDLE, None, None
+        self._metrics.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
+                             output_tokens=spec.run.usage.output_tokens)
         return False
 
     async def discard(self, reason: str) -> None:
@@ -191,6 +207,7 @@ class ResponseLifecycle:
         spec = self.hidden
         if self.phase is not Phase.HIDDEN or spec is None:
             return
+        self._count_discard(spec)
         self._forget_hidden()
         await spec.discard(reason)
 

@@ -5,8 +5,9 @@ A :class:`Speculation` is a transaction over a hidden :class:`~voxcall.realtime.
 - its events wait behind an :class:`~voxcall.realtime.outbox.OutputGate` (bounded: a full gate pauses the
   provider stream), and its items go to a :class:`DeferredHistory`, so the session's history is untouched;
 - irreversible work (trimming history) is *parked* and runs only at claim;
-- :meth:`Speculation.claim` runs the parked work, commits the items, stamps the caller's metadata and opens the
-  gate: the client sees one ordinary response, already under way or finished;
+- :meth:`Speculation.claim` runs the parked work, commits the items, stamps the caller's metadata, times the
+  response from the claim, and opens the gate: the client sees one ordinary response, already under way or
+  finished;
 - :meth:`Speculation.discard` aborts the provider stream and forgets everything; the history stays byte-identical
   to a session that never speculated. Tokens of discarded speculation are counted apart.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -148,6 +150,8 @@ class Speculation:
 
         self.gate.patch_first("response.created", stamp)
         self.gate.patch_first("response.done", stamp)
+        self.run.timing.rebase(time.monotonic())  # measured from the claim; a finished one's figures are patched
+        self.gate.patch_first("voxcall.response.timing", lambda ev: ev.update(self.run.timing.fields()))
         self.slots.stats.claimed += 1
         self._release_slot()
         await self.gate.open()

@@ -36,6 +36,7 @@ from voxcall.realtime.output_items import History, OutputItems
 from voxcall.realtime.protocol import Event, event, new_id
 from voxcall.realtime.server_calls import Approvals, ServerCalls
 from voxcall.realtime.speaker import Speaker
+from voxcall.realtime.timing import ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.speech.tts import TTS
 from voxcall.tools import Tool, ToolCall, ToolContext
@@ -87,6 +88,7 @@ class ResponseInputs:
     toolbox: Toolbox | None = None
     context: ToolContext = field(default_factory=ToolContext)
     approvals: Approvals | None = None
+    timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
 
 
 @dataclass
@@ -124,6 +126,7 @@ class ResponseRun:
         self.started = False
         self.released = asyncio.Event()  # cleared while hidden: no speech, no server tools
         self.released.set()
+        self.timing = inputs.timing
         self._message: Item | None = None
         self._speaker: Speaker | None = None
         self._open_calls: dict[str, Item] = {}
@@ -206,7 +209,8 @@ class ResponseRun:
 
     def _tool_runner(self, toolbox: Toolbox) -> ServerCalls:
         if self._runner is None:
-            self._runner = ServerCalls(self.out, toolbox, self.inputs.context, self.inputs.approvals)
+            self._runner = ServerCalls(self.out, toolbox, self.inputs.context, self.inputs.approvals,
+                                       self.timing)
         return self._runner
 
     async def _generate(self) -> str:
@@ -231,6 +235,8 @@ class ResponseRun:
         return finish
 
     async def _handle(self, ev: LLMEvent) -> None:
+        if isinstance(ev, ToolCallStart | ToolCall) or (isinstance(ev, TextDelta) and ev.text):
+            self.timing.token()
         if isinstance(ev, TextDelta):
             await self._text(ev.text)
         elif isinstance(ev, ToolCallStart):
@@ -283,6 +289,7 @@ class ResponseRun:
 
     async def _send_audio(self, chunk: str) -> None:
         if self._message is not None:
+            self.timing.audio()
             await self.out.event("response.output_audio.delta", self._message, content_index=0, delta=chunk)
 
     async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
@@ -378,6 +385,7 @@ class ResponseRun:
             await self.out.done(item)
         self.status, self.status_details = status, details
         await self.emit(event("response.done", response=self.to_wire()))
+        await self.emit(self.timing.to_event(self.id))
 
     def to_wire(self) -> dict[str, Any]:
         """The GA ``RealtimeResponse`` object as it stands."""

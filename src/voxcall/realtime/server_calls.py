@@ -17,6 +17,7 @@ import logging
 from voxcall.realtime.conversation import Item
 from voxcall.realtime.output_items import OutputItems
 from voxcall.realtime.protocol import ProtocolError, event, new_id
+from voxcall.realtime.timing import ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
 
@@ -62,9 +63,12 @@ class Approvals:
 class ServerCalls:
     """The server tool calls of one response, round after round."""
 
-    def __init__(self, out: OutputItems, toolbox: Toolbox, context: ToolContext, approvals: Approvals | None) -> None:
-        """Calls become items of ``out`` (the response's output); ``context`` is the calling session's."""
+    def __init__(self, out: OutputItems, toolbox: Toolbox, context: ToolContext, approvals: Approvals | None,
+                 timing: ResponseTiming) -> None:
+        """Calls become items of ``out`` (the response's output); ``context`` is the calling session's; each run
+        is timed in ``timing``."""
         self._out = out
+        self._timing = timing
         self._toolbox = toolbox
         self._context = context
         self._approvals = approvals
@@ -97,6 +101,7 @@ class ServerCalls:
                 return ToolResult("the user did not approve this call" + (f" ({reason})" if reason else ""),
                                   is_error=True)
         await self._out.event("response.mcp_call.in_progress", item)
+        self._timing.tool_started(call.call_id, call.name)
         await self._out.emit(event("voxcall.tool_call.started", response_id=self._out.response_id,
                                         call_id=call.call_id, tool=call.name, params=call.arguments, round=round_no))
         return await self._toolbox.run(call.name, call.arguments, self._context)
@@ -112,6 +117,7 @@ class ServerCalls:
         return await self._approvals.wait(request.id, future)
 
     async def _finish(self, item: Item, call: ToolCall, result: ToolResult, round_no: int) -> None:
+        self._timing.tool_ended(call.call_id, failed=result.is_error)
         item.output = result.output
         item.error = result.output if result.is_error else None
         item.status = "completed"

@@ -23,6 +23,7 @@ from voxcall.llm import LLMBackend, LLMRequest
 from voxcall.realtime.conversation import Conversation, Item, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
+from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History, OutOfBand
 from voxcall.realtime.prefetch import SpeculationSlots
@@ -36,6 +37,7 @@ from voxcall.realtime.settings import (
     parse_metadata,
     response_settings,
 )
+from voxcall.realtime.timing import HeardTurn, ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import Voice
 
@@ -63,8 +65,10 @@ class Session:
 
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
                  slots: SpeculationSlots | None = None, voice: Voice | None = None,
-                 toolbox: Toolbox | None = None) -> None:
+                 toolbox: Toolbox | None = None, metrics: Metrics | None = None) -> None:
+        """``slots``, ``voice``, ``toolbox`` and ``metrics`` are the process's, shared by its sessions."""
         self.id = new_id("sess")
+        metrics = metrics or Metrics()
         self.options = options = options or SessionOptions()
         self.backend = backend
         self.voice = voice
@@ -78,8 +82,9 @@ class Session:
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots or SpeculationSlots(4),
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
-                                           max_history_items=options.max_history_items)
-        self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn)
+                                           max_history_items=options.max_history_items, metrics=metrics)
+        self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
+                                metrics)
         self.audio.use_turn_detection(self.settings.turn_detection)
         self._handlers: dict[str, Callable[[Event], Awaitable[None]]] = {
             "session.update": self._session_update,
@@ -209,6 +214,7 @@ class Session:
                             "response and truncate the item instead", code="unsupported_event", param="type")
 
     async def _response_create(self, ev: Event) -> None:
+        timing = ResponseTiming()  # a response asked for is timed from the request
         data = field(ev, "response", dict, required=False, default={})
         if self.responses.phase is Phase.VISIBLE:
             assert self.responses.visible is not None
@@ -223,7 +229,7 @@ class Session:
         if only_metadata(data) and await self.responses.claim(metadata):
             return
         await self.responses.discard("response.create with overrides")
-        await self._start_response(settings, metadata, out_of_band=out_of_band, items=items)
+        await self._start_response(settings, metadata, timing, out_of_band=out_of_band, items=items)
 
     async def _response_cancel(self, ev: Event) -> None:
         response_id = field(ev, "response_id", str, required=False)
@@ -238,13 +244,14 @@ class Session:
 
     # -- responses ----------------------------------------------------------------------------------------------
 
-    async def _respond_to_turn(self) -> None:
+    async def _respond_to_turn(self, turn: HeardTurn) -> None:
         """Answer a user turn the server heard (``create_response``): with the session's settings."""
         await self.responses.discard("user turn")
-        await self._start_response(self.settings, None)
+        await self._start_response(self.settings, None, ResponseTiming.for_turn(turn))
 
-    async def _start_response(self, settings: SessionSettings, metadata: dict[str, str] | None, *,
-                              out_of_band: bool = False, items: list[Item] | None = None) -> None:
+    async def _start_response(self, settings: SessionSettings, metadata: dict[str, str] | None,
+                              timing: ResponseTiming, *, out_of_band: bool = False,
+                              items: list[Item] | None = None) -> None:
         history: History
         if out_of_band:
             history = OutOfBand()
@@ -256,14 +263,14 @@ class Session:
                 await work()
             if items is not None:
                 context = items
-        self.responses.start(self._new_run(settings, metadata, history, context, self.outbox.put))
+        self.responses.start(self._new_run(settings, metadata, history, context, self.outbox.put, timing))
 
     def _follow_up(self, history: History, context: list[Item], emit: Send) -> ResponseRun:
         """A hidden follow-up: what a plain ``response.create`` would produce now."""
         return self._new_run(self.settings, None, history, context, emit)
 
     def _new_run(self, settings: SessionSettings, metadata: dict[str, str] | None, history: History,
-                 context: list[Item], emit: Send) -> ResponseRun:
+                 context: list[Item], emit: Send, timing: ResponseTiming | None = None) -> ResponseRun:
         params = ResponseParams(instructions=settings.instructions, tools=list(settings.tools),
                                 tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
                                 max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
@@ -276,7 +283,7 @@ class Session:
         return ResponseRun(ResponseInputs(
             self.backend, request, params, history, emit, llm_timeout=self.options.llm_timeout,
             tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=toolbox,
-            context=self.tools.context, approvals=self.tools.approvals))
+            context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming()))
 
     def _input_items(self, data: dict[str, Any]) -> list[Item]:
         raw = data["input"]

@@ -1,0 +1,95 @@
+"""The process's Prometheus metrics, served at ``GET /metrics``.
+
+One :class:`Metrics` per app (an instance with its own registry, so tests can make their own). The session parts
+report to it at the points where a figure is final: the heard audio after each transcription, the response
+lifecycle when a response ends (its status, tokens and :class:`~voxcall.realtime.timing.ResponseTiming`) and when
+a hidden response starts, is claimed or discarded; the app counts sessions.
+
+Names (all prefixed ``voxcall_``): histograms ``end_of_turn_seconds``, ``stt_seconds``, ``llm_first_token_seconds``,
+``first_audio_seconds`` (end of speech, or ``response.create``, to the first audio), ``tool_duration_seconds``
+(label ``tool``), ``tool_to_audio_seconds``; counters ``sessions_total``, ``responses_total`` (``status``),
+``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``speculation_total`` (``kind``, ``event``:
+``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
+``discarded_tokens_total`` (``direction``); gauge ``sessions_active``.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from voxcall.realtime.timing import ResponseTiming
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text exposition format."""
+
+_LATENCY_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0, 10.0)
+_TOOL_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class Metrics:
+    """Counters and histograms of one voxcall process."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.end_of_turn = Histogram("voxcall_end_of_turn_seconds", "Silence waited before a spoken turn ended",
+                                     buckets=_LATENCY_BUCKETS, registry=r)
+        self.stt = Histogram("voxcall_stt_seconds", "Speech-to-text time per user turn", buckets=_LATENCY_BUCKETS,
+                             registry=r)
+        self.first_token = Histogram("voxcall_llm_first_token_seconds",
+                                     "End of speech (or response.create) to the model's first output",
+                                     buckets=_LATENCY_BUCKETS, registry=r)
+        self.first_audio = Histogram("voxcall_first_audio_seconds",
+                                     "End of speech (or response.create) to the first answer audio",
+                                     buckets=_LATENCY_BUCKETS, registry=r)
+        self.tool_duration = Histogram("voxcall_tool_duration_seconds", "Server tool run time", ["tool"],
+                                       buckets=_TOOL_BUCKETS, registry=r)
+        self.tool_to_audio = Histogram("voxcall_tool_to_audio_seconds",
+                                       "A server tool's result to the next answer audio", buckets=_LATENCY_BUCKETS,
+                                       registry=r)
+        self.sessions_total = Counter("voxcall_sessions", "Sessions opened", registry=r)
+        self.sessions_active = Gauge("voxcall_sessions_active", "Sessions open now", registry=r)
+        self.responses = Counter("voxcall_responses", "Responses that ended, by status", ["status"], registry=r)
+        self.tool_calls = Counter("voxcall_tool_calls", "Tool calls, by outcome", ["outcome"], registry=r)
+        self.speculation = Counter("voxcall_speculation", "Hidden responses, by kind and event", ["kind", "event"],
+                                   registry=r)
+        self.tokens = Counter("voxcall_tokens", "Model tokens of visible responses", ["direction"], registry=r)
+        self.discarded_tokens = Counter("voxcall_discarded_tokens", "Model tokens of discarded hidden responses",
+                                        ["direction"], registry=r)
+
+    def render(self) -> bytes:
+        """The metrics in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+    def transcribed(self, stt_seconds: float) -> None:
+        """A user turn was transcribed in ``stt_seconds``."""
+        self.stt.observe(stt_seconds)
+
+    def response_ended(self, status: str, input_tokens: int, output_tokens: int, timing: ResponseTiming,
+                       client_calls: int) -> None:
+        """A visible (or claimed) response ended."""
+        self.responses.labels(status).inc()
+        self.tokens.labels("in").inc(input_tokens)
+        self.tokens.labels("out").inc(output_tokens)
+        stages = timing.stages_ms()
+        if "end_of_turn" in stages:
+            self.end_of_turn.observe(stages["end_of_turn"] / 1000)
+        if "llm_first_token" in stages:
+            self.first_token.observe(stages["llm_first_token"] / 1000)
+        if "first_audio" in stages:
+            self.first_audio.observe(stages["first_audio"] / 1000)
+        for tool in timing.tools:
+            if tool.ended is not None:
+                self.tool_duration.labels(tool.name).observe(tool.ended - tool.started)
+                self.tool_calls.labels("error" if tool.failed else "ok").inc()
+                if tool.next_audio is not None:
+                    self.tool_to_audio.observe(tool.next_audio - tool.ended)
+        if client_calls:
+            self.tool_calls.labels("client").inc(client_calls)
+
+    def hidden(self, kind: str, event: str, *, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        """A hidden response of ``kind`` was ``started``, ``claimed`` or ``discarded`` (with its tokens)."""
+        self.speculation.labels(kind, event).inc()
+        if event == "discarded":
+            self.discarded_tokens.labels("in").inc(input_tokens)
+            self.discarded_tokens.labels("out").inc(output_tokens)
