@@ -10,6 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from voxcall.speech import VAD, SileroModel, SileroVAD, SpeechStarted, SpeechStopped, TurnDetector, TurnEvent, WebRtcVAD
+from voxcall.speech.turns import SpeechPaused, SpeechResumed
 
 RATE = 16000
 CHUNK = 320  # 20 ms, as clients send it
@@ -114,3 +115,33 @@ def test_reset_ends_a_turn_but_keeps_the_clock(silero: SileroModel, question_16k
 def test_feed_wants_int16_samples(silero: SileroModel) -> None:
     with pytest.raises(TypeError, match="int16"):
         TurnDetector(SileroVAD(silero)).feed(np.zeros(512, dtype=np.float32))
+
+
+def test_a_pause_is_reported_before_the_stop(make_vad: Callable[[], VAD],
+                                            question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(make_vad(), silence_duration_ms=500, pause_ms=200)
+    events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
+    assert [type(e) for e in events] == [SpeechStarted, SpeechPaused, SpeechStopped]
+    _, paused, stopped = events
+    assert isinstance(paused, SpeechPaused) and isinstance(stopped, SpeechStopped)
+    assert paused.audio_end_ms - paused.speech_end_ms >= 200
+    assert 280 <= stopped.audio_end_ms - paused.audio_end_ms <= 320  # the rest of the 500 ms silence
+    assert abs(paused.speech_end_ms - (stopped.audio_end_ms - 500)) <= 32  # within a VAD frame
+
+
+def test_speech_after_a_pause_resumes_the_turn(make_vad: Callable[[], VAD],
+                                               question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(make_vad(), silence_duration_ms=600, pause_ms=200)
+    events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(0.35), question_16k,
+                                              silence(1.0)]))
+    kinds = [type(e) for e in events]
+    assert kinds[0] is SpeechStarted and kinds[-1] is SpeechStopped and kinds.count(SpeechStopped) == 1
+    assert SpeechResumed in kinds and kinds.index(SpeechPaused) < kinds.index(SpeechResumed)
+    assert kinds[-2] is SpeechPaused  # the final silence pauses, then stops
+
+
+def test_no_pause_events_unless_asked(make_vad: Callable[[], VAD], question_16k: npt.NDArray[np.int16]) -> None:
+    for pause_ms in (None, 500, 800):  # none asked, or not shorter than the silence that ends the turn
+        detector = TurnDetector(make_vad(), silence_duration_ms=500, pause_ms=pause_ms)
+        events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
+        assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]

@@ -10,6 +10,9 @@ Realtime ``input_audio_buffer.speech_started`` / ``speech_stopped`` events carry
   end of the audio the turn consumed), as the Realtime API reports it.
 - Once in speech, frames count as speech down to a lower threshold (``threshold - 0.15``, as Silero's own streaming
   iterator does), so a quiet word inside a sentence does not count as silence.
+- With ``pause_ms`` set, a silence inside a turn reports :class:`SpeechPaused` once it is ``pause_ms`` long (the
+  turn may be over: a caller can start preparing an answer) and :class:`SpeechResumed` if speech comes back before
+  the turn stopped (it was not over: drop what was prepared).
 - Frames of (near) digital silence skip the VAD entirely and count as non-speech: a muted client sending megabytes
   of zeros costs a numpy pass, not thousands of model calls.
 """
@@ -40,7 +43,23 @@ class SpeechStopped:
     audio_end_ms: int
 
 
-TurnEvent = SpeechStarted | SpeechStopped
+@dataclass(frozen=True)
+class SpeechPaused:
+    """The user has been silent for ``pause_ms`` inside a turn; ``audio_end_ms`` is where that silence is complete,
+    ``speech_end_ms`` where the speech before it ended."""
+
+    audio_end_ms: int
+    speech_end_ms: int
+
+
+@dataclass(frozen=True)
+class SpeechResumed:
+    """The user spoke again after a :class:`SpeechPaused`, before the turn stopped."""
+
+    audio_ms: int
+
+
+TurnEvent = SpeechStarted | SpeechPaused | SpeechResumed | SpeechStopped
 """What :meth:`TurnDetector.feed` reports."""
 
 
@@ -48,9 +67,11 @@ class TurnDetector:
     """Turn detection for one stream of 16 kHz int16 audio fed in chunks of any size."""
 
     def __init__(self, vad: VAD, *, threshold: float = 0.5, prefix_padding_ms: int = 300,
-                 silence_duration_ms: int = 500, min_speech_ms: int = 60, silence_floor: int = 8) -> None:
+                 silence_duration_ms: int = 500, min_speech_ms: int = 60, silence_floor: int = 8,
+                 pause_ms: int | None = None) -> None:
         """``silence_floor``: frames whose peak magnitude is at most this (int16 units; 8 ≈ -72 dBFS) are silence
-        without asking the VAD."""
+        without asking the VAD. ``pause_ms``: report pauses of that length (shorter than ``silence_duration_ms``;
+        None: no pause events)."""
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, not {threshold!r}")
         self.vad = vad
@@ -62,6 +83,9 @@ class TurnDetector:
         self._rate = vad.sample_rate
         self._min_speech_frames = max(1, -(-min_speech_ms * self._rate // (1000 * self._frame)))
         self._silence_samples_needed = silence_duration_ms * self._rate // 1000
+        self._pause_samples = (None if pause_ms is None or pause_ms >= silence_duration_ms
+                               else max(self._frame, pause_ms * self._rate // 1000))
+        self._paused = False  # a SpeechPaused was reported for the current silence
         self._pending = np.zeros(0, dtype=np.int16)
         self._position = 0  # samples of the stream consumed into frames
         self._vad_fresh = True  # the VAD has seen nothing since its last reset
@@ -105,6 +129,7 @@ class TurnDetector:
         self.vad.reset()
         self._vad_fresh = True
         self._in_speech = False
+        self._paused = False
         self._speech_run = 0
         self._silence = 0
 
@@ -134,11 +159,19 @@ class TurnDetector:
             self._in_speech, self._speech_run, self._silence = True, 0, 0
             start_ms = self._onset * 1000 // self._rate - self.prefix_padding_ms
             return SpeechStarted(audio_start_ms=max(0, start_ms))
+        end = self._position + self._frame
         if speech:
             self._silence = 0
+            if self._paused:
+                self._paused = False
+                return SpeechResumed(audio_ms=self._position * 1000 // self._rate)
             return None
         self._silence += self._frame
-        if self._silence < self._silence_samples_needed:
-            return None
-        self._in_speech = False
-        return SpeechStopped(audio_end_ms=(self._position + self._frame) * 1000 // self._rate)
+        if self._silence >= self._silence_samples_needed:
+            self._in_speech, self._paused = False, False
+            return SpeechStopped(audio_end_ms=end * 1000 // self._rate)
+        if self._pause_samples is not None and not self._paused and self._silence >= self._pause_samples:
+            self._paused = True
+            return SpeechPaused(audio_end_ms=end * 1000 // self._rate,
+                                speech_end_ms=(end - self._silence) * 1000 // self._rate)
+        return None
