@@ -15,7 +15,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
