@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.requirements import require_program
 from tests.speech.conftest import QUESTION
 from voxcall.speech import EspeakTTS, PiperTTS, SpeechModelError, get_piper, load_default_tts
 
@@ -47,17 +48,19 @@ def test_one_piper_voice_serves_concurrent_callers(piper: PiperTTS) -> None:
     assert all(1.0 < d < 3.5 for d in durations)
 
 
+@pytest.mark.usefixtures("speech_models")
 def test_a_missing_voice_is_a_speech_model_error(tmp_path: Path) -> None:
     with pytest.raises(SpeechModelError, match="voice config not found"):
         PiperTTS(tmp_path / "nobody.onnx")
 
 
+@pytest.mark.usefixtures("speech_models")
 def test_the_default_tts_is_the_shared_piper_voice() -> None:
     assert load_default_tts() is get_piper()
 
 
-@pytest.mark.skipif(not EspeakTTS.available(), reason="espeak-ng is not on PATH")
 def test_espeak_speaks_through_stdin() -> None:
+    require_program("espeak-ng")  # CI installs it
     tts = EspeakTTS()
     chunks = list(tts.synthesize("-v Hello from espeak."))  # a leading dash is text, not an option
     audio = np.concatenate(chunks)
