@@ -39,9 +39,11 @@ _POLICY_VIOLATION = 1008
 
 def session_options(settings: ServerSettings) -> SessionOptions:
     """The per-session knobs that come from the server's settings."""
-    return SessionOptions(model=settings.model or settings.llm, instructions=settings.instructions,
-                          prefetch=settings.prefetch, llm_timeout=settings.llm_timeout,
-                          max_frame_bytes=settings.max_frame_bytes,
+    session = settings.session
+    return SessionOptions(model=settings.model or settings.llm or SessionOptions.model,
+                          instructions=session.instructions, prefetch=session.prefetch,
+                          llm_timeout=session.llm_timeout, max_frame_bytes=session.max_frame_bytes,
+                          max_history_items=session.max_history_items, max_hidden_events=session.max_hidden_events,
                           allow_session_mcp=settings.tools.allow_session_mcp,
                           allow_remote_session_mcp=settings.tools.allow_remote_session_mcp)
 
@@ -66,7 +68,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         finally:
             if built is not None:
                 await built.aclose()
-    slots = SpeculationSlots(settings.max_speculative)
+    slots = SpeculationSlots(settings.session.max_speculative)
     base_options = session_options(settings)
     sessions: set[Session] = set()
 
