@@ -355,8 +355,8 @@ def test_help_lists_the_options() -> None:
         assert option in result.stdout
     assert "VOXCALL_LLM_API_KEY" in result.stdout  # the upstream key is better kept out of shell history
     assert "llamacpp when installed, else scripted" in result.stdout and "silero|webrtc" in result.stdout
-    assert f"[default: {default_of('session.llm_timeout')}]" in result.stdout  # read from the model
-    assert f"[default: {default_of('session.max_speculative')}]" in result.stdout
+    assert f"[default: ({default_of('session.llm_timeout')})]" in result.stdout  # read from the model
+    assert f"[default: ({default_of('session.max_speculative')})]" in result.stdout
 
 
 def test_every_serve_parameter_is_a_flag_of_a_setting() -> None:

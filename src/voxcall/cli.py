@@ -180,9 +180,9 @@ def serve(
     VOXCALL_* environment variables (VOXCALL_SESSION__LLM_TIMEOUT=30 for session.llm_timeout), over defaults;
     `voxcall config` prints them.
     """
+    flags = dict(locals())  # first: the parameters only (every one but config is a flag of SETTING_OF_FLAG)
     from voxcall.server import build_server, configure_logging, run_server
 
-    flags = dict(locals())  # every parameter but config is a flag of SETTING_OF_FLAG
     os.environ["HF_HUB_OFFLINE"] = "1"  # every model ships in a package; never reach for a hub
     startup = Startup(Console(stderr=True))
     try:
