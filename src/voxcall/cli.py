@@ -220,7 +220,7 @@ def show_config(**flags: Any) -> None:
     except ConfigError as exc:
         _fail(str(exc))
     settings = settings.model_copy(update={"llm": resolve_kind(settings.llm, settings.model)})
-    typer.echo(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True), nl=False)
+    typer.echo(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True, width=120), nl=False)
 
 
 def _load(flags: Mapping[str, Any]) -> ServerSettings:
