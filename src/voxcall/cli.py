@@ -238,22 +238,10 @@ def _load(flags: Mapping[str, Any]) -> ServerSettings:
 
 
 def _print_summary(server: Server, startup: Startup) -> None:
-    """What is served (URL, backend, speech, prefetch, auth; never a key), and what loaded in how long."""
-    settings = server.settings
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    model = f" ({settings.model})" if settings.model else ""
-    port = settings.port or "<free port>"  # port 0: the system picks one; uvicorn's log line names it
-    summary = (f"voxcall serving ws://{host}:{port}/v1/realtime · llm {server.backend.name}{model} · "
-               f"speech {_on_off(server.voice is not None)} · prefetch {_on_off(settings.session.prefetch)} · "
-               f"auth {_on_off(bool(settings.client_keys()))}")
+    """What is served (never a key), and what loaded in how long."""
     console = Console()
-    console.print(Text(summary), soft_wrap=True)
+    console.print(Text(server.summary()), soft_wrap=True)
     console.print(Text(startup.summary(), "dim"), soft_wrap=True)
-
-
-def _on_off(flag: bool) -> str:
-    """``on`` or ``off``."""
-    return "on" if flag else "off"
 
 
 @app.command()

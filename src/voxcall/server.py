@@ -60,6 +60,16 @@ class Server:
     backend: LLMBackend
     voice: Voice | None
 
+    def summary(self) -> str:
+        """One line saying what is served: URL, backend, speech, prefetch, auth (never a key)."""
+        settings = self.settings
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        port = settings.port or "<free port>"  # port 0: the system picks one; uvicorn's log line names it
+        model = f" ({settings.model})" if settings.model else ""
+        return (f"voxcall serving ws://{host}:{port}/v1/realtime · llm {self.backend.name}{model} · "
+                f"speech {_on_off(self.voice is not None)} · prefetch {_on_off(settings.session.prefetch)} · "
+                f"auth {_on_off(bool(settings.client_keys()))}")
+
 
 def build_server(settings: ServerSettings, startup: Startup | None = None) -> Server:
     """The server ``settings`` describe, ready to run.
@@ -222,6 +232,11 @@ def _stop_signals_interrupt() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _on_off(flag: bool) -> str:
+    """``on`` or ``off``."""
+    return "on" if flag else "off"
 
 
 def _interrupt(number: int, frame: FrameType | None) -> NoReturn:
