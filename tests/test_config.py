@@ -91,6 +91,12 @@ def test_env_values_are_parsed_in_sections_too(monkeypatch: pytest.MonkeyPatch) 
     assert settings.speech == SpeechSettings(enabled=False, vad="webrtc", tts_voice=Path("voices/amy.onnx"))
 
 
+def test_a_section_field_set_without_its_section_in_env_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_LLM_TIMEOUT", "30")
+    with pytest.raises(ConfigError, match="VOXCALL_LLM_TIMEOUT \\(use VOXCALL_SESSION__LLM_TIMEOUT\\)"):
+        ServerSettings.load(None)
+
+
 def test_invalid_env_value_in_a_section_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VOXCALL_SESSION__MAX_SPECULATIVE", "0")
     with pytest.raises(ConfigError, match=r"session\.max_speculative"):

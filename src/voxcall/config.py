@@ -166,8 +166,10 @@ class ServerSettings(BaseSettings):
     def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:
         """Settings from ``overrides`` (the flags: a section is a mapping, ``session={"llm_timeout": 5}``; None
         values are "not given") over ``config_path``'s YAML over the environment over defaults. Raises
-        :class:`ConfigError` for a missing or malformed file, an unknown key or an invalid value."""
+        :class:`ConfigError` for a missing or malformed file, an unknown key, a section's field set in the
+        environment without its section, or an invalid value."""
         values = _read_yaml(config_path) if config_path is not None else {}
+        _check_env_names(os.environ)
         try:
             return cls(**_merged(values, _given(overrides)))
         except ValidationError as exc:
@@ -312,6 +314,17 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}{hints}; "
                           f"known: {', '.join(sorted(known))}")
     return data
+
+
+def _check_env_names(environ: Mapping[str, str]) -> None:
+    """Refuse a ``VOXCALL_*`` variable named after a section's field without its section
+    (``VOXCALL_LLM_TIMEOUT`` for ``VOXCALL_SESSION__LLM_TIMEOUT``), which the environment source would ignore."""
+    prefix = "VOXCALL_"
+    misplaced = sorted(f"{name} (use {prefix}{section.upper()}__{name[len(prefix):].upper()})"
+                       for name in environ if name.upper().startswith(prefix)
+                       if (section := _section_holding(name[len(prefix):].lower())) is not None)
+    if misplaced:
+        raise ConfigError(f"environment variable(s) outside their section: {', '.join(misplaced)}")
 
 
 def _section_holding(name: str) -> str | None:
