@@ -10,9 +10,10 @@ from typing import Any, get_args
 from openai.types.realtime import RealtimeServerEvent
 from pydantic import BaseModel
 
+from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
 from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.session import Session, SessionOptions
+from voxcall.realtime.session import Session
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import TextDelta
 
@@ -89,11 +90,14 @@ class Harness:
     """A session whose outbox records events; ``send`` feeds it client events as JSON frames."""
 
     def __init__(self, backend: Any, *, slots: SpeculationSlots | None = None, voice: Any = None,
-                 toolbox: Any = None, **options: Any) -> None:
+                 toolbox: Any = None, beta: bool = False, **options: Any) -> None:
+        """``options`` are fields of the ``session:`` section, or of the ``tools:`` one (``allow_session_mcp``)."""
         self.events: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
+        tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
         self.session = Session(backend, self._record, options=SessionOptions(**options),
-                               slots=slots or SpeculationSlots(4), voice=voice, toolbox=toolbox)
+                               tools=ToolsSettings(**tools), beta=beta, slots=slots or SpeculationSlots(4),
+                               voice=voice, toolbox=toolbox)
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_event(ev)

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
+from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest
 from voxcall.realtime.conversation import Conversation, Item, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
@@ -42,40 +42,31 @@ from voxcall.realtime.voice import Voice
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class SessionOptions:
-    """Server-wide knobs every session gets."""
-
-    model: str = "voxcall"
-    instructions: str = ""
-    prefetch: bool = True
-    llm_timeout: float = 60.0
-    max_frame_bytes: int = 1_048_576
-    max_history_items: int = 200
-    max_hidden_events: int = 2048  # a speculation buffers at most this many events, then its stream pauses
-    beta: bool = False
-    allow_session_mcp: bool = False  # sessions may declare MCP servers in session.update (loopback URLs only)
-    allow_remote_session_mcp: bool = False  # ... and remote ones
-
-
 class Session:
     """The state and behaviour of one client connection."""
 
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
+                 tools: ToolsSettings | None = None, model: str = "voxcall", beta: bool = False,
                  slots: SpeculationSlots | None = None, voice: Voice | None = None,
                  toolbox: Toolbox | None = None) -> None:
+        """``options`` and ``tools`` are the server's ``session:`` and ``tools:`` sections; ``model`` is the name
+        the session reports, ``beta`` picks the beta protocol's event names. ``slots``, ``voice`` and ``toolbox``
+        are the process's, shared by all its sessions."""
         self.id = new_id("sess")
         self.options = options = options or SessionOptions()
+        self.model = model
+        tools = tools or ToolsSettings()
         self.backend = backend
         self.voice = voice
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
         self.settings = SessionSettings(instructions=options.instructions,
                                         output_modalities=["audio"] if voice else ["text"])
         self.conversation = Conversation()
-        self.outbox = Outbox(send, beta=options.beta)
-        self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=options.allow_session_mcp,
-                                  allow_remote_mcp=options.allow_remote_session_mcp)
-        self.responses = ResponseLifecycle(self.conversation, self.outbox, slots or SpeculationSlots(4),
+        self.outbox = Outbox(send, beta=beta)
+        self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=tools.allow_session_mcp,
+                                  allow_remote_mcp=tools.allow_remote_session_mcp)
+        slots = slots or SpeculationSlots(options.max_speculative)
+        self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items)
@@ -112,7 +103,7 @@ class Session:
 
     def to_wire(self) -> dict[str, Any]:
         """The GA session object."""
-        return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.options.model,
+        return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
                 **self.settings.to_wire()}
 
     # -- client events ------------------------------------------------------------------------------------------
