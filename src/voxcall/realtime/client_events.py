@@ -1,0 +1,292 @@
+"""Client events read with the SDK's own models: beta spellings mapped to GA first, then one pydantic validation.
+
+A decoded frame goes through three steps:
+
+1. its ``type`` is checked by hand (missing, not a string, unknown), so those keep their own error codes;
+2. :func:`from_beta` rewrites what beta-protocol clients (``OpenAI-Beta: realtime=v1``) and lenient clients send
+   into the GA shape: a ``session`` without ``type``, top-level ``modalities`` / ``input_audio_format`` /
+   ``turn_detection`` / ``voice`` … moved under ``audio``, assistant parts named ``text``, items without ``type``
+   or ``id``, JSON values as a call's output, the nested Chat Completions ``tool_choice``;
+3. a strict pydantic ``TypeAdapter`` over the members of ``openai.types.realtime.RealtimeClientEvent``,
+   discriminated by ``type``, checks every field's JSON type. ``response.input`` may also hold
+   ``{"type": "item_reference", "id": ...}`` (the API documents it; the SDK's types lack it).
+
+The first validation error becomes a :class:`~voxcall.realtime.protocol.ProtocolError` whose ``param`` is the
+error's location as a client writes it (``session.tools[2].parameters``, ``item.content[0].text``); the SDK's
+union labels are left out. The SDK's models allow unknown fields, and voxcall's own checks
+(:mod:`voxcall.realtime.settings`, :mod:`voxcall.realtime.conversation`: tool names, schemas, limits, supported
+values) run on top of this one. Strict mode matches JSON: ``"5"`` is not a number and ``1`` is not a boolean.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from openai.types.realtime import ConversationItem, RealtimeClientEvent, RealtimeResponseCreateParams
+from openai.types.realtime import ResponseCreateEvent as SDKResponseCreateEvent
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from voxcall.audio.formats import AudioFormatError, parse_format
+from voxcall.realtime.protocol import ProtocolError, new_id
+
+__all__ = ["ItemReference", "ParsedEvent", "from_beta", "parse_client_event"]
+
+Event = dict[str, Any]
+
+
+class ItemReference(BaseModel):
+    """An existing conversation item named in ``response.input``."""
+
+    type: Literal["item_reference"]
+    id: str
+
+
+_INPUT_ITEM = Union[(*get_args(get_args(ConversationItem)[0]), ItemReference)]  # type: ignore[valid-type]  # noqa: UP007
+
+
+class ResponseCreateParams(RealtimeResponseCreateParams):
+    """The SDK's ``response.create`` parameters, with item references allowed in ``input``."""
+
+    input: list[_INPUT_ITEM] | None = None  # type: ignore[assignment,valid-type]
+
+
+class ResponseCreateEvent(SDKResponseCreateEvent):
+    """The SDK's ``response.create`` event, with :class:`ResponseCreateParams`."""
+
+    response: ResponseCreateParams | None = None
+
+
+_MEMBERS: tuple[type[BaseModel], ...] = tuple(
+    ResponseCreateEvent if model is SDKResponseCreateEvent else model
+    for model in get_args(get_args(RealtimeClientEvent)[0]))
+_BY_KIND: dict[str, type[BaseModel]] = {get_args(m.model_fields["type"].annotation)[0]: m for m in _MEMBERS}
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Union[_MEMBERS], Field(discriminator="type")])  # noqa: UP007
+
+# Beta session fields that GA moved under ``audio.input`` / ``audio.output``, and the ones GA renamed.
+_BETA_AUDIO = {"input_audio_format": ("input", "format"), "turn_detection": ("input", "turn_detection"),
+               "input_audio_transcription": ("input", "transcription"),
+               "input_audio_noise_reduction": ("input", "noise_reduction"),
+               "output_audio_format": ("output", "format"), "voice": ("output", "voice"),
+               "speed": ("output", "speed")}
+_BETA_RENAMES = {"modalities": "output_modalities", "max_response_output_tokens": "max_output_tokens"}
+_BETA_ASSISTANT_PARTS = {"text": "output_text", "audio": "output_audio"}
+_JSON_TYPES = {"model_type": "an object", "model_attributes_type": "an object", "dict_type": "an object",
+               "list_type": "an array", "string_type": "a string", "int_type": "an integer", "float_type": "a number",
+               "bool_type": "a boolean"}
+
+
+@dataclass(frozen=True)
+class ParsedEvent:
+    """A client event that passed the SDK's validation: its model, and the GA-shaped dict it was read from."""
+
+    kind: str
+    model: BaseModel
+    data: Event
+
+
+def parse_client_event(ev: Event) -> ParsedEvent:
+    """Check ``ev`` (a decoded JSON object) against the SDK's client event models; a ``ProtocolError`` if not."""
+    kind = ev.get("type")
+    if kind is None:
+        raise ProtocolError("missing required parameter 'type'", code="missing_required_parameter", param="type")
+    if not isinstance(kind, str):
+        raise ProtocolError("invalid type for 'type': expected a string", code="invalid_type", param="type")
+    if kind not in _BY_KIND:
+        raise ProtocolError(f"unknown event type {kind!r}", code="unknown_event_type", param="type")
+    data = from_beta(ev)
+    try:
+        model = _ADAPTER.validate_python(data, strict=True)
+    except ValidationError as exc:
+        raise _protocol_error(_BY_KIND[kind], exc.errors(include_url=False)) from None
+    return ParsedEvent(kind, model, data)
+
+
+# -- beta and lenient spellings -----------------------------------------------------------------------------------
+
+def from_beta(ev: Event) -> Event:
+    """``ev`` in the GA shape (a new dict; ``ev`` is not changed). Values that are not objects are left for the
+    validation to name."""
+    kind = ev.get("type")
+    if kind == "session.update" and isinstance(ev.get("session"), dict):
+        session = _beta_settings(ev["session"], "session.")
+        session.setdefault("type", "realtime")
+        return {**ev, "session": session}
+    if kind == "response.create" and isinstance(ev.get("response"), dict):
+        response = _beta_settings(ev["response"], "response.")
+        if isinstance(response.get("input"), list):
+            response["input"] = [_item(i) for i in response["input"]]
+        return {**ev, "response": response}
+    if kind == "conversation.item.create" and isinstance(ev.get("item"), dict):
+        return {**ev, "item": _item(ev["item"])}
+    return ev
+
+
+def _beta_settings(data: Event, where: str) -> Event:
+    """Session or response settings with beta names moved to their GA places (a GA field wins over its alias)."""
+    out = {_BETA_RENAMES.get(k, k): v for k, v in data.items() if k not in _BETA_AUDIO}
+    for old, new in _BETA_RENAMES.items():
+        if old in data and new in data:
+            out[new] = data[new]
+    beta = {k: v for k, v in data.items() if k in _BETA_AUDIO}
+    if beta and (out.get("audio") is None or isinstance(out.get("audio"), dict)):
+        audio = {side: dict(part) if isinstance(part, dict) else part
+                 for side, part in (out.get("audio") or {}).items()}
+        for name, value in beta.items():
+            side, key = _BETA_AUDIO[name]
+            section = audio.setdefault(side, {})
+            if isinstance(section, dict):
+                section.setdefault(key, _beta_format(value, f"{where}{name}") if key == "format" else value)
+        out["audio"] = audio
+    turns = (out.get("audio") or {}).get("input", {}) if isinstance(out.get("audio"), dict) else {}
+    if isinstance(turns, dict) and isinstance(turns.get("turn_detection"), dict):
+        turns["turn_detection"] = {"type": "server_vad", **turns["turn_detection"]}
+    if isinstance(out.get("tool_choice"), dict) and isinstance(out["tool_choice"].get("function"), dict):
+        out["tool_choice"] = {"type": "function", "name": out["tool_choice"]["function"].get("name")}
+    return out
+
+
+def _beta_format(value: Any, where: str) -> Any:
+    """A beta format name (``pcm16``, ``g711_ulaw``, ``g711_alaw``) as the GA object; anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse_format(value).to_wire()
+    except AudioFormatError as exc:
+        raise ProtocolError(f"'{where}': {exc}", code="invalid_value", param=where) from None
+
+
+def _item(item: Any) -> Any:
+    """A client item with today's conveniences filled in: ``type`` message, a fresh ``id``, ``arguments`` ``{}``,
+    a JSON value as a call's output, beta's assistant part names."""
+    if not isinstance(item, dict):
+        return item
+    out = {"type": "message", **item}
+    if not out.get("id") and out["type"] != "item_reference":
+        out["id"] = new_id("item")
+    if out["type"] == "function_call" and out.get("arguments") is None:
+        out["arguments"] = "{}"
+    if out["type"] == "function_call_output" and out.get("output") is not None and not isinstance(out["output"], str):
+        out["output"] = json.dumps(out["output"])
+    if out["type"] == "message" and out.get("role") == "assistant" and isinstance(out.get("content"), list):
+        out["content"] = [{**p, "type": _BETA_ASSISTANT_PARTS.get(p.get("type"), p.get("type"))}
+                          if isinstance(p, dict) else p for p in out["content"]]
+    return out
+
+
+# -- validation errors --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Problem:
+    """One validation error, located as a client writes it."""
+
+    param: str
+    depth: int
+    in_mapping: bool  # inside a free-form object (metadata, tool parameters): the object's value is wrong
+    end: int  # how much of the error's location the parameter covers
+    members: tuple[tuple[Any, ...], ...]  # the location up to each union member chosen on the way
+    error: ErrorDetails
+
+    @property
+    def member(self) -> tuple[Any, ...]:
+        """The location up to the innermost union member the error belongs to (``()`` when none)."""
+        return self.members[-1] if self.members else ()
+
+    @property
+    def wrong_member(self) -> bool:
+        """Whether the error says its union member's ``type`` is not the one sent: the client meant another."""
+        loc = self.error["loc"]
+        return bool(self.members) and loc[len(self.member):] == ("type",) and self.error["type"] == "literal_error"
+
+
+def _protocol_error(model: type[BaseModel], errors: list[ErrorDetails]) -> ProtocolError:
+    """The error to report. Union members whose ``type`` differs from the one sent are left out; of the others,
+    the member with the fewest errors is the one the client meant, and its deepest error is reported."""
+    problems = [_locate(model, e) for e in errors]
+    wrong = {p.member for p in problems if p.wrong_member}
+    meant = [p for p in problems if not wrong.intersection(p.members)]
+    if not meant:  # no member has the type sent: report the type, with every type allowed
+        meant = [p for p in problems if p.wrong_member]
+    counts: dict[tuple[Any, ...], int] = {}
+    for p in meant:
+        counts[p.member] = counts.get(p.member, 0) + 1
+    fewest = min(counts.values())
+    closest = [p for p in meant if counts[p.member] == fewest]
+    best = max(closest, key=lambda p: p.depth)  # max keeps the first of equals
+    return _as_protocol_error(best, [p for p in closest if p.param == best.param])
+
+
+def _as_protocol_error(problem: _Problem, same_param: list[_Problem]) -> ProtocolError:
+    """The protocol error for ``problem``; literal errors of equally close members list every value allowed."""
+    param, error = problem.param, problem.error
+    if error["type"] == "missing":
+        return ProtocolError(f"missing required parameter '{param}'", code="missing_required_parameter", param=param)
+    if error["type"] == "literal_error":
+        expected = [str(p.error.get("ctx", {}).get("expected")) for p in same_param
+                    if p.error["type"] == "literal_error"]
+        return ProtocolError(f"invalid value for '{param}': expected {' or '.join(dict.fromkeys(expected))}",
+                             code="invalid_value", param=param)
+    expected = _JSON_TYPES.get(error["type"])
+    reason = f"expected {expected}" if expected else error["msg"]
+    if problem.in_mapping:
+        inner = ".".join(str(s) for s in error["loc"][problem.end:])
+        return ProtocolError(f"invalid value for '{param}'" + (f" at {inner!r}" if inner else "") + f": {reason}",
+                             code="invalid_value", param=param)
+    code = "invalid_type" if expected else "invalid_value"
+    return ProtocolError(f"invalid {'type' if expected else 'value'} for '{param}': {reason}", code=code, param=param)
+
+
+def _locate(model: type[BaseModel], error: ErrorDetails) -> _Problem:
+    """Walk the error's location through the model's types: field names and list indices make the parameter,
+    union labels are skipped (and remembered), and a key of a free-form object ends it."""
+    loc = error["loc"]
+    parts: list[str] = []
+    members: list[tuple[Any, ...]] = []
+    kind: Any = model
+    in_mapping = False
+    end = len(loc)
+    for n, seg in enumerate(loc[1:], start=1):  # loc[0] is the event's type, the discriminator's tag
+        kind = _unwrap(kind)
+        choices = _union_members(kind)
+        if choices is not None:
+            kind = next((m for m in choices if getattr(_unwrap(m), "__name__", None) == seg), None)
+            if kind is None:  # a label of a scalar choice (``int``, ``literal['inf']``): the parameter ends here
+                end = n + 1
+                break
+            members.append(tuple(loc[:n + 1]))
+            continue
+        if isinstance(kind, type) and issubclass(kind, BaseModel) and isinstance(seg, str):
+            parts.append(seg)
+            info = kind.model_fields.get(seg)
+            kind = info.annotation if info is not None else Any
+        elif get_origin(kind) is list and isinstance(seg, int):
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{seg}]"]
+            kind = get_args(kind)[0]
+        else:  # a key of a mapping, or inside a value of no declared shape
+            in_mapping, end = True, n
+            break
+    return _Problem(".".join(parts) or "type", len(parts), in_mapping, end, tuple(members), error)
+
+
+def _unwrap(kind: Any) -> Any:
+    """``kind`` without ``Annotated`` and without an ``Optional`` around a single type."""
+    while True:
+        if get_origin(kind) is Annotated:
+            kind = get_args(kind)[0]
+            continue
+        members = _union_members(kind, keep_single=True)
+        if members is not None and len(members) == 1:
+            kind = members[0]
+            continue
+        return kind
+
+
+def _union_members(kind: Any, *, keep_single: bool = False) -> list[Any] | None:
+    """The non-null members of a union type (None when ``kind`` is no union, or a single-member one)."""
+    if get_origin(kind) not in (Union, types.UnionType):
+        return None
+    members = [m for m in get_args(kind) if m is not type(None)]
+    return members if keep_single or len(members) > 1 else None
