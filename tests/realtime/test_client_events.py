@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from openai.types.realtime import InputAudioBufferAppendEvent, SessionUpdateEvent
 
-from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, from_beta, parse_client_event
+from voxcall.realtime.beta import from_beta
+from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
 from voxcall.realtime.protocol import ProtocolError
 
 

@@ -3,10 +3,7 @@
 A decoded frame goes through three steps:
 
 1. its ``type`` is checked by hand (missing, not a string, unknown), so those keep their own error codes;
-2. :func:`from_beta` rewrites what beta-protocol clients (``OpenAI-Beta: realtime=v1``) and lenient clients send
-   into the GA shape: a ``session`` without ``type``, top-level ``modalities`` / ``input_audio_format`` /
-   ``turn_detection`` / ``voice`` … moved under ``audio``, assistant parts named ``text``, items without ``type``
-   or ``id``, JSON values as a call's output, the nested Chat Completions ``tool_choice``;
+2. :func:`voxcall.realtime.beta.from_beta` rewrites what beta-protocol and lenient clients send into the GA shape;
 3. a strict pydantic ``TypeAdapter`` over the members of ``openai.types.realtime.RealtimeClientEvent``,
    discriminated by ``type``, checks every field's JSON type. ``response.input`` may also hold
    ``{"type": "item_reference", "id": ...}`` (the API documents it; the SDK's types lack it).
@@ -20,7 +17,6 @@ values) run on top of this one. Strict mode matches JSON: ``"5"`` is not a numbe
 
 from __future__ import annotations
 
-import json
 import types
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -30,10 +26,10 @@ from openai.types.realtime import ResponseCreateEvent as SDKResponseCreateEvent
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from voxcall.audio.formats import AudioFormatError, parse_format
-from voxcall.realtime.protocol import ProtocolError, new_id
+from voxcall.realtime.beta import from_beta
+from voxcall.realtime.protocol import ProtocolError
 
-__all__ = ["ItemReference", "ParsedEvent", "from_beta", "parse_client_event"]
+__all__ = ["ItemReference", "ParsedEvent", "parse_client_event"]
 
 Event = dict[str, Any]
 
@@ -45,13 +41,13 @@ class ItemReference(BaseModel):
     id: str
 
 
-_INPUT_ITEM = Union[(*get_args(get_args(ConversationItem)[0]), ItemReference)]  # type: ignore[valid-type]  # noqa: UP007
+_INPUT_ITEM = Union[(*get_args(get_args(ConversationItem)[0]), ItemReference)]  # type: ignore[valid-type]
 
 
 class ResponseCreateParams(RealtimeResponseCreateParams):
     """The SDK's ``response.create`` parameters, with item references allowed in ``input``."""
 
-    input: list[_INPUT_ITEM] | None = None  # type: ignore[assignment,valid-type]
+    input: list[_INPUT_ITEM] | None = None  # type: ignore[valid-type]
 
 
 class ResponseCreateEvent(SDKResponseCreateEvent):
@@ -64,16 +60,9 @@ _MEMBERS: tuple[type[BaseModel], ...] = tuple(
     ResponseCreateEvent if model is SDKResponseCreateEvent else model
     for model in get_args(get_args(RealtimeClientEvent)[0]))
 _BY_KIND: dict[str, type[BaseModel]] = {get_args(m.model_fields["type"].annotation)[0]: m for m in _MEMBERS}
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Union[_MEMBERS], Field(discriminator="type")])  # noqa: UP007
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union[_MEMBERS], Field(discriminator="type")])  # type: ignore[arg-type]  # noqa: UP007
 
-# Beta session fields that GA moved under ``audio.input`` / ``audio.output``, and the ones GA renamed.
-_BETA_AUDIO = {"input_audio_format": ("input", "format"), "turn_detection": ("input", "turn_detection"),
-               "input_audio_transcription": ("input", "transcription"),
-               "input_audio_noise_reduction": ("input", "noise_reduction"),
-               "output_audio_format": ("output", "format"), "voice": ("output", "voice"),
-               "speed": ("output", "speed")}
-_BETA_RENAMES = {"modalities": "output_modalities", "max_response_output_tokens": "max_output_tokens"}
-_BETA_ASSISTANT_PARTS = {"text": "output_text", "audio": "output_audio"}
 _JSON_TYPES = {"model_type": "an object", "model_attributes_type": "an object", "dict_type": "an object",
                "list_type": "an array", "string_type": "a string", "int_type": "an integer", "float_type": "a number",
                "bool_type": "a boolean"}
@@ -103,78 +92,6 @@ def parse_client_event(ev: Event) -> ParsedEvent:
     except ValidationError as exc:
         raise _protocol_error(_BY_KIND[kind], exc.errors(include_url=False)) from None
     return ParsedEvent(kind, model, data)
-
-
-# -- beta and lenient spellings -----------------------------------------------------------------------------------
-
-def from_beta(ev: Event) -> Event:
-    """``ev`` in the GA shape (a new dict; ``ev`` is not changed). Values that are not objects are left for the
-    validation to name."""
-    kind = ev.get("type")
-    if kind == "session.update" and isinstance(ev.get("session"), dict):
-        session = _beta_settings(ev["session"], "session.")
-        session.setdefault("type", "realtime")
-        return {**ev, "session": session}
-    if kind == "response.create" and isinstance(ev.get("response"), dict):
-        response = _beta_settings(ev["response"], "response.")
-        if isinstance(response.get("input"), list):
-            response["input"] = [_item(i) for i in response["input"]]
-        return {**ev, "response": response}
-    if kind == "conversation.item.create" and isinstance(ev.get("item"), dict):
-        return {**ev, "item": _item(ev["item"])}
-    return ev
-
-
-def _beta_settings(data: Event, where: str) -> Event:
-    """Session or response settings with beta names moved to their GA places (a GA field wins over its alias)."""
-    out = {_BETA_RENAMES.get(k, k): v for k, v in data.items() if k not in _BETA_AUDIO}
-    for old, new in _BETA_RENAMES.items():
-        if old in data and new in data:
-            out[new] = data[new]
-    beta = {k: v for k, v in data.items() if k in _BETA_AUDIO}
-    if beta and (out.get("audio") is None or isinstance(out.get("audio"), dict)):
-        audio = {side: dict(part) if isinstance(part, dict) else part
-                 for side, part in (out.get("audio") or {}).items()}
-        for name, value in beta.items():
-            side, key = _BETA_AUDIO[name]
-            section = audio.setdefault(side, {})
-            if isinstance(section, dict):
-                section.setdefault(key, _beta_format(value, f"{where}{name}") if key == "format" else value)
-        out["audio"] = audio
-    turns = (out.get("audio") or {}).get("input", {}) if isinstance(out.get("audio"), dict) else {}
-    if isinstance(turns, dict) and isinstance(turns.get("turn_detection"), dict):
-        turns["turn_detection"] = {"type": "server_vad", **turns["turn_detection"]}
-    if isinstance(out.get("tool_choice"), dict) and isinstance(out["tool_choice"].get("function"), dict):
-        out["tool_choice"] = {"type": "function", "name": out["tool_choice"]["function"].get("name")}
-    return out
-
-
-def _beta_format(value: Any, where: str) -> Any:
-    """A beta format name (``pcm16``, ``g711_ulaw``, ``g711_alaw``) as the GA object; anything else as it is."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return parse_format(value).to_wire()
-    except AudioFormatError as exc:
-        raise ProtocolError(f"'{where}': {exc}", code="invalid_value", param=where) from None
-
-
-def _item(item: Any) -> Any:
-    """A client item with today's conveniences filled in: ``type`` message, a fresh ``id``, ``arguments`` ``{}``,
-    a JSON value as a call's output, beta's assistant part names."""
-    if not isinstance(item, dict):
-        return item
-    out = {"type": "message", **item}
-    if not out.get("id") and out["type"] != "item_reference":
-        out["id"] = new_id("item")
-    if out["type"] == "function_call" and out.get("arguments") is None:
-        out["arguments"] = "{}"
-    if out["type"] == "function_call_output" and out.get("output") is not None and not isinstance(out["output"], str):
-        out["output"] = json.dumps(out["output"])
-    if out["type"] == "message" and out.get("role") == "assistant" and isinstance(out.get("content"), list):
-        out["content"] = [{**p, "type": _BETA_ASSISTANT_PARTS.get(p.get("type"), p.get("type"))}
-                          if isinstance(p, dict) else p for p in out["content"]]
-    return out
 
 
 # -- validation errors --------------------------------------------------------------------------------------------
@@ -225,9 +142,9 @@ def _as_protocol_error(problem: _Problem, same_param: list[_Problem]) -> Protoco
     if error["type"] == "missing":
         return ProtocolError(f"missing required parameter '{param}'", code="missing_required_parameter", param=param)
     if error["type"] == "literal_error":
-        expected = [str(p.error.get("ctx", {}).get("expected")) for p in same_param
-                    if p.error["type"] == "literal_error"]
-        return ProtocolError(f"invalid value for '{param}': expected {' or '.join(dict.fromkeys(expected))}",
+        allowed = [str(p.error.get("ctx", {}).get("expected")) for p in same_param
+                   if p.error["type"] == "literal_error"]
+        return ProtocolError(f"invalid value for '{param}': expected {' or '.join(dict.fromkeys(allowed))}",
                              code="invalid_value", param=param)
     expected = _JSON_TYPES.get(error["type"])
     reason = f"expected {expected}" if expected else error["msg"]
