@@ -27,6 +27,12 @@ def test_piper_yields_a_chunk_per_sentence(piper: PiperTTS) -> None:
     assert all(chunk.dtype == np.int16 and len(chunk) > 0.3 * piper.sample_rate for chunk in chunks)
 
 
+def test_piper_speed_scales_the_duration(piper: PiperTTS, question_22k: npt.NDArray[np.int16]) -> None:
+    fast = np.concatenate(list(piper.synthesize(QUESTION, speed=1.5)))
+    slow = np.concatenate(list(piper.synthesize(QUESTION, speed=0.5)))
+    assert len(fast) < 0.85 * len(question_22k) < len(question_22k) < 0.6 * len(slow)
+
+
 @pytest.mark.parametrize("text", ["", "   ", "\n"])
 def test_piper_says_nothing_for_blank_text(piper: PiperTTS, text: str) -> None:
     assert list(piper.synthesize(text)) == []
