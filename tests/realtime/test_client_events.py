@@ -25,7 +25,7 @@ def user_text(text: Any) -> dict[str, Any]:
     ({"type": "conversation.item.create", "item": "text"}, "invalid_type", "item"),
     ({"type": "conversation.item.create", "item": {"type": "message", "role": "robot", "content": []}},
      "invalid_value", "item.role"),
-    ({"type": "conversation.item.create", "item": {"type": "bogus"}}, "invalid_value", "item.type"),
+    ({"type": "conversation.item.create", "item": {"type": "bogus"}}, "invalid_value", "item"),
     ({"type": "conversation.item.create", "item": user_text(5)}, "invalid_type", "item.content[0].text"),
     ({"type": "conversation.item.create", "item": {"type": "message", "role": "user",
                                                     "content": [{"type": "image", "text": "x"}]}},
@@ -50,7 +50,7 @@ def user_text(text: Any) -> dict[str, Any]:
     ({"type": "session.update", "session": {"type": "realtime", "max_output_tokens": "many"}},
      "invalid_type", "session.max_output_tokens"),
     ({"type": "session.update", "session": {"type": "realtime", "audio": {"input": {"format": {"type": "wav"}}}}},
-     "invalid_value", "session.audio.input.format.type"),
+     "invalid_value", "session.audio.input.format"),
     ({"type": "session.update", "session": {"type": "realtime", "audio": {"input": {"turn_detection": {
         "type": "semantic_vad", "eagerness": "eager"}}}}},
      "invalid_value", "session.audio.input.turn_detection.eagerness"),

@@ -1,10 +1,8 @@
-"""Protocol plumbing: ids, events, errors, beta names for beta clients, and typed field reads."""
+"""Protocol plumbing: ids, events, errors, and beta names for beta clients."""
 
 from __future__ import annotations
 
-import pytest
-
-from voxcall.realtime.protocol import ProtocolError, error_event, event, field, new_id, to_beta
+from voxcall.realtime.protocol import ProtocolError, error_event, event, new_id, to_beta
 from voxcall.realtime.server_events import check_server_event
 
 
@@ -30,20 +28,3 @@ def test_to_beta_renames_events_and_assistant_parts() -> None:
     delta = to_beta(event("response.output_audio_transcript.delta", delta="a"))
     assert delta is not None and delta["type"] == "response.audio_transcript.delta"
     assert to_beta(event("conversation.item.done", item={})) is None
-
-
-@pytest.mark.parametrize(("ev", "kinds", "code"), [
-    ({}, str, "missing_required_parameter"),
-    ({"n": None}, int, "missing_required_parameter"),
-    ({"n": True}, int, "invalid_type"),
-    ({"n": "1"}, int, "invalid_type"),
-])
-def test_field_names_what_is_wrong(ev: dict[str, object], kinds: type, code: str) -> None:
-    with pytest.raises(ProtocolError) as caught:
-        field(ev, "n", kinds, where="x.")
-    assert (caught.value.code, caught.value.param) == (code, "x.n")
-
-
-def test_field_reads_optional_and_boolean_values() -> None:
-    assert field({}, "n", int, required=False, default=3) == 3
-    assert field({"b": True}, "b", bool) is True

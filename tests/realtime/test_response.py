@@ -18,18 +18,18 @@ from .harness import ControlledBackend, Turn, check_event
 
 
 class Beeps:
-    """A stand-in voice: 100 ms of a quiet tone per word, at 16 kHz."""
+    """A stand-in voice: 100 ms of a quiet tone per word at speed 1, at 16 kHz."""
 
     sample_rate = 16_000
 
-    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
         for _ in text.split():
-            yield np.full(1600, 100, np.int16)
+            yield np.full(round(1600 / speed), 100, np.int16)
 
 
-def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None) -> ResponseRun:
+def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None, *, speed: float = 1.0) -> ResponseRun:
     params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["audio"],
-                            max_output_tokens=None)
+                            max_output_tokens=None, speed=speed)
     history = conversation if conversation is not None else Conversation()
     return ResponseRun(ResponseInputs(ControlledBackend(turn), LLMRequest(items=[]), params, history, emit,
                                       llm_timeout=5, tts=Beeps()))
@@ -51,6 +51,15 @@ async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
     message, call = run.output
     assert message.audio_ms == 300 and message.content[0]["transcript"] == "Let me check. "
     assert call.type == "function_call" and call.status == "completed"
+
+
+async def test_the_speaking_rate_reaches_the_voice() -> None:
+    async def drop(ev: dict[str, Any]) -> None:
+        return None
+
+    run = spoken_run(Turn("one two three four"), drop, speed=2.0)
+    await run.run()
+    assert run.output[0].audio_ms == 200  # four words at 50 ms instead of 100
 
 
 async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> None:

@@ -8,10 +8,13 @@ import pytest
 from openai.types.realtime import RealtimeSessionCreateRequest
 
 from voxcall.audio.formats import PCMU
+from voxcall.realtime.client_events import parse_client_event
 from voxcall.realtime.protocol import ProtocolError
 from voxcall.realtime.session_fields import OPENAI_VOICES
 from voxcall.realtime.settings import DEFAULT_VOICE, SessionSettings, read_settings, response_settings
 from voxcall.realtime.turn_detection import EAGERNESS_SILENCE_MS
+
+from .harness import ControlledBackend, Harness, Turn
 
 
 def update(data: dict[str, Any], current: SessionSettings | None = None) -> tuple[SessionSettings, dict[str, str]]:
@@ -120,16 +123,20 @@ def test_openai_voices_are_spoken_by_the_servers_voice() -> None:
     assert settings.voice == "marin" and "marin" in OPENAI_VOICES  # reported as chosen; spoken by the server's
 
 
-def test_beta_spellings_still_apply() -> None:
-    settings, _ = update({"modalities": ["text"], "input_audio_format": "g711_ulaw", "voice": "alloy",
-                          "turn_detection": {"silence_duration_ms": 900}, "max_response_output_tokens": 10})
+def test_beta_spellings_apply_once_the_event_is_read() -> None:
+    parsed = parse_client_event({"type": "session.update", "session": {
+        "modalities": ["text"], "input_audio_format": "g711_ulaw", "voice": "alloy",
+        "turn_detection": {"silence_duration_ms": 900}, "max_response_output_tokens": 10}})
+    settings, _ = update(parsed.data["session"])
     assert settings.input_format == PCMU and settings.voice == "alloy" and settings.max_output_tokens == 10
     assert settings.turn_detection is not None and settings.turn_detection.silence_duration_ms == 900
 
 
 def test_response_overrides_take_parallel_tool_calls() -> None:
-    settings = response_settings(SessionSettings(), {"parallel_tool_calls": False})
+    settings, warnings = response_settings(SessionSettings(), {"parallel_tool_calls": False,
+                                                               "audio": {"output": {"voice": "ash"}}})
     assert settings.parallel_tool_calls is False
+    assert [w.param for w in warnings] == ["response.audio.output.voice"]
 
 
 @pytest.mark.parametrize("turns", [
@@ -139,3 +146,31 @@ def test_the_reported_session_is_valid_for_the_sdk(turns: dict[str, Any] | None)
                                   spoken={"speed": 0.8}), "parallel_tool_calls": False})
     wire = {"type": "realtime", **settings.to_wire()}
     RealtimeSessionCreateRequest.model_validate(wire, strict=True)
+
+
+async def test_the_session_sends_warnings_right_after_session_updated() -> None:
+    async with Harness(ControlledBackend()) as h:
+        await h.send(type="session.update", session={"type": "realtime", "model": "gpt-realtime",
+                                                     "audio": {"output": {"voice": "coral"}}})
+        kinds = [e["type"] for e in h.events]
+        assert kinds[-3:] == ["session.updated", "voxcall.session.warning", "voxcall.session.warning"]
+        assert {e["param"] for e in h.events[-2:]} == {"session.model", "session.audio.output.voice"}
+        assert h.of("session.updated")[0]["session"]["audio"]["output"]["voice"] == "coral"
+
+
+async def test_a_refused_field_is_an_error_and_changes_nothing() -> None:
+    async with Harness(ControlledBackend()) as h:
+        await h.send(type="session.update", event_id="e1", session={"type": "realtime", "instructions": "New.",
+                                                                    "prompt": {"id": "pmpt_1"}})
+        error = h.of("error")[-1]["error"]
+        assert (error["param"], error["event_id"]) == ("session.prompt", "e1")
+        assert h.session.settings.instructions != "New." and not h.of("session.updated")
+
+
+async def test_parallel_tool_calls_reach_the_request() -> None:
+    backend = ControlledBackend(Turn("ok"))
+    async with Harness(backend) as h:
+        await h.send(type="session.update", session={"type": "realtime", "parallel_tool_calls": False})
+        await h.send(type="response.create")
+        await h.wait("response.done")
+        assert backend.requests[0].parallel_tool_calls is False

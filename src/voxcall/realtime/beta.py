@@ -22,7 +22,7 @@ from typing import Any
 from voxcall.audio.formats import AudioFormatError, parse_format
 from voxcall.realtime.protocol import ProtocolError, new_id
 
-__all__ = ["beta_settings", "from_beta"]
+__all__ = ["from_beta"]
 
 Event = dict[str, Any]
 
@@ -40,11 +40,11 @@ def from_beta(ev: Event) -> Event:
     validation to name."""
     kind = ev.get("type")
     if kind == "session.update" and isinstance(ev.get("session"), dict):
-        session = beta_settings(ev["session"], "session.")
+        session = _beta_settings(ev["session"], "session.")
         session.setdefault("type", "realtime")
         return {**ev, "session": session}
     if kind == "response.create" and isinstance(ev.get("response"), dict):
-        response = beta_settings(ev["response"], "response.")
+        response = _beta_settings(ev["response"], "response.")
         if isinstance(response.get("input"), list):
             response["input"] = [_item(i) for i in response["input"]]
         return {**ev, "response": response}
@@ -53,7 +53,7 @@ def from_beta(ev: Event) -> Event:
     return ev
 
 
-def beta_settings(data: Event, where: str) -> Event:
+def _beta_settings(data: Event, where: str) -> Event:
     """Session or response settings with beta names moved to their GA places (a GA field wins over its alias)."""
     out = {_BETA_RENAMES.get(k, k): v for k, v in data.items() if k not in _BETA_AUDIO}
     for old, new in _BETA_RENAMES.items():

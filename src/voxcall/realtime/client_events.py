@@ -125,8 +125,8 @@ def _protocol_error(model: type[BaseModel], errors: list[ErrorDetails]) -> Proto
     problems = [_locate(model, e) for e in errors]
     wrong = {p.member for p in problems if p.wrong_member}
     meant = [p for p in problems if not wrong.intersection(p.members)]
-    if not meant:  # no member has the type sent: report the type, with every type allowed
-        meant = [p for p in problems if p.wrong_member]
+    if not meant:  # no member has the type sent: the value is none of the kinds allowed
+        return _no_such_kind([p for p in problems if p.wrong_member])
     counts: dict[tuple[Any, ...], int] = {}
     for p in meant:
         counts[p.member] = counts.get(p.member, 0) + 1
@@ -134,6 +134,15 @@ def _protocol_error(model: type[BaseModel], errors: list[ErrorDetails]) -> Proto
     closest = [p for p in meant if counts[p.member] == fewest]
     best = max(closest, key=lambda p: p.depth)  # max keeps the first of equals
     return _as_protocol_error(best, [p for p in closest if p.param == best.param])
+
+
+def _no_such_kind(wrong: list[_Problem]) -> ProtocolError:
+    """The error for a value whose ``type`` matches no member of the union at the deepest place it was tried."""
+    best = max(wrong, key=lambda p: p.depth)
+    allowed = [str(p.error.get("ctx", {}).get("expected")) for p in wrong if p.param == best.param]
+    param = best.param.removesuffix(".type")
+    return ProtocolError(f"invalid value for '{param}': its type must be {' or '.join(dict.fromkeys(allowed))}",
+                         code="invalid_value", param=param)
 
 
 def _as_protocol_error(problem: _Problem, same_param: list[_Problem]) -> ProtocolError:

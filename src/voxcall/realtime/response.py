@@ -60,6 +60,7 @@ class ResponseParams:
     temperature: float | None = None
     metadata: dict[str, str] | None = None
     output_format: AudioFormat = PCM24K
+    speed: float = 1.0  # speaking rate (``audio.output.speed``)
 
     @property
     def audio(self) -> bool:
@@ -278,7 +279,7 @@ class ResponseRun:
         if spoken and self.inputs.tts is not None:
             host = self.inputs.toolbox.output if self.inputs.toolbox is not None else None
             self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain, self._send_audio,
-                                    self.released, host)
+                                    self.released, host, speed=self.params.speed)
             item.spoken = self._speaker.spoken  # the clauses spoken so far, also when the response is cut off
 
     async def _send_audio(self, chunk: str) -> None:

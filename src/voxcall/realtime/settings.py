@@ -18,7 +18,6 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 
 from voxcall.audio.formats import PCM24K, AudioFormat, AudioFormatError, parse_format
-from voxcall.realtime.beta import beta_settings
 from voxcall.realtime.protocol import ProtocolError
 from voxcall.realtime.session_fields import SettingWarning, review_fields
 from voxcall.realtime.turn_detection import TurnDetection, parse_turn_detection
@@ -26,8 +25,8 @@ from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
 from voxcall.tools.names import TOOL_NAME_PATTERN
 
-__all__ = ["DEFAULT_VOICE", "SessionSettings", "TurnDetection", "apply_settings", "only_metadata", "parse_metadata",
-           "read_settings", "response_settings"]
+__all__ = ["DEFAULT_VOICE", "SessionSettings", "TurnDetection", "only_metadata", "parse_metadata", "read_settings",
+           "response_settings"]
 
 DEFAULT_VOICE = "joe"
 """The name of the server's voice (the embedded Piper voice)."""
@@ -95,7 +94,6 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
     ``audio`` says whether this server can speak (audio output is refused otherwise). ``extra`` names further
     fields the caller reads itself (``response.create``'s metadata, input …).
     """
-    data = beta_settings(data, where)
     unknown = sorted(set(data) - _SETTINGS - _ECHOED - extra)
     if unknown:
         raise ProtocolError(f"unknown parameter '{where}{unknown[0]}'", code="unknown_parameter",
@@ -123,12 +121,6 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
         new.parallel_tool_calls = _typed(data, "parallel_tool_calls", bool, where)
     warnings = review_fields(data, where=where, voice=DEFAULT_VOICE)
     return _apply_audio(new, data.get("audio"), where), warnings
-
-
-def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str, audio: bool = False,
-                   extra: frozenset[str] = frozenset()) -> SessionSettings:
-    """:func:`read_settings` without its warnings."""
-    return read_settings(current, data, where=where, audio=audio, extra=extra)[0]
 
 
 def _apply_audio(new: SessionSettings, audio: Any, where: str) -> SessionSettings:
@@ -176,9 +168,11 @@ def _string_value(value: Any, where: str) -> str:
     return value
 
 
-def response_settings(current: SessionSettings, data: dict[str, Any], *, audio: bool = False) -> SessionSettings:
-    """The settings of one response: the session's with the ``response.create`` overrides applied."""
-    return apply_settings(current, data, where="response.", audio=audio, extra=_RESPONSE_ONLY)
+def response_settings(current: SessionSettings, data: dict[str, Any], *,
+                      audio: bool = False) -> tuple[SessionSettings, list[SettingWarning]]:
+    """The settings of one response: the session's with the ``response.create`` overrides applied (and the
+    warnings about overrides accepted but not acted on)."""
+    return read_settings(current, data, where="response.", audio=audio, extra=_RESPONSE_ONLY)
 
 
 def only_metadata(data: dict[str, Any]) -> bool:
