@@ -7,6 +7,11 @@ committed by the client, becomes a user audio item in the conversation at once; 
 worker thread. What a turn means for responses goes to the :class:`~voxcall.realtime.lifecycle.ResponseLifecycle`:
 speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
 transcribed turn under ``create_response`` asks the session to respond.
+
+``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
+neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
+its first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered,
+as OpenAI's server does.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.outbox import Outbox
 from voxcall.realtime.protocol import ProtocolError, event, new_id
+from voxcall.realtime.response import ResponseRun
 from voxcall.realtime.settings import TurnDetection
 from voxcall.realtime.voice import PCM, RATE, Voice
 from voxcall.speech.turns import SpeechStarted, TurnDetector
@@ -49,10 +55,13 @@ class HeardAudio:
         self._resampler: StreamResampler | None = None
         self._resampler_format: AudioFormat | None = None
         self._transcriptions: set[asyncio.Task[None]] = set()
+        self._quiet_since_ms = 0  # stream position since which neither side has spoken
+        self._playback: tuple[ResponseRun, int] | None = None  # the last response heard, and where its audio began
 
     def use_turn_detection(self, turns: TurnDetection | None) -> None:
         """Server VAD with ``turns`` (a fresh detector), or push-to-talk when None."""
         self._turns = turns
+        self._quiet_since_ms = self.buffer.position_ms
         detector = None
         if turns is not None and self.voice is not None:
             detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
@@ -88,6 +97,7 @@ class HeardAudio:
                 await self._speech_started(boundary.audio_start_ms)
             else:
                 await self._speech_stopped(boundary.audio_end_ms)
+        await self._check_idle()
 
     async def commit(self) -> None:
         """``input_audio_buffer.commit`` (push-to-talk): the held audio becomes a user item; no response."""
@@ -116,6 +126,27 @@ class HeardAudio:
 
     # -- turns --------------------------------------------------------------------------------------------------
 
+    async def _check_idle(self) -> None:
+        """Fire ``idle_timeout_ms`` when the audio since both sides fell quiet has reached it."""
+        timeout = self._turns.idle_timeout_ms if self._turns is not None else None
+        if timeout is None:
+            return
+        now = self.buffer.position_ms
+        heard = self._responses.heard
+        if heard is not None and (self._playback is None or self._playback[0] is not heard):
+            self._playback = (heard, now)
+        if self._responses.visible is not None or self.buffer.in_turn or self._transcriptions:
+            self._quiet_since_ms = now
+        if self._playback is not None:
+            played, start = self._playback
+            self._quiet_since_ms = max(self._quiet_since_ms, start + played.audio_ms)
+        if now - self._quiet_since_ms >= timeout:
+            item_id, start = new_id("item"), self._quiet_since_ms
+            self._quiet_since_ms = now
+            await self._outbox.put(event("input_audio_buffer.timeout_triggered", audio_start_ms=start,
+                                         audio_end_ms=now, item_id=item_id))
+            await self._commit(self.buffer.take_all(), item_id, respond=True, even_if_silent=True)
+
     async def _speech_started(self, start_ms: int) -> None:
         """A user turn began: its item id is reserved, a hidden response is dropped, and with
         ``interrupt_response`` the assistant stops talking (barge-in)."""
@@ -133,18 +164,19 @@ class HeardAudio:
         respond = self._turns is not None and self._turns.create_response
         await self._commit(self.buffer.take_turn(end_ms), item_id, respond=respond)
 
-    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool) -> None:
-        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it."""
+    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False) -> None:
+        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
+        or ``even_if_silent``)."""
         await self._responses.discard("new user audio")
         item = Item(item_id, "message", role="user", content=[{"type": "input_audio", "transcript": None}])
         previous = self._conversation.add(item)
         await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
-        task = asyncio.create_task(self._transcribe(item, pcm, respond), name=f"voxcall-stt-{item_id}")
+        task = asyncio.create_task(self._transcribe(item, pcm, respond, even_if_silent), name=f"voxcall-stt-{item_id}")
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
 
-    async def _transcribe(self, item: Item, pcm: PCM, respond: bool) -> None:
+    async def _transcribe(self, item: Item, pcm: PCM, respond: bool, even_if_silent: bool) -> None:
         voice = self.need_voice()
         try:
             transcript = await voice.transcribe(pcm)
@@ -162,6 +194,6 @@ class HeardAudio:
                                      content_index=0, transcript=transcript,
                                      usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
         await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
-        if (respond and transcript and self._responses.phase is not Phase.VISIBLE
+        if (respond and (transcript or even_if_silent) and self._responses.phase is not Phase.VISIBLE
                 and self._conversation.get(item.id) is item):
             await self._respond()

@@ -38,6 +38,16 @@ class InputAudio:
         """Milliseconds of audio held."""
         return self._held * 1000 // RATE
 
+    @property
+    def position_ms(self) -> int:
+        """The stream clock now: milliseconds of audio appended since the session began."""
+        return (self._base + self._held) * 1000 // RATE
+
+    @property
+    def in_turn(self) -> bool:
+        """Whether the turn detector hears a user turn in progress."""
+        return self._turn_start is not None
+
     def use_detector(self, detector: TurnDetector | None) -> None:
         """Switch turn detection on (a fresh detector) or off (push-to-talk)."""
         self._detector = detector

@@ -68,6 +68,7 @@ class ResponseLifecycle:
         """``new_run`` builds a response with the session's settings of the moment (follow-ups use it)."""
         self.phase = Phase.IDLE
         self.visible: ResponseRun | None = None
+        self.heard: ResponseRun | None = None  # the latest response the client was sent (started or claimed)
         self.hidden: Speculation | None = None
         self.hidden_kind: HiddenKind | None = None
         self.slots = slots
@@ -103,7 +104,7 @@ class ResponseLifecycle:
     def start(self, run: ResponseRun) -> None:
         """``IDLE`` → ``VISIBLE``: stream ``run`` to the client."""
         assert self.phase is Phase.IDLE, f"start while {self.phase}"
-        self.phase, self.visible = Phase.VISIBLE, run
+        self.phase, self.visible, self.heard = Phase.VISIBLE, run, run
         self._task = asyncio.create_task(self._drive(run), name=f"voxcall-response-{run.id}")
 
     async def _drive(self, run: ResponseRun) -> None:
@@ -180,6 +181,7 @@ class ResponseLifecycle:
         if not finished:
             self.phase, self.visible, self._task = Phase.VISIBLE, spec.run, spec.task
         if await spec.claim(metadata):
+            self.heard = spec.run
             if finished:
                 self._ended(spec.run)
             return True
