@@ -6,7 +6,8 @@ import asyncio
 from typing import Any
 
 from voxcall.llm import LLMRequest
-from voxcall.realtime.conversation import Conversation, Item, to_chat_items
+from voxcall.realtime.conversation import Conversation, to_chat_items
+from voxcall.realtime.items import CallOutputItem, Item
 from voxcall.realtime.lifecycle import HiddenKind, Phase, ResponseLifecycle
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History
@@ -50,8 +51,7 @@ class Parts:
 
     async def answer_calls(self) -> None:
         for call in self.conversation.unanswered_calls():
-            self.conversation.add(Item(f"out_{call.call_id}", "function_call_output", call_id=call.call_id,
-                                       output="ok"))
+            self.conversation.add(CallOutputItem(f"out_{call.call_id}", call.call_id, "ok"))
 
     async def close(self) -> None:
         await self.lifecycle.close()

@@ -22,8 +22,9 @@ from collections.abc import Awaitable, Callable
 
 from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
 from voxcall.audio.formats import AudioFormat
-from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.conversation import Conversation
 from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
+from voxcall.realtime.items import MessageItem
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.outbox import Outbox
 from voxcall.realtime.protocol import ProtocolError, event, new_id
@@ -168,7 +169,7 @@ class HeardAudio:
         """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
         or ``even_if_silent``)."""
         await self._responses.discard("new user audio")
-        item = Item(item_id, "message", role="user", content=[{"type": "input_audio", "transcript": None}])
+        item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
         previous = self._conversation.add(item)
         await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
@@ -176,7 +177,7 @@ class HeardAudio:
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
 
-    async def _transcribe(self, item: Item, pcm: PCM, respond: bool, even_if_silent: bool) -> None:
+    async def _transcribe(self, item: MessageItem, pcm: PCM, respond: bool, even_if_silent: bool) -> None:
         voice = self.need_voice()
         try:
             transcript = await voice.transcribe(pcm)

@@ -29,7 +29,8 @@ import enum
 import logging
 from collections.abc import Callable
 
-from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.items import Item
 from voxcall.realtime.outbox import Outbox, OutputGate, Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots

@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.items import Item
 from voxcall.realtime.outbox import OutputGate
 from voxcall.realtime.protocol import Event
 from voxcall.realtime.response import ResponseRun

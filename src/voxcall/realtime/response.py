@@ -30,7 +30,8 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.realtime.conversation import Item, to_chat_items
+from voxcall.realtime.conversation import to_chat_items
+from voxcall.realtime.items import CallItem, Item, McpCallItem, MessageItem
 from voxcall.realtime.outbox import Send
 from voxcall.realtime.output_items import History, OutputItems
 from voxcall.realtime.protocol import Event, event, new_id
@@ -125,10 +126,10 @@ class ResponseRun:
         self.started = False
         self.released = asyncio.Event()  # cleared while hidden: no speech, no server tools
         self.released.set()
-        self._message: Item | None = None
+        self._message: MessageItem | None = None
         self._speaker: Speaker | None = None
-        self._open_calls: dict[str, Item] = {}
-        self._server_calls: list[tuple[Item, ToolCall]] = []  # finished arguments, not yet run
+        self._open_calls: dict[str, CallItem | McpCallItem] = {}
+        self._server_calls: list[tuple[McpCallItem, ToolCall]] = []  # finished arguments, not yet run
         self._client_calls = False  # the round produced calls the client must answer
         self._not_run = ""  # why server calls left in _server_calls were not run, when not because of the end
         self._runner: ServerCalls | None = None
@@ -150,7 +151,7 @@ class ResponseRun:
     @property
     def audio_ms(self) -> int:
         """Milliseconds of audio this response has sent so far."""
-        return sum(item.audio_ms for item in self.out.items)
+        return sum(item.audio_ms for item in self.out.items if isinstance(item, MessageItem))
 
     async def emit(self, ev: Event) -> None:
         """Send a server event of this response."""
@@ -276,7 +277,7 @@ class ResponseRun:
     async def _open_message(self) -> None:
         spoken = self._spoken
         part = {"type": "output_audio", "transcript": ""} if spoken else {"type": "output_text", "text": ""}
-        item = Item(new_id("item"), "message", role="assistant", content=[part], status="in_progress")
+        item = MessageItem(new_id("item"), "assistant", [part], status="in_progress")
         self._message = item
         await self.out.add(item)
         empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
@@ -315,22 +316,23 @@ class ResponseRun:
 
     # -- calls --------------------------------------------------------------------------------------------------
 
-    async def _start_call(self, call_id: str, name: str) -> Item:
+    async def _start_call(self, call_id: str, name: str) -> CallItem | McpCallItem:
         """Open the item of a call: a ``function_call`` for the client, an ``mcp_call`` for a server tool."""
         await self._close_message("completed")
         server = self.inputs.toolbox.get(name) if self.inputs.toolbox is not None else None
+        item: CallItem | McpCallItem
         if server is None:
-            item = Item(new_id("item"), "function_call", call_id=call_id, name=name, status="in_progress")
+            item = CallItem(new_id("item"), call_id, name, status="in_progress")
         else:
-            item = Item(new_id("item"), "mcp_call", call_id=call_id, name=server.remote_name, alias=name,
-                        server_label=server.server_label, status="in_progress")
+            item = McpCallItem(new_id("item"), call_id, server.remote_name, name, server.server_label,
+                               status="in_progress")
         self._open_calls[call_id] = item
         await self.out.add(item)
         return item
 
-    async def _arguments_delta(self, item: Item, delta: str) -> None:
+    async def _arguments_delta(self, item: CallItem | McpCallItem, delta: str) -> None:
         item.arguments += delta
-        if item.type == "mcp_call":
+        if isinstance(item, McpCallItem):
             await self.out.event("response.mcp_call_arguments.delta", item, delta=delta)
         else:
             await self.out.event("response.function_call_arguments.delta", item, call_id=item.call_id, delta=delta)
@@ -343,7 +345,7 @@ class ResponseRun:
             await self._arguments_delta(item, call.arguments_json)
         item.arguments = call.arguments_json
         self.calls.append(call)
-        if item.type == "mcp_call":  # it stays open until the tool has run
+        if isinstance(item, McpCallItem):  # it stays open until the tool has run
             await self.out.event("response.mcp_call_arguments.done", item, arguments=item.arguments)
             self._server_calls.append((item, call))
             return
@@ -355,14 +357,14 @@ class ResponseRun:
 
     async def _reject(self, rejected: RejectedCall) -> None:
         """A call the model botched: drop its item (if one was started) and tell the client why."""
-        started = next((i for i in self._open_calls.values() if (i.alias or i.name) == rejected.name), None)
+        started = next((i for i in self._open_calls.values() if i.called_as == rejected.name), None)
         if started is not None:
             await self._drop(started)
         log.info("response %s: rejected call %r: %s", self.id, rejected.name, rejected.reason)
         await self.emit(event("voxcall.tool_call.rejected", response_id=self.id, name=rejected.name,
                               reason=rejected.reason))
 
-    async def _drop(self, item: Item) -> None:
+    async def _drop(self, item: CallItem | McpCallItem) -> None:
         self._open_calls.pop(item.call_id, None)
         await self.out.drop(item)
 

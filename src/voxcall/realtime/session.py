@@ -32,8 +32,9 @@ from openai.types.realtime import (
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
-from voxcall.realtime.conversation import Conversation, Item, to_chat_items
+from voxcall.realtime.conversation import Conversation, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
+from voxcall.realtime.items import ApprovalResponseItem, CallOutputItem, Item, item_from_client
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History, OutOfBand
@@ -162,16 +163,16 @@ class Session:
         self.responses.speculate()
 
     async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
-        item = Item.from_client(ev["item"])
-        if item.type == "function_call_output":
+        item = item_from_client(model.item)
+        if isinstance(item, CallOutputItem):
             self.conversation.check_output(item.call_id)
-        if item.type == "mcp_approval_response":
+        if isinstance(item, ApprovalResponseItem):
             self.tools.approvals.check(item.approval_request_id)
         await self.responses.discard("conversation.item.create")
         before = self.conversation.add(item, model.previous_item_id)
         await self.outbox.put(event("conversation.item.added", previous_item_id=before, item=item.to_wire()))
         await self.outbox.put(event("conversation.item.done", previous_item_id=before, item=item.to_wire()))
-        if item.type == "mcp_approval_response" and item.approval_request_id is not None:
+        if isinstance(item, ApprovalResponseItem):
             self.tools.approvals.answer(item.approval_request_id, item.approve, item.reason)
         self.responses.speculate()
 
@@ -219,7 +220,7 @@ class Session:
         metadata = parse_metadata(data.get("metadata"))
         out_of_band = _conversation_mode(data) == "none"
         inputs = model.response.input if model.response is not None else None
-        items = self._input_items(inputs, data["input"]) if inputs is not None else None
+        items = self._input_items(inputs) if inputs is not None else None
         for warning in warnings:
             await self.outbox.put(warning.to_event())
         await self.audio.transcribed()  # the model must read what the user just said
@@ -282,11 +283,10 @@ class Session:
             tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=toolbox,
             context=self.tools.context, approvals=self.tools.approvals))
 
-    def _input_items(self, models: list[Any], raw: list[Event]) -> list[Item]:
+    def _input_items(self, models: list[Any]) -> list[Item]:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
-                else Item.from_client(entry, where=f"response.input[{n}].")
-                for n, (model, entry) in enumerate(zip(models, raw, strict=True))]
+                else item_from_client(model, where=f"response.input[{n}].") for n, model in enumerate(models)]
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from voxcall.audio.codec import apply_gain, encode_audio, resample
 from voxcall.audio.formats import AudioFormat
 from voxcall.audio.output import AudioOutput
-from voxcall.realtime.conversation import Spoken
+from voxcall.realtime.items import Spoken
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
 
