@@ -5,30 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator
-from typing import Any, get_args
-
-from openai.types.realtime import RealtimeServerEvent
-from pydantic import BaseModel
+from typing import Any
 
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
 from voxcall.realtime.prefetch import SpeculationSlots
+from voxcall.realtime.server_events import check_server_event
 from voxcall.realtime.session import Session
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import TextDelta
 
-SERVER_EVENT_MODELS: dict[str, type[BaseModel]] = {
-    get_args(model.model_fields["type"].annotation)[0]: model for model in get_args(get_args(RealtimeServerEvent)[0])}
-
 WEATHER = {"type": "function", "name": "get_weather", "description": "Weather for a city.",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
-
-
-def check_event(ev: dict[str, Any]) -> None:
-    """Every event must validate against the SDK's server event union (extensions are ``voxcall.*``)."""
-    if ev["type"].startswith("voxcall."):
-        return
-    SERVER_EVENT_MODELS[ev["type"]].model_validate(ev)
 
 
 class Turn:
@@ -100,7 +88,7 @@ class Harness:
                                voice=voice, toolbox=toolbox)
 
     async def _record(self, ev: dict[str, Any]) -> None:
-        check_event(ev)
+        check_server_event(ev)
         async with self._changed:
             self.events.append(ev)
             self._changed.notify_all()

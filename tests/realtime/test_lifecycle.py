@@ -13,8 +13,9 @@ from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
+from voxcall.realtime.server_events import check_server_event
 
-from .harness import ControlledBackend, Turn, check_event
+from .harness import ControlledBackend, Turn
 
 
 class Parts:
@@ -30,7 +31,7 @@ class Parts:
                                            prefetch=prefetch, max_hidden_events=64, max_history_items=100)
 
     async def _record(self, ev: dict[str, Any]) -> None:
-        check_event(ev)
+        check_server_event(ev)
         self.events.append(ev)
 
     def new_run(self, history: History, context: list[Item], emit: Send) -> ResponseRun:

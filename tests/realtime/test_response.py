@@ -13,8 +13,9 @@ from voxcall.llm import LLMRequest
 from voxcall.realtime.conversation import Conversation
 from voxcall.realtime.output_items import OutOfBand
 from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
+from voxcall.realtime.server_events import check_server_event
 
-from .harness import ControlledBackend, Turn, check_event
+from .harness import ControlledBackend, Turn
 
 
 class Beeps:
@@ -39,7 +40,7 @@ async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
     events: list[dict[str, Any]] = []
 
     async def emit(ev: dict[str, Any]) -> None:
-        check_event(ev)
+        check_server_event(ev)
         events.append(ev)
 
     run = spoken_run(Turn("Let me check.", [("get_weather", {"city": "Oslo"})]), emit)
@@ -78,7 +79,7 @@ async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> No
 
         async def emit(ev: dict[str, Any], boundary: int = boundary, events: list[dict[str, Any]] = events,
                        tasks: list[asyncio.Task[None]] = tasks) -> None:
-            check_event(ev)
+            check_server_event(ev)
             events.append(ev)
             if len(events) == boundary:
                 tasks[0].cancel()  # lands at the response's next await

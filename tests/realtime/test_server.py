@@ -11,9 +11,9 @@ import pytest
 import websockets
 
 from voxcall.llm import ScriptedBackend
+from voxcall.realtime.server_events import check_server_event
 
 from .conftest import SCRIPT, WEATHER_TOOL, ServerFactory
-from .harness import check_event
 
 
 async def sdk_tool_loop(server: Any, turns: int) -> list[str]:
@@ -94,7 +94,7 @@ async def test_every_frame_of_a_full_session_validates(make_server: ServerFactor
         await until("error")
     assert frames[0]["type"] == "session.created" and frames[0]["session"]["model"] == "m"
     for frame in frames:
-        check_event(frame)
+        check_server_event(frame)
     assert len({f["event_id"] for f in frames}) == len(frames)
 
 
