@@ -32,6 +32,8 @@ class EnergyVAD:
 class SilentSTT:
     """Hears nothing in anything."""
 
+    language = "en"
+
     def transcribe(self, pcm: PCM) -> str:
         return ""
 

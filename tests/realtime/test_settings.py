@@ -11,7 +11,13 @@ from voxcall.audio.formats import PCMU
 from voxcall.realtime.client_events import parse_client_event
 from voxcall.realtime.protocol import ProtocolError
 from voxcall.realtime.session_fields import OPENAI_VOICES
-from voxcall.realtime.settings import DEFAULT_VOICE, SessionSettings, read_settings, response_settings
+from voxcall.realtime.settings import (
+    DEFAULT_VOICE,
+    ServerSpeech,
+    SessionSettings,
+    read_settings,
+    response_settings,
+)
 from voxcall.realtime.turn_detection import EAGERNESS_SILENCE_MS
 
 from .harness import ControlledBackend, Harness, Turn
@@ -19,7 +25,8 @@ from .harness import ControlledBackend, Harness, Turn
 
 def update(data: dict[str, Any], current: SessionSettings | None = None) -> tuple[SessionSettings, dict[str, str]]:
     """The settings after a session.update with ``data``, and its warnings by parameter."""
-    settings, warnings = read_settings(current or SessionSettings(), data, where="session.", audio=True)
+    settings, warnings = read_settings(current or SessionSettings(), data, where="session.",
+                                       speech=ServerSpeech(speaks=True))
     return settings, {w.param: w.message for w in warnings}
 
 
@@ -174,3 +181,18 @@ async def test_parallel_tool_calls_reach_the_request() -> None:
         await h.send(type="response.create")
         await h.wait("response.done")
         assert backend.requests[0].parallel_tool_calls is False
+
+
+def test_transcription_languages_follow_the_servers_speech_to_text() -> None:
+    data = audio(heard={"transcription": {"language": "de"}})
+    speech = ServerSpeech(speaks=True, languages=frozenset({"en", "de"}))
+    settings, warnings = read_settings(SessionSettings(), data, where="session.", speech=speech)
+    assert settings.transcription == {"language": "de"} and warnings == []
+    with pytest.raises(ProtocolError):
+        update(data)  # an English-only model
+
+
+def test_audio_output_needs_a_voice() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        read_settings(SessionSettings(), {"output_modalities": ["audio"]}, where="session.")
+    assert caught.value.code == "unsupported_modality"

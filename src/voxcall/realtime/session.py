@@ -43,6 +43,7 @@ from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, 
 from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
 from voxcall.realtime.session_tools import SessionTools
 from voxcall.realtime.settings import (
+    ServerSpeech,
     SessionSettings,
     only_metadata,
     parse_metadata,
@@ -72,6 +73,7 @@ class Session:
         self.backend = backend
         self.voice = voice
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
+        self._speech = ServerSpeech(speaks=True, languages=frozenset({voice.stt.language})) if voice else ServerSpeech()
         self.settings = SessionSettings(instructions=options.instructions,
                                         output_modalities=["audio"] if voice else ["text"])
         self.conversation = Conversation()
@@ -148,7 +150,7 @@ class Session:
     async def _session_update(self, model: SessionUpdateEvent, ev: Event) -> None:
         if model.session.type != "realtime":
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
-        new, warnings = read_settings(self.settings, ev["session"], where="session.", audio=self.voice is not None)
+        new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech)
         self.tools.check_names(new)
         if new.mcp_servers != self.settings.mcp_servers:
             await self.tools.use_mcp_servers(new.mcp_servers)
@@ -216,7 +218,7 @@ class Session:
             raise ProtocolError(f"Conversation already has an active response in progress: "
                                 f"{self.responses.visible.id}. Wait until the response is finished before creating "
                                 "a new one.", code="conversation_already_has_active_response")
-        settings, warnings = response_settings(self.settings, data, audio=self.voice is not None)
+        settings, warnings = response_settings(self.settings, data, speech=self._speech)
         metadata = parse_metadata(data.get("metadata"))
         out_of_band = _conversation_mode(data) == "none"
         inputs = model.response.input if model.response is not None else None

@@ -25,8 +25,8 @@ from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
 from voxcall.tools.names import TOOL_NAME_PATTERN
 
-__all__ = ["DEFAULT_VOICE", "SessionSettings", "TurnDetection", "only_metadata", "parse_metadata", "read_settings",
-           "response_settings"]
+__all__ = ["DEFAULT_VOICE", "ServerSpeech", "SessionSettings", "TurnDetection", "only_metadata", "parse_metadata",
+           "read_settings", "response_settings"]
 
 DEFAULT_VOICE = "joe"
 """The name of the server's voice (the embedded Piper voice)."""
@@ -42,6 +42,15 @@ _ECHOED = frozenset({"object", "id", "expires_at", "client_secret"})
 _AUDIO_INPUT = frozenset({"format", "turn_detection", "transcription", "noise_reduction"})
 _AUDIO_OUTPUT = frozenset({"format", "voice", "speed"})
 _RESPONSE_ONLY = frozenset({"metadata", "conversation", "input"})
+
+
+@dataclass(frozen=True)
+class ServerSpeech:
+    """What the server's speech models can do, which decides the audio settings a client may ask for."""
+
+    speaks: bool = False  # a text-to-speech voice is loaded: audio output is possible
+    voice: str = DEFAULT_VOICE  # the name of that voice
+    languages: frozenset[str] = frozenset({"en"})  # what its speech-to-text model understands
 
 
 @dataclass
@@ -86,12 +95,12 @@ def _choice_wire(choice: ToolChoice) -> Any:
     return {"type": "function", "name": name} if name else choice
 
 
-def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str, audio: bool = False,
+def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str, speech: ServerSpeech = ServerSpeech(),
                   extra: frozenset[str] = frozenset()) -> tuple[SessionSettings, list[SettingWarning]]:
     """A copy of ``current`` with the fields of ``data`` applied, and the warnings about fields accepted but not
     acted on; a ``ProtocolError`` for the first bad or refused field.
 
-    ``audio`` says whether this server can speak (audio output is refused otherwise). ``extra`` names further
+    ``speech`` says what this server can hear and say (audio output is refused without a voice). ``extra`` names further
     fields the caller reads itself (``response.create``'s metadata, input …).
     """
     unknown = sorted(set(data) - _SETTINGS - _ECHOED - extra)
@@ -112,14 +121,14 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
         new.tool_choice = _still_valid_choice(new.tool_choice, new.tools)
     if data.get("output_modalities") is not None:
         new.output_modalities = parse_modalities(data["output_modalities"], where=f"{where}output_modalities",
-                                                 audio=audio)
+                                                 audio=speech.speaks)
     if data.get("max_output_tokens") is not None:
         new.max_output_tokens = parse_max_tokens(data["max_output_tokens"], where=f"{where}max_output_tokens")
     if data.get("temperature") is not None:
         new.temperature = parse_temperature(data["temperature"], where=f"{where}temperature")
     if data.get("parallel_tool_calls") is not None:
         new.parallel_tool_calls = _typed(data, "parallel_tool_calls", bool, where)
-    warnings = review_fields(data, where=where, voice=DEFAULT_VOICE)
+    warnings = review_fields(data, where=where, voice=speech.voice, languages=speech.languages)
     return _apply_audio(new, data.get("audio"), where), warnings
 
 
@@ -169,10 +178,10 @@ def _string_value(value: Any, where: str) -> str:
 
 
 def response_settings(current: SessionSettings, data: dict[str, Any], *,
-                      audio: bool = False) -> tuple[SessionSettings, list[SettingWarning]]:
+                      speech: ServerSpeech = ServerSpeech()) -> tuple[SessionSettings, list[SettingWarning]]:
     """The settings of one response: the session's with the ``response.create`` overrides applied (and the
     warnings about overrides accepted but not acted on)."""
-    return read_settings(current, data, where="response.", audio=audio, extra=_RESPONSE_ONLY)
+    return read_settings(current, data, where="response.", speech=speech, extra=_RESPONSE_ONLY)
 
 
 def only_metadata(data: dict[str, Any]) -> bool:
