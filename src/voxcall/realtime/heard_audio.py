@@ -140,7 +140,8 @@ class HeardAudio:
             self._quiet_since_ms = now
         if self._playback is not None:
             played, start = self._playback
-            self._quiet_since_ms = max(self._quiet_since_ms, start + played.audio_ms)
+            audio_ms = sum(item.audio_ms for item in played.output if isinstance(item, MessageItem))
+            self._quiet_since_ms = max(self._quiet_since_ms, start + audio_ms)
         if now - self._quiet_since_ms >= timeout:
             item_id, start = new_id("item"), self._quiet_since_ms
             self._quiet_since_ms = now

@@ -148,11 +148,6 @@ class ResponseRun:
         """The output items so far."""
         return self.out.items
 
-    @property
-    def audio_ms(self) -> int:
-        """Milliseconds of audio this response has sent so far."""
-        return sum(item.audio_ms for item in self.out.items if isinstance(item, MessageItem))
-
     async def emit(self, ev: Event) -> None:
         """Send a server event of this response."""
         await self.out.emit(ev)
