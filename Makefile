@@ -37,6 +37,7 @@ serve: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_codecalls.py
+	$(BIN)/python benchmarks/bench_protocol.py
 	$(BIN)/python benchmarks/bench_followup.py
 	$(BIN)/python benchmarks/bench_sessions.py
 	$(BIN)/python benchmarks/bench_voice.py

@@ -153,12 +153,12 @@ def _serve(prefetch: bool, ttft: float, token_delay: float) -> None:
     """Serve the benchmark script on a free loopback port until interrupted; print the port first."""
     import uvicorn
 
-    from voxcall.cli import WS_IMPLEMENTATION
-    from voxcall.config import ServerSettings
+    from voxcall.config import ServerSettings, SessionOptions
     from voxcall.llm import ScriptedBackend
     from voxcall.realtime.app import create_app
+    from voxcall.server import WS_IMPLEMENTATION
 
-    app = create_app(ServerSettings(prefetch=prefetch, log_level="warning"),
+    app = create_app(ServerSettings(session=SessionOptions(prefetch=prefetch), log_level="warning"),
                      ScriptedBackend(SCRIPT, ttft=ttft, token_delay=token_delay))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -21,8 +21,9 @@ from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
+from voxcall.config import SessionOptions
 from voxcall.llm import LLMEvent, LLMRequest, ScriptedBackend
-from voxcall.realtime.session import Session, SessionOptions
+from voxcall.realtime.session import Session
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
 

@@ -1,33 +1,34 @@
-"""``voxcall serve``: refuses unsafe or broken settings before anything listens, otherwise loads the models and
-hands uvicorn the app.
+"""``voxcall serve`` and ``voxcall config``: flags map to settings, unsafe or broken settings are refused before
+anything listens, otherwise the server is built and handed to uvicorn.
 
-uvicorn never really serves here: ``uvicorn.Server.serve`` is replaced by a fake that records its config, and the
-web app comes from a stand-in ``voxcall.realtime.app`` so these tests exercise the command, not the protocol. The
-speech models and the local LLM are stood in for too (see ``models``), except where a test loads the real ones.
-``talk`` and ``chat`` are tested end to end in ``tests/client``.
+uvicorn never really serves here: ``uvicorn.Server.serve`` is replaced by a fake that records its config, and
+``voxcall.realtime.app.create_app`` by one that records what it was given, so these tests exercise the command,
+not the protocol. The speech models and the local LLM are stood in for too (see ``models``), except where a test
+loads the real ones. :mod:`voxcall.server` itself is tested in ``test_server.py``; ``talk`` and ``chat`` end to end
+in ``tests/client``.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
-import signal
 import subprocess
 import sys
-import threading
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 import uvicorn
+import yaml
 from starlette.applications import Starlette
 from typer.testing import CliRunner, Result
 
-from voxcall import cli
-from voxcall.config import ServerSettings
-from voxcall.llm import ScriptedBackend
+from voxcall import cli, server
+from voxcall.config import MASK, ServerSettings, SpeechSettings, default_of
+from voxcall.llm import LOCAL_KIND, ScriptedBackend
 from voxcall.speech import SpeechModelError
+from voxcall.startup import Startup
 
 WIDE = {"COLUMNS": "200"}  # rich help output is wrapped to the terminal width
 
@@ -56,40 +57,38 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class Models:
-    """Stand-ins for the model loading: no local LLM installed, and speech that "loads" as ``voice``."""
+    """Stand-ins for the model loading: no local LLM installed, and speech that "loads" as ``voice`` (None: off)."""
 
     def __init__(self) -> None:
         self.local_llm = False
         self.voice: object | None = None
-        self.choices: list[cli.SpeechChoice] = []
+        self.asked: list[SpeechSettings] = []
 
-    def load_speech(self, choice: cli.SpeechChoice, startup: cli.Startup) -> object | None:
-        self.choices.append(choice)
-        return self.voice
+    def load_speech(self, speech: SpeechSettings, startup: Startup) -> object | None:
+        self.asked.append(speech)
+        return None if speech.enabled is False else self.voice
 
 
 @pytest.fixture(autouse=True)
 def models(monkeypatch: pytest.MonkeyPatch) -> Models:
     """No test loads a real model unless it asks to (by undoing these with ``monkeypatch``)."""
     stand_in = Models()
-    monkeypatch.setattr(cli, "local_llm_available", lambda model: stand_in.local_llm)
-    monkeypatch.setattr(cli, "load_speech", stand_in.load_speech)
+    monkeypatch.setattr("voxcall.llm.local_model_available", lambda model=None: stand_in.local_llm)
+    monkeypatch.setattr(server, "load_speech", stand_in.load_speech)
     return stand_in
 
 
 @pytest.fixture
 def apps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ServerSettings, Any]]:
-    """A stand-in ``voxcall.realtime.app`` whose ``create_app`` records the settings and backend it was given (the
-    voice is checked through :class:`Models`)."""
+    """``create_app`` replaced by one that records the settings and backend it was given (the voice is checked
+    through :class:`Models`)."""
     created: list[tuple[ServerSettings, Any]] = []
 
     def create_app(settings: ServerSettings, backend: Any, voice: Any = None) -> Starlette:
         created.append((settings, backend))
         return Starlette()
 
-    module = types.ModuleType("voxcall.realtime.app")
-    module.__dict__["create_app"] = create_app
-    monkeypatch.setitem(sys.modules, "voxcall.realtime.app", module)
+    monkeypatch.setattr("voxcall.realtime.app.create_app", create_app)
     return created
 
 
@@ -119,14 +118,23 @@ def no_uvicorn(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def no_server(no_uvicorn: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if uvicorn is asked to serve or the app and backend are even built."""
-    monkeypatch.setattr(cli, "build_server", fail_if_called)
+    monkeypatch.setattr(server, "build_server", fail_if_called)
 
 
-REAL_LOAD_SPEECH = cli.load_speech
+REAL_LOAD_SPEECH = server.load_speech
 
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli.app, list(args), env=WIDE)
+
+
+def effective(*args: str) -> dict[str, Any]:
+    """The settings ``voxcall config ARGS`` prints."""
+    result = invoke("config", *args)
+    assert result.exit_code == 0, result.output
+    data = yaml.safe_load(result.stdout)
+    assert isinstance(data, dict)
+    return data
 
 
 # --- refusals ------------------------------------------------------------------------------------------------------
@@ -179,8 +187,8 @@ def test_insecure_no_auth_serves_on_the_given_address(
                         "--max-frame-bytes", "1000")
     assert result.exit_code == 0, result.output
     [config] = served
-    assert (config.host, config.port, config.ws) == ("0.0.0.0", 9123, cli.WS_IMPLEMENTATION)
-    assert config.ws_max_size == 1000 + cli.FRAME_SLACK_BYTES
+    assert (config.host, config.port, config.ws) == ("0.0.0.0", 9123, server.WS_IMPLEMENTATION)
+    assert config.ws_max_size == 1000 + server.FRAME_SLACK_BYTES
     [(settings, backend)] = apps
     assert settings.insecure_no_auth and isinstance(backend, ScriptedBackend)
     assert any("--insecure-no-auth" in record.getMessage() for record in caplog.records)
@@ -212,7 +220,7 @@ def test_summary_never_shows_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "client-secret-1" not in result.output and "sk-upstream-secret" not in result.output
     [kwargs] = created
     assert kwargs["api_key"] == "sk-upstream-secret" and kwargs["model"] == "gpt-x"
-    assert kwargs["timeout"] == ServerSettings.model_fields["llm_timeout"].default
+    assert kwargs["timeout"] == default_of("session.llm_timeout")
 
 
 @pytest.mark.usefixtures("apps")
@@ -227,66 +235,6 @@ def test_backend_is_closed_after_serving(monkeypatch: pytest.MonkeyPatch) -> Non
     result = invoke("serve")
     assert result.exit_code == 0, result.output
     assert backend.closed
-
-
-SERVE_UNTIL_SIGNALLED = """
-import sys
-from pathlib import Path
-
-from starlette.applications import Starlette
-
-from voxcall import cli
-from voxcall.config import ServerSettings
-
-
-class MarkerBackend:
-    name = "marker"
-
-    async def aclose(self) -> None:
-        Path(sys.argv[1]).write_text("closed")
-
-
-cli.run_server(Starlette(), MarkerBackend(), ServerSettings.load(None, port=0))
-print("returned", flush=True)
-"""
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
-def test_stop_signal_shuts_down_gracefully_and_closes_the_backend(stop: signal.Signals, tmp_path: Path) -> None:
-    """A real uvicorn: the stop signal it re-raises after shutting down must not skip closing the backend."""
-    marker = tmp_path / "closed"
-    child = subprocess.Popen([sys.executable, "-c", SERVE_UNTIL_SIGNALLED, str(marker)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    watchdog = threading.Timer(30, child.kill)
-    watchdog.start()
-    try:
-        assert child.stderr is not None
-        for line in child.stderr:
-            if "Uvicorn running on" in line:
-                break
-        child.send_signal(stop)
-        out, err = child.communicate()
-    finally:
-        watchdog.cancel()
-    assert child.returncode == 0, err
-    assert "returned" in out and marker.read_text() == "closed"
-
-
-def test_build_server_with_the_real_app() -> None:
-    server = cli.build_server(ServerSettings.load(None))
-    assert isinstance(server.app, Starlette) and isinstance(server.backend, ScriptedBackend)
-    assert server.voice is None
-
-
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
-def test_build_server_with_the_real_speech_models(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "load_speech", REAL_LOAD_SPEECH)
-    startup = cli.Startup()
-    server = cli.build_server(ServerSettings.load(None), cli.SpeechChoice(required=True), startup)
-    assert server.voice is not None and server.voice.tts.sample_rate == 22050
-    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "Piper joe", "scripted"]
-    assert startup.summary().startswith("loaded in ")
 
 
 # --- defaults: the local model and speech ---------------------------------------------------------------------
@@ -312,7 +260,7 @@ def test_the_local_model_is_the_default_when_installed(models: Models, monkeypat
     monkeypatch.setattr("voxcall.llm.create_backend", create_backend)
     result = invoke("serve")
     assert result.exit_code == 0, result.output
-    assert kinds == [cli.LOCAL_LLM]
+    assert kinds == [LOCAL_KIND]
     assert "note:" not in result.stderr
 
 
@@ -342,7 +290,7 @@ def test_speech_is_on_by_default(models: Models) -> None:
     models.voice = object()
     result = invoke("serve")
     assert result.exit_code == 0, result.output
-    assert models.choices == [cli.SpeechChoice(required=False, vad="silero")]
+    assert models.asked == [SpeechSettings()]
     assert "· speech on ·" in result.stdout and "loaded in " in result.stdout
 
 
@@ -350,15 +298,24 @@ def test_speech_is_on_by_default(models: Models) -> None:
 def test_speech_options_are_passed_on(models: Models) -> None:
     result = invoke("serve", "--speech", "--vad", "webrtc", "--stt-model", "whisper-dir", "--tts-voice", "v.onnx")
     assert result.exit_code == 0, result.output
-    assert models.choices == [cli.SpeechChoice(required=True, vad="webrtc", stt_model=Path("whisper-dir"),
-                                               tts_voice=Path("v.onnx"))]
+    assert models.asked == [SpeechSettings(enabled=True, vad="webrtc", stt_model=Path("whisper-dir"),
+                                           tts_voice=Path("v.onnx"))]
 
 
 @pytest.mark.usefixtures("apps", "served")
-def test_no_speech_loads_no_speech_model(models: Models) -> None:
+def test_the_speech_section_of_the_config_file_is_used(models: Models, tmp_path: Path) -> None:
+    (tmp_path / "voxcall.yaml").write_text("speech:\n  vad: webrtc\n  enabled: true\n", encoding="utf-8")
     result = invoke("serve", "--no-speech")
     assert result.exit_code == 0, result.output
-    assert models.choices == [] and "· speech off ·" in result.stdout
+    assert models.asked == [SpeechSettings(enabled=False, vad="webrtc")]  # the flag beats the file
+
+
+@pytest.mark.usefixtures("apps", "served")
+def test_no_speech_is_text_only(models: Models) -> None:
+    models.voice = object()
+    result = invoke("serve", "--no-speech")
+    assert result.exit_code == 0, result.output
+    assert models.asked == [SpeechSettings(enabled=False)] and "· speech off ·" in result.stdout
 
 
 def missing_whisper(model_dir: object = None) -> Any:
@@ -367,7 +324,7 @@ def missing_whisper(model_dir: object = None) -> Any:
 
 @pytest.mark.usefixtures("apps", "served")
 def test_missing_speech_models_give_a_text_only_server_with_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "load_speech", REAL_LOAD_SPEECH)
+    monkeypatch.setattr(server, "load_speech", REAL_LOAD_SPEECH)
     monkeypatch.setattr("voxcall.speech.get_whisper", missing_whisper)
     result = invoke("serve")
     assert result.exit_code == 0, result.output
@@ -377,7 +334,7 @@ def test_missing_speech_models_give_a_text_only_server_with_a_note(monkeypatch: 
 
 @pytest.mark.usefixtures("apps", "no_uvicorn")
 def test_missing_speech_models_with_explicit_speech_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "load_speech", REAL_LOAD_SPEECH)
+    monkeypatch.setattr(server, "load_speech", REAL_LOAD_SPEECH)
     monkeypatch.setattr("voxcall.speech.get_whisper", missing_whisper)
     result = invoke("serve", "--speech")
     assert result.exit_code == 2
@@ -391,12 +348,95 @@ def test_help_lists_the_options() -> None:
     result = invoke("serve", "--help")
     assert result.exit_code == 0
     for option in ("--host", "--port", "--llm", "--model", "--base-url", "--api-key", "--tool-format", "--script",
+                   "--instructions", "--prefetch", "--no-prefetch", "--max-speculative", "--llm-timeout",
+                   "--max-frame-bytes", "--max-history-items", "--max-hidden-events",
                    "--speech", "--no-speech", "--vad", "--stt-model", "--tts-voice",
-                   "--prefetch", "--no-prefetch", "--config", "--api-key-file", "--insecure-no-auth",
-                   "--max-frame-bytes", "--log-level"):
+                   "--config", "--api-key-file", "--insecure-no-auth", "--log-level"):
         assert option in result.stdout
     assert "VOXCALL_LLM_API_KEY" in result.stdout  # the upstream key is better kept out of shell history
     assert "llamacpp when installed, else scripted" in result.stdout and "silero|webrtc" in result.stdout
+    assert f"[default: ({default_of('session.llm_timeout')})]" in result.stdout  # read from the model
+    assert f"[default: ({default_of('session.max_speculative')})]" in result.stdout
+
+
+def test_every_serve_parameter_is_a_flag_of_a_setting() -> None:
+    result = invoke("config", "--help")
+    assert result.exit_code == 0
+    flags = set(cli.SETTING_OF_FLAG)
+    assert flags | {"config"} == set(inspect.signature(cli.serve).parameters)
+    for flag in flags:
+        assert f"--{flag.replace('_', '-')}" in result.stdout  # config takes the same options
+
+
+# --- voxcall config ---------------------------------------------------------------------------------------------
+
+FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
+    "host": (("--host", "0.0.0.0"), "0.0.0.0"),
+    "port": (("--port", "9000"), 9000),
+    "llm": (("--llm", "openai-chat"), "openai-chat"),
+    "model": (("--model", "m1"), "m1"),
+    "base_url": (("--base-url", "http://127.0.0.1:1/v1"), "http://127.0.0.1:1/v1"),
+    "api_key": (("--api-key", "sk-flag"), MASK),
+    "tool_format": (("--tool-format", "code"), "code"),
+    "script": (("--script", "s.yaml"), "s.yaml"),
+    "api_key_file": (("--api-key-file", "keys"), "keys"),
+    "insecure_no_auth": (("--insecure-no-auth",), True),
+    "log_level": (("--log-level", "debug"), "debug"),
+    "instructions": (("--instructions", "Be brief."), "Be brief."),
+    "prefetch": (("--no-prefetch",), False),
+    "max_speculative": (("--max-speculative", "3"), 3),
+    "llm_timeout": (("--llm-timeout", "12.5"), 12.5),
+    "max_frame_bytes": (("--max-frame-bytes", "4096"), 4096),
+    "max_history_items": (("--max-history-items", "40"), 40),
+    "max_hidden_events": (("--max-hidden-events", "64"), 64),
+    "speech": (("--speech",), True),
+    "vad": (("--vad", "webrtc"), "webrtc"),
+    "stt_model": (("--stt-model", "whisper-dir"), "whisper-dir"),
+    "tts_voice": (("--tts-voice", "v.onnx"), "v.onnx"),
+}
+
+
+def test_every_flag_has_a_sample() -> None:
+    assert set(FLAG_VALUES) == set(cli.SETTING_OF_FLAG)
+
+
+@pytest.mark.parametrize("flag", sorted(FLAG_VALUES))
+def test_every_flag_sets_its_setting(flag: str) -> None:
+    args, expected = FLAG_VALUES[flag]
+    data = effective(*args)
+    *sections, name = cli.SETTING_OF_FLAG[flag].split(".")
+    for section in sections:
+        data = data[section]
+    assert data[name] == expected
+
+
+def test_config_prints_yaml_with_secrets_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_LLM_API_KEY", "sk-upstream-secret")
+    monkeypatch.setenv("VOXCALL_API_KEYS", "client-secret-1,client-secret-2")
+    monkeypatch.setenv("VOXCALL_SESSION__LLM_TIMEOUT", "7")
+    (tmp_path / "voxcall.yaml").write_text("speech: {vad: webrtc}\nmcp:\n  servers:\n    gh: {command: gh-mcp, "
+                                           "env: {GH_TOKEN: ghp-secret}}\n", encoding="utf-8")
+    result = invoke("config", "--max-speculative", "2")
+    assert result.exit_code == 0, result.output
+    for secret in ("sk-upstream-secret", "client-secret-1", "client-secret-2", "ghp-secret"):
+        assert secret not in result.output
+    data = yaml.safe_load(result.stdout)
+    assert data["api_key"] == MASK and data["api_keys"] == [MASK, MASK]
+    assert data["session"]["llm_timeout"] == 7 and data["session"]["max_speculative"] == 2
+    assert data["speech"]["vad"] == "webrtc" and data["mcp"]["servers"]["gh"]["env"] == {"GH_TOKEN": MASK}
+    assert data["llm"] == "scripted"  # auto, resolved as serve would (no local model here)
+    (tmp_path / "copy.yaml").write_text(result.stdout.replace(MASK, "x"), encoding="utf-8")
+    assert ServerSettings.load(tmp_path / "copy.yaml").session.max_speculative == 2  # a valid config file
+
+
+def test_config_shows_the_local_model_when_auto_picks_it(models: Models) -> None:
+    models.local_llm = True
+    assert effective()["llm"] == LOCAL_KIND
+
+
+def test_config_refuses_invalid_settings() -> None:
+    result = invoke("config", "--llm-timeout", "0")
+    assert result.exit_code == 2 and "session.llm_timeout" in result.stderr
 
 
 @pytest.mark.parametrize(("command", "options"), [

@@ -1,4 +1,5 @@
-"""ServerSettings: where each value comes from, the YAML file's rules, client keys and the exposure check."""
+"""ServerSettings: the sections and their defaults, where each value comes from (flags, YAML, VOXCALL_* with
+nested ``__``), the YAML file's rules, masking, client keys and the exposure check."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from voxcall.config import DEFAULT_INSTRUCTIONS, ConfigError, ServerSettings, is_loopback
+from voxcall.config import (
+    DEFAULT_INSTRUCTIONS,
+    MASK,
+    ConfigError,
+    ServerSettings,
+    SessionOptions,
+    SpeechSettings,
+    default_of,
+    is_loopback,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -29,35 +39,68 @@ def write(path: Path, text: str) -> Path:
 
 def test_defaults() -> None:
     settings = ServerSettings.load(None)
-    assert (settings.host, settings.port, settings.llm) == ("127.0.0.1", 8765, "scripted")
+    assert (settings.host, settings.port, settings.llm) == ("127.0.0.1", 8765, None)  # llm None: auto
     assert settings.model is None and settings.api_key is None and settings.script is None
-    assert settings.tool_format == "native" and settings.prefetch is True and settings.max_speculative == 8
-    assert settings.instructions == DEFAULT_INSTRUCTIONS
+    assert settings.tool_format is None  # the backend's own
     assert settings.api_keys == [] and settings.api_key_file is None and settings.insecure_no_auth is False
-    assert settings.max_frame_bytes == 1_048_576 and settings.llm_timeout == 60.0 and settings.log_level == "info"
+    assert settings.log_level == "info"
+    assert settings.session == SessionOptions(instructions=DEFAULT_INSTRUCTIONS, prefetch=True, max_speculative=8,
+                                              llm_timeout=60.0, max_frame_bytes=1_048_576, max_history_items=200,
+                                              max_hidden_events=2048)
+    assert settings.speech == SpeechSettings(enabled=None, vad="silero", stt_model=None, tts_voice=None)
+
+
+def test_default_of_reads_the_model() -> None:
+    assert default_of("port") == 8765 and default_of("llm") is None
+    assert default_of("session.llm_timeout") == 60.0 and default_of("speech.vad") == "silero"
+    assert default_of("tools.builtin") == []
 
 
 def test_precedence_cli_over_yaml_over_env_over_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VOXCALL_PORT", "1111")
     monkeypatch.setenv("VOXCALL_MODEL", "env-model")
     monkeypatch.setenv("VOXCALL_LOG_LEVEL", "debug")
-    config = write(tmp_path / "voxcall.yaml", "port: 2222\nmodel: yaml-model\nprefetch: false\n")
+    monkeypatch.setenv("VOXCALL_SESSION__MAX_HISTORY_ITEMS", "50")
+    config = write(tmp_path / "voxcall.yaml", "port: 2222\nmodel: yaml-model\n"
+                   "session:\n  prefetch: false\n  llm_timeout: 30\n")
 
-    settings = ServerSettings.load(config, port=3333, model=None, host=None)
+    settings = ServerSettings.load(config, port=3333, model=None, host=None,
+                                   session={"llm_timeout": 5, "instructions": None})
 
     assert settings.port == 3333  # CLI beats YAML and env
     assert settings.model == "yaml-model"  # YAML beats env; a None flag is "not given"
-    assert settings.prefetch is False  # YAML beats the default
+    assert settings.session.prefetch is False  # YAML beats the default, and a flag in its section leaves it be
+    assert settings.session.llm_timeout == 5  # a flag beats its YAML section's value
+    assert settings.session.max_history_items == 50  # env fills in the section's other fields
+    assert settings.session.instructions == DEFAULT_INSTRUCTIONS
     assert settings.log_level == "debug"  # env beats the default
     assert settings.host == "127.0.0.1"  # nobody set it
 
 
-def test_env_values_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("VOXCALL_PREFETCH", "false")
-    monkeypatch.setenv("VOXCALL_LLM_TIMEOUT", "2.5")
+def test_env_values_are_parsed_in_sections_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_SESSION__PREFETCH", "false")
+    monkeypatch.setenv("VOXCALL_SESSION__LLM_TIMEOUT", "2.5")
     monkeypatch.setenv("VOXCALL_TOOL_FORMAT", "code")
+    monkeypatch.setenv("VOXCALL_SPEECH__ENABLED", "false")
+    monkeypatch.setenv("VOXCALL_SPEECH__VAD", "webrtc")
+    monkeypatch.setenv("VOXCALL_SPEECH__TTS_VOICE", "voices/amy.onnx")
+    monkeypatch.setenv("VOXCALL_TOOLS__BUILTIN", '["calculator"]')
     settings = ServerSettings.load(None)
-    assert settings.prefetch is False and settings.llm_timeout == 2.5 and settings.tool_format == "code"
+    assert settings.session.prefetch is False and settings.session.llm_timeout == 2.5
+    assert settings.tool_format == "code" and settings.tools.builtin == ["calculator"]
+    assert settings.speech == SpeechSettings(enabled=False, vad="webrtc", tts_voice=Path("voices/amy.onnx"))
+
+
+def test_a_section_field_set_without_its_section_in_env_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_LLM_TIMEOUT", "30")
+    with pytest.raises(ConfigError, match="VOXCALL_LLM_TIMEOUT \\(use VOXCALL_SESSION__LLM_TIMEOUT\\)"):
+        ServerSettings.load(None)
+
+
+def test_invalid_env_value_in_a_section_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VOXCALL_SESSION__MAX_SPECULATIVE", "0")
+    with pytest.raises(ConfigError, match=r"session\.max_speculative"):
+        ServerSettings.load(None)
 
 
 def test_upstream_key_from_env_flag_and_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,12 +131,42 @@ def test_secrets_are_not_shown() -> None:
     assert "sk-secret" not in repr(settings) and "client-secret" not in repr(settings)
 
 
+def test_masked_hides_every_secret(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "mcp:\n  servers:\n"
+                   "    gh: {command: gh-mcp, env: {GITHUB_TOKEN: ghp-secret, LANG: C}}\n"
+                   "    web: {url: 'http://127.0.0.1:9/mcp', headers: {Authorization: Bearer web-secret}}\n")
+    masked = ServerSettings.load(config, api_key="sk-secret", api_keys="client-1,client-2").masked()
+    assert masked["api_key"] == MASK and masked["api_keys"] == [MASK, MASK]
+    assert masked["mcp"]["servers"]["gh"]["env"] == {"GITHUB_TOKEN": MASK, "LANG": "C"}
+    assert masked["mcp"]["servers"]["web"]["headers"] == {"Authorization": MASK}
+    assert masked["session"]["llm_timeout"] == 60.0 and masked["llm"] is None
+    assert ServerSettings.load(None).masked()["api_key"] is None  # nothing to hide
+
+
 # --- the YAML file -------------------------------------------------------------------------------------------------
 
 
-def test_unknown_sections_are_ignored(tmp_path: Path) -> None:
-    config = write(tmp_path / "voxcall.yaml", "port: 9000\nspeech:\n  vad: silero\nextras:\n  - a\n")
-    assert ServerSettings.load(config).port == 9000
+def test_session_and_speech_sections(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "session:\n  instructions: Be brief.\n  max_speculative: 2\n"
+                   "speech:\n  enabled: true\n  vad: webrtc\n  stt_model: models/whisper\n")
+    settings = ServerSettings.load(config)
+    assert settings.session.instructions == "Be brief." and settings.session.max_speculative == 2
+    assert settings.speech == SpeechSettings(enabled=True, vad="webrtc", stt_model=Path("models/whisper"))
+    bad = write(tmp_path / "bad.yaml", "speech:\n  vad: loud\n")
+    with pytest.raises(ConfigError, match=r"speech\.vad"):
+        ServerSettings.load(bad)
+
+
+def test_unknown_sections_are_refused(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "port: 9000\nspeeches:\n  vad: silero\n")
+    with pytest.raises(ConfigError, match=r"unknown setting\(s\) speeches"):
+        ServerSettings.load(config)
+
+
+def test_a_flat_key_that_belongs_in_a_section_says_which(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "llm_timeout: 30\n")
+    with pytest.raises(ConfigError, match="llm_timeout belongs in the session: section"):
+        ServerSettings.load(config)
 
 
 def test_tools_and_mcp_sections(tmp_path: Path) -> None:
@@ -148,8 +221,8 @@ def test_invalid_value_names_the_setting_and_the_file(tmp_path: Path) -> None:
 def test_invalid_values_from_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match="tool_format"):
         ServerSettings.load(None, tool_format="xml")
-    with pytest.raises(ConfigError, match="max_frame_bytes"):
-        ServerSettings.load(None, max_frame_bytes=0)
+    with pytest.raises(ConfigError, match=r"session\.max_frame_bytes"):
+        ServerSettings.load(None, session={"max_frame_bytes": 0})
     monkeypatch.setenv("VOXCALL_PORT", "70000")
     with pytest.raises(ConfigError, match="port"):
         ServerSettings.load(None)

@@ -1,16 +1,23 @@
-"""Server configuration: :class:`ServerSettings`, loaded from CLI flags over a YAML file over the environment over
-defaults.
+"""Server configuration: one settings tree, :class:`ServerSettings`, with its sections :class:`SessionOptions`
+(``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``) and :class:`McpSettings`
+(``mcp:``). Every default is defined here, once.
 
-Environment variables carry the ``VOXCALL_`` prefix (``VOXCALL_PORT``, ``VOXCALL_API_KEYS`` …), except that the
-upstream LLM key is ``VOXCALL_LLM_API_KEY`` (with ``OPENAI_API_KEY`` as a fallback for OpenAI itself). The YAML
-file's keys are the field names, plus the ``tools:`` and ``mcp:`` sections; other top-level sections are
-ignored. Every problem a user can cause surfaces as a :class:`ConfigError` whose message names what is wrong and where.
+Values come from CLI flags, over a YAML file, over the environment, over defaults. The YAML keys are the field
+names, nested by section (``session: {llm_timeout: 30}``); environment variables carry the ``VOXCALL_`` prefix and
+``__`` between a section and its field (``VOXCALL_PORT``, ``VOXCALL_SESSION__LLM_TIMEOUT``,
+``VOXCALL_SPEECH__VAD``), except that the upstream LLM key is ``VOXCALL_LLM_API_KEY`` (with ``OPENAI_API_KEY`` as a
+fallback for OpenAI itself). Every problem a user can cause surfaces as a :class:`ConfigError` whose message names
+the setting and where it came from, never its value.
+
+This module is the lowest layer of voxcall: it imports none of the others, so any of them may import it.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -30,11 +37,62 @@ LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
 """Log levels uvicorn knows (``trace`` is below ``debug``)."""
 
 ToolFormat = Literal["native", "code"]
-"""How the model calls tools; the same values as :data:`voxcall.llm.ToolFormat`."""
+"""How a model calls tools: the API's native tool calls, or Python ``<code>`` blocks in its text (the local
+path). :mod:`voxcall.llm` uses this very type."""
+
+VadKind = Literal["silero", "webrtc"]
+"""Voice activity detectors: Silero (ONNX, accurate) or WebRTC (light)."""
+
+MASK = "********"
+"""What :meth:`ServerSettings.masked` shows instead of a secret."""
+
+_SECRET_NAME = re.compile(r"key|token|secret|pass|auth|cookie|credential", re.IGNORECASE)
+"""Names of MCP ``env`` variables and ``headers`` whose values :meth:`ServerSettings.masked` hides."""
 
 
 class ConfigError(Exception):
     """A configuration problem the user can fix; its message is meant to be shown as is, without a traceback."""
+
+
+class SessionOptions(BaseModel):
+    """The ``session:`` section: what every realtime session of the server gets, and its limits."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    instructions: str = DEFAULT_INSTRUCTIONS
+    """System instructions for sessions that set none."""
+    prefetch: bool = True
+    """Run a hidden follow-up response after tool output, claimed by the client's next ``response.create``."""
+    max_speculative: int = Field(default=8, ge=1)
+    """Process-wide limit on hidden follow-ups holding a provider slot at once."""
+    llm_timeout: float = Field(default=60.0, gt=0)
+    """Seconds of silence from the backend (before or between its events) after which the response fails."""
+    max_frame_bytes: int = Field(default=1_048_576, gt=0)
+    """Largest client WebSocket message accepted; a larger one is answered with an error event."""
+    max_history_items: int = Field(default=200, ge=1)
+    """Conversation items a session keeps; before a response, older ones are deleted from the conversation."""
+    max_hidden_events: int = Field(default=2048, ge=1)
+    """Events a hidden (speculative) response buffers before its stream pauses until it is claimed."""
+    eager_turn_ms: int = Field(default=200, ge=0, le=10_000)
+    """A pause (ms) inside a spoken turn after which the answer is prepared hidden: claimed when the turn detector
+    confirms the end of the turn, dropped when the user speaks on. 0 turns it off."""
+
+
+class SpeechSettings(BaseModel):
+    """The ``speech:`` section: the models that hear and speak, shared by every session."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    enabled: bool | None = None
+    """Hear and speak. None: when the speech models are installed (else text only, with a note); True: required
+    (a missing model stops the server); False: text only."""
+    vad: VadKind = "silero"
+    """Voice activity detector: Silero (accurate) or WebRTC (light)."""
+    stt_model: Path | None = None
+    """CTranslate2 Whisper model folder; None: the packaged tiny.en."""
+    tts_voice: Path | None = None
+    """Piper voice (``.onnx``, its ``.onnx.json`` beside it); None: the packaged en_US joe medium, or espeak-ng when
+    that is not installed and espeak-ng is on ``PATH``."""
 
 
 class ToolsSettings(BaseModel):
@@ -69,57 +127,70 @@ class McpSettings(BaseModel):
 class ServerSettings(BaseSettings):
     """Everything ``voxcall serve`` needs to know; build it with :meth:`load`."""
 
-    model_config = SettingsConfigDict(env_prefix="VOXCALL_", extra="forbid", use_attribute_docstrings=True)
+    model_config = SettingsConfigDict(env_prefix="VOXCALL_", env_nested_delimiter="__", extra="forbid",
+                                      use_attribute_docstrings=True)
 
     host: str = "127.0.0.1"
     """Interface to listen on; anything but loopback needs client API keys (see :meth:`check_exposure`)."""
     port: int = Field(default=8765, ge=0, le=65535)
     """TCP port to listen on (0 picks a free one)."""
-    llm: str = "scripted"
-    """LLM backend kind: ``scripted``, ``openai-chat`` or ``openai-responses``."""
+    llm: str | None = None
+    """LLM backend kind: ``llamacpp``, ``scripted``, ``openai-chat`` or ``openai-responses``. None: ``llamacpp``
+    when llama.cpp and a model are installed, else ``scripted`` (see :func:`voxcall.llm.resolve_kind`)."""
     model: str | None = None
-    """Model name the backend asks for; required by the OpenAI kinds."""
+    """Model: a GGUF path for ``llamacpp`` (None: the packaged SmolLM2-135M), a name for the OpenAI kinds."""
     base_url: str | None = None
     """OpenAI-compatible server URL (vLLM, llama.cpp, Ollama …); None means OpenAI itself."""
     api_key: SecretStr | None = Field(default=None, validation_alias=LLM_KEY_ENV)
     """Upstream LLM key (env ``VOXCALL_LLM_API_KEY``; ``OPENAI_API_KEY`` when talking to OpenAI itself)."""
-    tool_format: ToolFormat = "native"
-    """How the model calls tools: the API's native tool calls, or Python ``<code>`` blocks in its text."""
+    tool_format: ToolFormat | None = None
+    """How the model calls tools: ``native`` API calls or ``code`` blocks in its text. None: the backend's own
+    (``llamacpp`` always writes grammar-constrained code calls; the others call natively)."""
     script: Path | None = None
-    """Script file (YAML or JSON) for the scripted backend; None uses its built-in greeting script."""
-    prefetch: bool = True
-    """Run a hidden follow-up response after tool output, claimed by the client's next ``response.create``."""
-    max_speculative: int = Field(default=8, ge=1)
-    """Process-wide limit on hidden follow-ups holding a provider slot at once."""
-    instructions: str = DEFAULT_INSTRUCTIONS
-    """System instructions for sessions that set none."""
+    """Script file (YAML or JSON) for the scripted backend; None uses its built-in demo script."""
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
     """Client API keys (env ``VOXCALL_API_KEYS``, comma-separated); merged with :attr:`api_key_file`'s."""
     api_key_file: Path | None = None
     """File of client API keys: one per line; blank lines and lines starting with ``#`` are skipped."""
     insecure_no_auth: bool = False
     """Allow listening beyond loopback without client API keys (anyone who can reach the port may use it)."""
-    max_frame_bytes: int = Field(default=1_048_576, gt=0)
-    """Largest client WebSocket message accepted; a larger one is answered with an error event."""
-    llm_timeout: float = Field(default=60.0, gt=0)
-    """Seconds of silence from the backend mid-stream before the response fails."""
     log_level: LogLevel = "info"
     """Log level of voxcall and uvicorn."""
+    session: SessionOptions = Field(default_factory=SessionOptions)
+    """What every session gets, and its limits (the ``session:`` section)."""
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
+    """The speech models (the ``speech:`` section)."""
     tools: ToolsSettings = Field(default_factory=ToolsSettings)
-    """Server-side tools (the ``tools:`` section of the YAML file)."""
+    """Server-side tools (the ``tools:`` section)."""
     mcp: McpSettings = Field(default_factory=McpSettings)
-    """MCP servers (the ``mcp:`` section of the YAML file)."""
+    """MCP servers (the ``mcp:`` section)."""
 
     @classmethod
-    def load(cls, config_path: Path | None = None, **cli_overrides: Any) -> Self:
-        """Settings from ``cli_overrides`` (None values are "not given") over ``config_path``'s YAML over the
-        environment over defaults. Raises :class:`ConfigError` for a missing or malformed file or invalid values."""
+    def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:
+        """Settings from ``overrides`` (the flags: a section is a mapping, ``session={"llm_timeout": 5}``; None
+        values are "not given") over ``config_path``'s YAML over the environment over defaults. Raises
+        :class:`ConfigError` for a missing or malformed file, an unknown key, a section's field set in the
+        environment without its section, or an invalid value."""
         values = _read_yaml(config_path) if config_path is not None else {}
-        values.update({name: value for name, value in cli_overrides.items() if value is not None})
+        _check_env_names(os.environ)
         try:
-            return cls(**values)
+            return cls(**_merged(values, _given(overrides)))
         except ValidationError as exc:
             raise ConfigError(_describe(exc, config_path)) from None
+
+    def masked(self) -> dict[str, Any]:
+        """The settings as plain YAML-ready data, every secret replaced by :data:`MASK`: the upstream and client
+        API keys, and MCP ``env`` and ``headers`` values whose names suggest a secret (``…KEY``, ``…TOKEN``,
+        ``Authorization`` …)."""
+        data = self.model_dump(mode="json")
+        data["api_key"] = MASK if self.api_key is not None else None
+        data["api_keys"] = [MASK for _ in self.api_keys]
+        for server in data["mcp"]["servers"].values():
+            for part in ("env", "headers"):
+                if isinstance(server.get(part), dict):
+                    server[part] = {name: MASK if _SECRET_NAME.search(str(name)) else value
+                                    for name, value in server[part].items()}
+        return data
 
     def client_keys(self) -> set[str]:
         """The client API keys: :attr:`api_keys` plus those in :attr:`api_key_file` (read on every call).
@@ -171,7 +242,8 @@ class ServerSettings(BaseSettings):
         """Use ``OPENAI_API_KEY`` for an OpenAI kind aimed at OpenAI itself (no :attr:`base_url`): that key is
         never sent to another server."""
         fallback = os.environ.get("OPENAI_API_KEY")
-        if self.api_key is None and fallback and self.llm.startswith("openai-") and self.base_url is None:
+        openai_kind = self.llm is not None and self.llm.startswith("openai-")
+        if self.api_key is None and fallback and openai_kind and self.base_url is None:
             self.api_key = SecretStr(fallback)
         return self
 
@@ -186,9 +258,45 @@ def is_loopback(host: str) -> bool:
         return False  # a host name: it may resolve to anything
 
 
+def default_of(path: str) -> Any:
+    """The default of the setting at the dotted ``path`` (``"port"``, ``"session.llm_timeout"``): what ``--help``
+    shows for a flag, read from the model so that it is never written twice."""
+    model: type[BaseModel] = ServerSettings
+    *sections, name = path.split(".")
+    for section in sections:
+        model = _sections(model)[section]
+    return model.model_fields[name].get_default(call_default_factory=True)
+
+
+def _sections(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """The fields of ``model`` that are sections, with their models."""
+    return {name: field.annotation for name, field in model.model_fields.items()
+            if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)}
+
+
+def _given(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``overrides`` without the values that were not given (None), in sections too; emptied sections go."""
+    given: dict[str, Any] = {}
+    for name, value in overrides.items():
+        if isinstance(value, Mapping):
+            value = _given(value) or None
+        if value is not None:
+            given[name] = value
+    return given
+
+
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` on top, section by section (a flag changes one field of a YAML section, not all)."""
+    merged = dict(base)
+    for name, value in over.items():
+        below = merged.get(name)
+        merged[name] = _merged(below, value) if isinstance(below, Mapping) and isinstance(value, Mapping) else value
+    return merged
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
-    """The settings in the YAML file ``path``: its known keys, with unknown sections (mappings, lists or empty
-    values, which later features own) left out. Raises :class:`ConfigError` for anything else that is wrong."""
+    """The settings in the YAML file ``path``. Raises :class:`ConfigError` when it is missing, malformed or holds
+    an unknown top-level key (a key within a section is checked by that section's model)."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -202,16 +310,30 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path}: expected a mapping of settings, got {type(data).__name__}")
     known = set(ServerSettings.model_fields)
-    unknown = sorted(str(key) for key, value in data.items() if key not in known and _is_scalar(value))
+    unknown = sorted(str(key) for key in data if key not in known)
     if unknown:
-        raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}; "
+        hints = "".join(f"; {name} belongs in the {section}: section" for name in unknown
+                        if (section := _section_holding(name)) is not None)
+        raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}{hints}; "
                           f"known: {', '.join(sorted(known))}")
-    return {key: value for key, value in data.items() if key in known}
+    return data
 
 
-def _is_scalar(value: Any) -> bool:
-    """Whether a YAML value is a plain setting (a likely typo when unknown) rather than a section."""
-    return value is not None and not isinstance(value, dict | list)
+def _check_env_names(environ: Mapping[str, str]) -> None:
+    """Refuse a ``VOXCALL_*`` variable named after a section's field without its section
+    (``VOXCALL_LLM_TIMEOUT`` for ``VOXCALL_SESSION__LLM_TIMEOUT``), which the environment source would ignore."""
+    prefix = "VOXCALL_"
+    misplaced = sorted(f"{name} (use {prefix}{section.upper()}__{name[len(prefix):].upper()})"
+                       for name in environ if name.upper().startswith(prefix)
+                       if (section := _section_holding(name[len(prefix):].lower())) is not None)
+    if misplaced:
+        raise ConfigError(f"environment variable(s) outside their section: {', '.join(misplaced)}")
+
+
+def _section_holding(name: str) -> str | None:
+    """The section that has a field ``name`` (for a flat key written at the top level), if any."""
+    return next((section for section, model in _sections(ServerSettings).items() if name in model.model_fields),
+                None)
 
 
 def _read_key_file(path: Path) -> set[str]:

@@ -54,7 +54,7 @@ class ServeProcess:
 
 
 @pytest.fixture(scope="session")
-def server() -> Iterator[ServeProcess]:
+def server(speech_models: None) -> Iterator[ServeProcess]:
     """``voxcall serve --llm scripted`` with speech (the packaged models) on a free loopback port."""
     env = {**os.environ, "COLUMNS": "200"}
     for name in list(env):
@@ -88,14 +88,14 @@ def server() -> Iterator[ServeProcess]:
 
 
 @pytest.fixture(scope="session")
-def piper() -> PiperTTS:
+def piper(speech_models: None) -> PiperTTS:
     from voxcall.speech import get_piper
 
     return get_piper()
 
 
 @pytest.fixture(scope="session")
-def whisper() -> WhisperSTT:
+def whisper(speech_models: None) -> WhisperSTT:
     from voxcall.speech import get_whisper
 
     return get_whisper()

@@ -53,7 +53,7 @@ def test_a_failing_backend_exits_1(tmp_path: Path) -> None:
     assert "the response failed: simulated" in result.stderr
 
 
-@pytest.mark.skipif(not cli.local_llm_available(None), reason="llama.cpp or the packaged SmolLM2 is not installed")
+@pytest.mark.usefixtures("smollm2")
 def test_the_default_is_the_local_model() -> None:
     result = chat("what is 12 times 8")
     assert result.exit_code == 0, result.output

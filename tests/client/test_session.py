@@ -11,9 +11,9 @@ import pytest
 from voxcall.client.session import ClientSession
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, InProcessTransport
+from voxcall.config import SessionOptions
 from voxcall.llm import ScriptedBackend
 from voxcall.realtime.protocol import Event
-from voxcall.realtime.session import SessionOptions
 from voxcall.tools import ToolRegistry
 
 SCRIPT = {

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.requirements import require_smollm2
 from voxcall.llm.grammar import calls_grammar, gbnf_literal
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
@@ -101,7 +102,7 @@ def test_no_tools_is_an_error() -> None:
 
 @pytest.fixture(scope="module")
 def checker() -> GrammarChecker:
-    pytest.importorskip("llama_cpp")
+    require_smollm2()  # the checker loads SmolLM2's vocabulary
     from tests.llm.gbnf import GrammarChecker
 
     return GrammarChecker()

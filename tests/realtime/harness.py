@@ -5,29 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator
-from typing import Any, get_args
+from typing import Any
 
-from openai.types.realtime import RealtimeServerEvent
-from pydantic import BaseModel
-
+from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
 from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.session import Session, SessionOptions
+from voxcall.realtime.server_events import check_server_event
+from voxcall.realtime.session import Session
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import TextDelta
 
-SERVER_EVENT_MODELS: dict[str, type[BaseModel]] = {
-    get_args(model.model_fields["type"].annotation)[0]: model for model in get_args(get_args(RealtimeServerEvent)[0])}
-
 WEATHER = {"type": "function", "name": "get_weather", "description": "Weather for a city.",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
-
-
-def check_event(ev: dict[str, Any]) -> None:
-    """Every event must validate against the SDK's server event union (extensions are ``voxcall.*``)."""
-    if ev["type"].startswith("voxcall."):
-        return
-    SERVER_EVENT_MODELS[ev["type"]].model_validate(ev)
 
 
 class Turn:
@@ -89,14 +78,17 @@ class Harness:
     """A session whose outbox records events; ``send`` feeds it client events as JSON frames."""
 
     def __init__(self, backend: Any, *, slots: SpeculationSlots | None = None, voice: Any = None,
-                 toolbox: Any = None, **options: Any) -> None:
+                 toolbox: Any = None, beta: bool = False, **options: Any) -> None:
+        """``options`` are fields of the ``session:`` section, or of the ``tools:`` one (``allow_session_mcp``)."""
         self.events: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
+        tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
         self.session = Session(backend, self._record, options=SessionOptions(**options),
-                               slots=slots or SpeculationSlots(4), voice=voice, toolbox=toolbox)
+                               tools=ToolsSettings(**tools), beta=beta, slots=slots or SpeculationSlots(4),
+                               voice=voice, toolbox=toolbox)
 
     async def _record(self, ev: dict[str, Any]) -> None:
-        check_event(ev)
+        check_server_event(ev)
         async with self._changed:
             self.events.append(ev)
             self._changed.notify_all()

@@ -6,15 +6,18 @@ import asyncio
 from typing import Any
 
 from voxcall.llm import LLMRequest
-from voxcall.realtime.conversation import Conversation, Item, to_chat_items
+from voxcall.realtime.conversation import Conversation, to_chat_items
+from voxcall.realtime.items import CallOutputItem, Item
 from voxcall.realtime.lifecycle import HiddenKind, Phase, ResponseLifecycle
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
+from voxcall.realtime.response import ResponseRun
+from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
+from voxcall.realtime.server_events import check_server_event
 
-from .harness import ControlledBackend, Turn, check_event
+from .harness import ControlledBackend, Turn
 
 
 class Parts:
@@ -31,7 +34,7 @@ class Parts:
                                            metrics=Metrics())
 
     async def _record(self, ev: dict[str, Any]) -> None:
-        check_event(ev)
+        check_server_event(ev)
         self.events.append(ev)
 
     def new_run(self, history: History, context: list[Item], emit: Send) -> ResponseRun:
@@ -52,8 +55,7 @@ class Parts:
 
     async def answer_calls(self) -> None:
         for call in self.conversation.unanswered_calls():
-            self.conversation.add(Item(f"out_{call.call_id}", "function_call_output", call_id=call.call_id,
-                                       output="ok"))
+            self.conversation.add(CallOutputItem(f"out_{call.call_id}", call.call_id, "ok"))
 
     async def close(self) -> None:
         await self.lifecycle.close()

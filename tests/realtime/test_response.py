@@ -12,24 +12,26 @@ import numpy.typing as npt
 from voxcall.llm import LLMRequest
 from voxcall.realtime.conversation import Conversation
 from voxcall.realtime.output_items import OutOfBand
-from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
+from voxcall.realtime.response import ResponseRun
+from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
+from voxcall.realtime.server_events import check_server_event
 
-from .harness import ControlledBackend, Turn, check_event
+from .harness import ControlledBackend, Turn
 
 
 class Beeps:
-    """A stand-in voice: 100 ms of a quiet tone per word, at 16 kHz."""
+    """A stand-in voice: 100 ms of a quiet tone per word at speed 1, at 16 kHz."""
 
     sample_rate = 16_000
 
-    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
         for _ in text.split():
-            yield np.full(1600, 100, np.int16)
+            yield np.full(round(1600 / speed), 100, np.int16)
 
 
-def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None) -> ResponseRun:
+def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None, *, speed: float = 1.0) -> ResponseRun:
     params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["audio"],
-                            max_output_tokens=None)
+                            max_output_tokens=None, speed=speed)
     history = conversation if conversation is not None else Conversation()
     return ResponseRun(ResponseInputs(ControlledBackend(turn), LLMRequest(items=[]), params, history, emit,
                                       llm_timeout=5, tts=Beeps()))
@@ -39,7 +41,7 @@ async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
     events: list[dict[str, Any]] = []
 
     async def emit(ev: dict[str, Any]) -> None:
-        check_event(ev)
+        check_server_event(ev)
         events.append(ev)
 
     run = spoken_run(Turn("Let me check.", [("get_weather", {"city": "Oslo"})]), emit)
@@ -51,6 +53,15 @@ async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
     message, call = run.output
     assert message.audio_ms == 300 and message.content[0]["transcript"] == "Let me check. "
     assert call.type == "function_call" and call.status == "completed"
+
+
+async def test_the_speaking_rate_reaches_the_voice() -> None:
+    async def drop(ev: dict[str, Any]) -> None:
+        return None
+
+    run = spoken_run(Turn("one two three four"), drop, speed=2.0)
+    await run.run()
+    assert run.output[0].audio_ms == 200  # four words at 50 ms instead of 100
 
 
 async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> None:
@@ -69,7 +80,7 @@ async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> No
 
         async def emit(ev: dict[str, Any], boundary: int = boundary, events: list[dict[str, Any]] = events,
                        tasks: list[asyncio.Task[None]] = tasks) -> None:
-            check_event(ev)
+            check_server_event(ev)
             events.append(ev)
             if len(events) == boundary:
                 tasks[0].cancel()  # lands at the response's next await

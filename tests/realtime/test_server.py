@@ -11,9 +11,9 @@ import pytest
 import websockets
 
 from voxcall.llm import ScriptedBackend
+from voxcall.realtime.server_events import check_server_event
 
 from .conftest import SCRIPT, WEATHER_TOOL, ServerFactory
-from .harness import check_event
 
 
 async def sdk_tool_loop(server: Any, turns: int) -> list[str]:
@@ -49,7 +49,7 @@ async def sdk_tool_loop(server: Any, turns: int) -> list[str]:
 
 @pytest.mark.parametrize("prefetch", [True, False])
 async def test_official_sdk_tool_loop(make_server: ServerFactory, prefetch: bool) -> None:
-    server = await make_server(prefetch=prefetch)
+    server = await make_server(session={"prefetch": prefetch})
     answers = await sdk_tool_loop(server, 3)
     assert answers == [f"get_weather says sunny {n}." for n in range(3)]
     async with httpx.AsyncClient() as http:
@@ -94,7 +94,7 @@ async def test_every_frame_of_a_full_session_validates(make_server: ServerFactor
         await until("error")
     assert frames[0]["type"] == "session.created" and frames[0]["session"]["model"] == "m"
     for frame in frames:
-        check_event(frame)
+        check_server_event(frame)
     assert len({f["event_id"] for f in frames}) == len(frames)
 
 
@@ -118,7 +118,7 @@ async def test_api_keys_are_required_when_configured(make_server: ServerFactory,
 
 
 async def test_oversized_frame_is_an_error_not_a_disconnect(make_server: ServerFactory) -> None:
-    server = await make_server(max_frame_bytes=2000)
+    server = await make_server(session={"max_frame_bytes": 2000})
     async with websockets.connect(f"ws://127.0.0.1:{server.port}/v1/realtime") as ws:
         await ws.recv()
         await ws.send(json.dumps({"type": "session.update", "session": {"instructions": "x" * 5000}}))

@@ -39,7 +39,7 @@ async def server(make_server: ServerFactory, tmp_path: Path) -> Any:
     write_tone(music / "Blue in Green.mp3", seconds=0.5)
     write_tone(music / "So What.ogg", seconds=0.5)
     return await make_server(
-        backend=ScriptedBackend(SCRIPT), prefetch=False,
+        backend=ScriptedBackend(SCRIPT), session={"prefetch": False},
         tools={"builtin": ["calculator", "music", "voice_volume"], "music_dir": str(music), "max_tool_rounds": 5},
         mcp={"servers": {
             "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]},

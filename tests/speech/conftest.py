@@ -1,4 +1,7 @@
-"""Shared, session-scoped speech models (each loaded once for the whole test run) and a spoken test utterance."""
+"""Shared, session-scoped speech models (each loaded once for the whole test run) and a spoken test utterance.
+
+Each model fixture needs ``speech_models`` (tests/conftest.py): without the ``[local]`` extra its tests skip, or
+fail under CI."""
 
 from __future__ import annotations
 
@@ -17,17 +20,17 @@ QUESTION = "What is the weather in Paris?"
 
 
 @pytest.fixture(scope="session")
-def piper() -> PiperTTS:
+def piper(speech_models: None) -> PiperTTS:
     return get_piper()
 
 
 @pytest.fixture(scope="session")
-def silero() -> SileroModel:
+def silero(speech_models: None) -> SileroModel:
     return get_silero()
 
 
 @pytest.fixture(scope="session")
-def whisper() -> WhisperSTT:
+def whisper(speech_models: None) -> WhisperSTT:
     return get_whisper()
 
 

@@ -21,6 +21,8 @@ from voxcall.speech import (
 )
 from voxcall.speech.loading import package_file
 
+pytestmark = pytest.mark.usefixtures("speech_models")  # the [local] extra
+
 
 def test_every_getter_returns_one_shared_model(piper: PiperTTS, silero: SileroModel, whisper: WhisperSTT) -> None:
     assert get_silero() is silero

@@ -10,6 +10,8 @@ import pytest
 
 from voxcall.speech import SpeechModelError, WhisperSTT, default_model_dir
 
+pytestmark = pytest.mark.usefixtures("speech_models")  # the [local] extra
+
 
 def test_whisper_hears_the_question(whisper: WhisperSTT, question_16k: npt.NDArray[np.int16]) -> None:
     text = whisper.transcribe(question_16k).lower()

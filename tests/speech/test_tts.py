@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.requirements import require_program
 from tests.speech.conftest import QUESTION
 from voxcall.speech import EspeakTTS, PiperTTS, SpeechModelError, get_piper, load_default_tts
 
@@ -24,6 +25,12 @@ def test_piper_yields_a_chunk_per_sentence(piper: PiperTTS) -> None:
     chunks = list(piper.synthesize("Hello there. How are you?"))
     assert len(chunks) == 2
     assert all(chunk.dtype == np.int16 and len(chunk) > 0.3 * piper.sample_rate for chunk in chunks)
+
+
+def test_piper_speed_scales_the_duration(piper: PiperTTS, question_22k: npt.NDArray[np.int16]) -> None:
+    fast = np.concatenate(list(piper.synthesize(QUESTION, speed=1.5)))
+    slow = np.concatenate(list(piper.synthesize(QUESTION, speed=0.5)))
+    assert len(fast) < 0.85 * len(question_22k) < len(question_22k) < 0.6 * len(slow)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n"])
@@ -47,17 +54,19 @@ def test_one_piper_voice_serves_concurrent_callers(piper: PiperTTS) -> None:
     assert all(1.0 < d < 3.5 for d in durations)
 
 
+@pytest.mark.usefixtures("speech_models")
 def test_a_missing_voice_is_a_speech_model_error(tmp_path: Path) -> None:
     with pytest.raises(SpeechModelError, match="voice config not found"):
         PiperTTS(tmp_path / "nobody.onnx")
 
 
+@pytest.mark.usefixtures("speech_models")
 def test_the_default_tts_is_the_shared_piper_voice() -> None:
     assert load_default_tts() is get_piper()
 
 
-@pytest.mark.skipif(not EspeakTTS.available(), reason="espeak-ng is not on PATH")
 def test_espeak_speaks_through_stdin() -> None:
+    require_program("espeak-ng")  # CI installs it
     tts = EspeakTTS()
     chunks = list(tts.synthesize("-v Hello from espeak."))  # a leading dash is text, not an option
     audio = np.concatenate(chunks)

@@ -12,6 +12,8 @@ import pytest
 from voxcall.speech import VAD, SileroModel, SileroVAD, SpeechStarted, SpeechStopped, TurnDetector, TurnEvent, WebRtcVAD
 from voxcall.speech.turns import SpeechPaused, SpeechResumed
 
+pytestmark = pytest.mark.usefixtures("speech_models")  # the [local] extra
+
 RATE = 16000
 CHUNK = 320  # 20 ms, as clients send it
 

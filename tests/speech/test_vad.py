@@ -10,6 +10,8 @@ import pytest
 
 from voxcall.speech import VAD, SileroModel, SileroVAD, WebRtcVAD, get_silero
 
+pytestmark = pytest.mark.usefixtures("speech_models")  # the [local] extra
+
 
 def frames(pcm: npt.NDArray[np.int16], size: int) -> list[npt.NDArray[np.int16]]:
     return [pcm[i:i + size] for i in range(0, len(pcm) - size + 1, size)]

@@ -372,7 +372,7 @@ async def test_rate_limit_uses_a_sliding_window(
     registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [100.0]
-    monkeypatch.setattr("voxcall.tools.registry.time", SimpleNamespace(monotonic=lambda: clock[0]))
+    monkeypatch.setattr("voxcall.tools.ratelimit.time", SimpleNamespace(monotonic=lambda: clock[0]))
     calls: list[int] = []
     registry.add(Tool("ping"), lambda: calls.append(1), rate_limit=(2, 10.0))
 

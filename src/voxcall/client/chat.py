@@ -16,8 +16,8 @@ from voxcall.client.display import ConsoleReporter
 from voxcall.client.session import ClientSession
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import InProcessTransport
+from voxcall.config import SessionOptions
 from voxcall.llm import LLMBackend
-from voxcall.realtime.session import SessionOptions
 from voxcall.tools import ToolRegistry
 from voxcall.tools.builtin import register_builtins
 

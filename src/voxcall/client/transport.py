@@ -17,8 +17,9 @@ from voxcall.realtime.protocol import Event
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
+    from voxcall.config import SessionOptions
     from voxcall.llm import LLMBackend
-    from voxcall.realtime.session import Session, SessionOptions
+    from voxcall.realtime.session import Session
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest server message the client accepts (audio deltas are a few kilobytes)."""

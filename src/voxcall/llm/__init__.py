@@ -1,14 +1,17 @@
 """LLM backends: each turns an :class:`LLMRequest` into an async stream of the shared :data:`LLMEvent` types.
 
-Build one from configuration with :func:`create_backend`; :mod:`voxcall.llm.base` describes the stream.
+Build one from configuration with :func:`create_backend`, after :func:`resolve_kind` has turned "auto" (no kind
+chosen) into one; :mod:`voxcall.llm.base` describes the stream.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from voxcall.config import ToolFormat
 from voxcall.llm.base import (
     ChatItem,
     Done,
@@ -24,7 +27,7 @@ from voxcall.llm.base import (
     Usage,
 )
 from voxcall.llm.code_format import CodeFormatBackend
-from voxcall.llm.llamacpp import LlamaCppBackend
+from voxcall.llm.llamacpp import LlamaCppBackend, default_model_path
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.llm.openai_responses import OpenAIResponsesBackend
@@ -36,7 +39,37 @@ from voxcall.tools.codecalls.prompt import ToolChoice
 BACKEND_KINDS = ("openai-chat", "openai-responses", "scripted", "llamacpp")
 """The ``kind`` values :func:`create_backend` knows."""
 
-ToolFormat = Literal["native", "code"]
+REMOTE_KINDS = ("openai-chat", "openai-responses")
+"""The kinds that talk to a server over HTTP, and so take a ``timeout``."""
+
+LOCAL_KIND = "llamacpp"
+"""The kind "auto" picks when it can be built: the in-process model."""
+
+FALLBACK_KIND = "scripted"
+"""The kind "auto" picks otherwise: the scripted demo."""
+
+
+def resolve_kind(kind: str | None, model: str | Path | None = None) -> str:
+    """The backend kind to build: ``kind`` when one was chosen, else ("auto") :data:`LOCAL_KIND` when it can be
+    built (llama.cpp is installed, and ``model`` is given or the packaged default model is installed), else
+    :data:`FALLBACK_KIND`. Every entry point (``voxcall serve``, ``chat``, :mod:`voxcall.server`) asks here."""
+    if kind is not None:
+        return kind
+    return LOCAL_KIND if local_model_available(model) else FALLBACK_KIND
+
+
+def local_model_available(model: str | Path | None = None) -> bool:
+    """Whether the :data:`LOCAL_KIND` backend can be built: llama.cpp is installed (checked without importing it),
+    and ``model`` is given or the packaged default model is installed."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return False
+    if model is not None:
+        return True
+    try:
+        default_model_path()
+    except LLMError:
+        return False
+    return True
 
 
 def create_backend(
@@ -45,44 +78,58 @@ def create_backend(
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
-    tool_format: ToolFormat = "native",
+    tool_format: ToolFormat | None = None,
     script: Script | Mapping[str, Any] | str | Path | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     disable_reasoning: bool = True,
     extra_body: dict[str, Any] | None = None,
 ) -> LLMBackend:
-    """Build the backend ``kind``; with ``tool_format="code"`` it is wrapped in a :class:`CodeFormatBackend`.
+    """Build the backend ``kind`` (one of :data:`BACKEND_KINDS`; see :func:`resolve_kind` for "auto").
 
     ``model`` is required by the OpenAI kinds; for ``"llamacpp"`` it is the path of a GGUF file (None: the
-    default SmolLM2 model), and ``tool_format`` does not apply: that backend always takes the code path itself,
-    with grammar-constrained calls. ``script`` is used by ``"scripted"`` only (None: the built-in script);
-    ``disable_reasoning`` by ``"openai-chat"`` only (see :mod:`voxcall.llm.openai_chat`). Raises ``ValueError``
-    for an unknown kind or tool format, or a missing model; ``LLMError`` when a local model cannot be loaded.
+    default SmolLM2 model). ``tool_format`` None is the backend's own: ``"llamacpp"`` always writes code-format
+    calls under a grammar (``"code"`` is accepted, ``"native"`` refused), the others call natively, and
+    ``"code"`` wraps them in a :class:`CodeFormatBackend`. ``timeout`` is how long the OpenAI kinds wait on their
+    server (None: :data:`~voxcall.llm.openai_client.DEFAULT_TIMEOUT`); the in-process kinds have nothing to wait
+    on and refuse one (a session's ``llm_timeout`` bounds every backend's silence). ``script`` is used by
+    ``"scripted"`` only (None: the built-in script); ``disable_reasoning`` by ``"openai-chat"`` only (see
+    :mod:`voxcall.llm.openai_chat`). Raises ``ValueError`` for an unknown kind or tool format, an option the kind
+    cannot honour, or a missing model; ``LLMError`` when a local model cannot be loaded.
     """
-    if tool_format not in ("native", "code"):
+    if tool_format not in (None, "native", "code"):
         raise ValueError(f"unknown tool format {tool_format!r}; expected 'native' or 'code'")
-    backend: LLMBackend
+    if kind not in BACKEND_KINDS:
+        raise ValueError(f"unknown LLM backend {kind!r}; known kinds: {', '.join(BACKEND_KINDS)}")
+    if timeout is not None and kind not in REMOTE_KINDS:
+        raise ValueError(f"the {kind} backend runs in process and has no request timeout to set; a response's "
+                         "silence is bounded by the session's llm_timeout")
     if kind == "llamacpp":
+        if tool_format == "native":
+            raise ValueError("the llamacpp backend always uses code-format calls with a grammar; leave tool_format "
+                             "unset (or set it to 'code')")
         return LlamaCppBackend(model)
+    backend: LLMBackend
     if kind == "scripted":
         backend = ScriptedBackend(script)
-    elif kind in ("openai-chat", "openai-responses"):
+    else:
         if not model:
             raise ValueError(f"backend {kind!r} needs a model name")
+        wait = timeout if timeout is not None else DEFAULT_TIMEOUT
         if kind == "openai-chat":
-            backend = OpenAIChatBackend(model, base_url=base_url, api_key=api_key, timeout=timeout,
+            backend = OpenAIChatBackend(model, base_url=base_url, api_key=api_key, timeout=wait,
                                         disable_reasoning=disable_reasoning, extra_body=extra_body)
         else:
-            backend = OpenAIResponsesBackend(model, base_url=base_url, api_key=api_key, timeout=timeout,
+            backend = OpenAIResponsesBackend(model, base_url=base_url, api_key=api_key, timeout=wait,
                                              extra_body=extra_body)
-    else:
-        raise ValueError(f"unknown LLM backend {kind!r}; known kinds: {', '.join(BACKEND_KINDS)}")
     return CodeFormatBackend(backend) if tool_format == "code" else backend
 
 
 __all__ = [
     "BACKEND_KINDS",
     "DEFAULT_SCRIPT",
+    "FALLBACK_KIND",
+    "LOCAL_KIND",
+    "REMOTE_KINDS",
     "ChatItem",
     "CodeFormatBackend",
     "Done",
@@ -107,4 +154,6 @@ __all__ = [
     "ToolFormat",
     "Usage",
     "create_backend",
+    "local_model_available",
+    "resolve_kind",
 ]

@@ -115,6 +115,8 @@ class LLMRequest:
     max_output_tokens: int | None = None
     temperature: float | None = None
     voice: bool = False
+    parallel_tool_calls: bool = True
+    """Whether the model may make several tool calls in one reply; False: at most one."""
 
     def __post_init__(self) -> None:
         self.tool_choice = normalize_tool_choice(self.tool_choice)  # fail here, where the caller can fix it

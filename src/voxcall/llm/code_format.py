@@ -26,7 +26,7 @@ from voxcall.llm.base import (
     Message,
     Usage,
 )
-from voxcall.llm.calls import announce_call, finish_reason
+from voxcall.llm.calls import CallLimit, announce_call, finish_reason
 from voxcall.llm.history import pair_calls_with_outputs
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls import CodeCallEvent, CodeCallStream, format_code_call, render_tools_prompt
@@ -75,15 +75,16 @@ class CodeFormatBackend:
     async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
         """Stream the wrapped backend's reply with ``<code>`` blocks turned into call events."""
         parser = CodeCallStream(request.tools)
+        limit = CallLimit(request.parallel_tool_calls)
         parser_open = True
         made_calls = False
         async with aclosing(self.inner.stream(self.inner_request(request))) as inner_events:
             async for event in inner_events:
                 if isinstance(event, TextDelta):
-                    events = _announced(parser.feed(event.text))
+                    events = _announced(limit.apply(parser.feed(event.text)))
                 elif isinstance(event, Usage | Done) and parser_open:
                     parser_open = False  # the text is over: flush a call still being written
-                    events = [*_announced(parser.close()), event]
+                    events = [*_announced(limit.apply(parser.close())), event]
                 else:
                     events = [event]
                 for out in events:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from voxcall.llm.base import Done, FunctionOutputItem, LLMError, LLMEvent, LLMRequest, Message, Usage
-from voxcall.llm.calls import announce_call, finish_reason
+from voxcall.llm.calls import CallLimit, announce_call, finish_reason
 from voxcall.llm.code_format import code_items
 from voxcall.llm.demos import demo_messages
 from voxcall.llm.grammar import calls_grammar
@@ -194,6 +194,7 @@ class LlamaCppBackend:
         loop = asyncio.get_running_loop()
         sink = _Sink(loop, asyncio.Queue())
         parser = CodeCallStream(offered)
+        limit = CallLimit(request.parallel_tool_calls)
         made_calls = False
         self._sinks.add(sink)
         try:
@@ -207,7 +208,7 @@ class LlamaCppBackend:
                     raise _closed_error()
                 if isinstance(item, BaseException):
                     raise LLMError("the local model failed to generate a reply") from item
-                for event in parser.close() if isinstance(item, _Finished) else parser.feed(item):
+                for event in limit.apply(parser.close() if isinstance(item, _Finished) else parser.feed(item)):
                     if isinstance(event, ToolCall):
                         made_calls = True
                         for announced in announce_call(event):

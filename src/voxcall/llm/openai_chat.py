@@ -189,6 +189,8 @@ class OpenAIChatBackend:
         if request.tools:
             params["tools"] = [tool.to_chat() for tool in request.tools]
             params["tool_choice"] = chat_tool_choice(request.tool_choice)
+            if not request.parallel_tool_calls:  # sent only when off: some servers do not know the parameter
+                params["parallel_tool_calls"] = False
         if request.max_output_tokens is not None:
             params["max_completion_tokens" if self._is_openai else "max_tokens"] = request.max_output_tokens
         if request.temperature is not None:

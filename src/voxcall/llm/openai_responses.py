@@ -140,6 +140,8 @@ class OpenAIResponsesBackend:
         if request.tools:
             params["tools"] = [tool.to_openai() for tool in request.tools]
             params["tool_choice"] = request.tool_choice
+            if not request.parallel_tool_calls:
+                params["parallel_tool_calls"] = False
         if request.max_output_tokens is not None:
             params["max_output_tokens"] = request.max_output_tokens
         if request.temperature is not None:

@@ -57,7 +57,7 @@ from voxcall.llm.base import (
     Message,
     Usage,
 )
-from voxcall.llm.calls import announce_call
+from voxcall.llm.calls import CallLimit, announce_call
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls.events import TextDelta
 
@@ -208,9 +208,11 @@ class ScriptedBackend:
         if reply.error is not None:
             raise LLMError(reply.error, code="scripted_error")
         calls = reply.calls if request.tool_choice != "none" else ()
+        limit = CallLimit(request.parallel_tool_calls)
         for call in calls:
             await self._pause(self.token_delay)
-            for event in announce_call(call, _CALL_FRAGMENTS):
+            checked = limit.check(call)
+            for event in announce_call(checked, _CALL_FRAGMENTS) if isinstance(checked, ToolCall) else [checked]:
                 yield event
         written = reply.text + "".join(call.name + call.arguments_json for call in calls)
         yield Usage(_count_tokens(_request_text(request)), _count_tokens(written))

@@ -29,22 +29,13 @@ from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is
 from voxcall.realtime.metrics import CONTENT_TYPE, Metrics
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event
-from voxcall.realtime.session import Session, SessionOptions
+from voxcall.realtime.session import Session
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import Voice
 
 log = logging.getLogger(__name__)
 
 _POLICY_VIOLATION = 1008
-
-
-def session_options(settings: ServerSettings) -> SessionOptions:
-    """The per-session knobs that come from the server's settings."""
-    return SessionOptions(model=settings.model or settings.llm, instructions=settings.instructions,
-                          prefetch=settings.prefetch, llm_timeout=settings.llm_timeout,
-                          max_frame_bytes=settings.max_frame_bytes,
-                          allow_session_mcp=settings.tools.allow_session_mcp,
-                          allow_remote_session_mcp=settings.tools.allow_remote_session_mcp)
 
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
@@ -67,8 +58,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         finally:
             if built is not None:
                 await built.aclose()
-    slots = SpeculationSlots(settings.max_speculative)
-    base_options = session_options(settings)
+    slots = SpeculationSlots(settings.session.max_speculative)
     sessions: set[Session] = set()
     metrics = Metrics()
 
@@ -78,15 +68,15 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             log.info("refused a realtime connection from %s: missing or unknown API key", ws.client)
             await ws.close(code=_POLICY_VIOLATION, reason="invalid or missing API key")
             return
-        options = dataclasses.replace(base_options, model=ws.query_params.get("model") or base_options.model,
-                                      beta="realtime=v1" in ws.headers.get("openai-beta", ""))
+        model = ws.query_params.get("model") or settings.model or settings.llm or "voxcall"
+        beta = "realtime=v1" in ws.headers.get("openai-beta", "")
         await ws.accept(subprotocol=choose_subprotocol(offered))
 
         async def send(ev: Event) -> None:
             await ws.send_text(json.dumps(ev, ensure_ascii=False))
 
-        session = Session(backend, send, options=options, slots=slots, voice=voice, toolbox=tools["box"],
-                          metrics=metrics)
+        session = Session(backend, send, options=settings.session, tools=settings.tools, model=model, beta=beta,
+                          slots=slots, voice=voice, toolbox=tools["box"], metrics=metrics)
         sessions.add(session)
         metrics.sessions_total.inc()
         metrics.sessions_active.inc()

@@ -6,7 +6,17 @@ appends), the turn detector (server VAD) and the transcription tasks. A turn, wh
 committed by the client, becomes a user audio item in the conversation at once; its transcript follows from a
 worker thread. What a turn means for responses goes to the :class:`~voxcall.realtime.lifecycle.ResponseLifecycle`:
 speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
-transcribed turn under ``create_response`` asks the session to respond.
+transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause of
+``eager_turn_ms`` inside the turn starts an :class:`~voxcall.realtime.eager_turn.EagerTurn`: the answer is prepared
+hidden and claimed when the turn ends, or dropped when the user speaks on.
+
+A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
+the answer waits for the end of the whole sentence, which then answers every part of it.
+
+``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
+neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
+its first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered,
+as OpenAI's server does.
 """
 
 from __future__ import annotations
@@ -18,16 +28,19 @@ from collections.abc import Awaitable, Callable
 
 from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
 from voxcall.audio.formats import AudioFormat
-from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.eager_turn import EagerTurn
 from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
+from voxcall.realtime.items import MessageItem
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox
 from voxcall.realtime.protocol import ProtocolError, event, new_id
+from voxcall.realtime.response import ResponseRun
 from voxcall.realtime.settings import TurnDetection
 from voxcall.realtime.timing import HeardTurn
 from voxcall.realtime.voice import PCM, RATE, Voice
-from voxcall.speech.turns import SpeechStarted, TurnDetector
+from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, TurnDetector
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +53,13 @@ class HeardAudio:
 
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
-                 metrics: Metrics) -> None:
-        """``respond`` answers a turn with the session's settings (under ``create_response``)."""
+                 metrics: Metrics, *, eager_turn_ms: int = 0) -> None:
+        """``respond`` answers a turn with the session's settings (under ``create_response``); ``eager_turn_ms``
+        (0: off) is the pause after which an answer is prepared hidden."""
         self.voice = voice
+        self._eager_turn_ms = eager_turn_ms
+        self._eager: EagerTurn | None = None
+        self._turns_begun = 0  # user turns started so far (a transcript answers only the latest)
         self._metrics = metrics
         self.buffer = InputAudio()
         self._outbox = outbox
@@ -54,15 +71,19 @@ class HeardAudio:
         self._resampler: StreamResampler | None = None
         self._resampler_format: AudioFormat | None = None
         self._transcriptions: set[asyncio.Task[None]] = set()
+        self._quiet_since_ms = 0  # stream position since which neither side has spoken
+        self._playback: tuple[ResponseRun, int] | None = None  # the last response heard, and where its audio began
 
     def use_turn_detection(self, turns: TurnDetection | None) -> None:
         """Server VAD with ``turns`` (a fresh detector), or push-to-talk when None."""
         self._turns = turns
+        self._quiet_since_ms = self.buffer.position_ms
         detector = None
         if turns is not None and self.voice is not None:
+            eager = self._eager_turn_ms if turns.create_response and self._eager_turn_ms > 0 else None
             detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
                                     prefix_padding_ms=turns.prefix_padding_ms,
-                                    silence_duration_ms=turns.silence_duration_ms)
+                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager)
         self.buffer.use_detector(detector)
 
     def need_voice(self) -> Voice:
@@ -91,8 +112,13 @@ class HeardAudio:
         for boundary in boundaries:
             if isinstance(boundary, SpeechStarted):
                 await self._speech_started(boundary.audio_start_ms)
+            elif isinstance(boundary, SpeechPaused):
+                self._paused(boundary)
+            elif isinstance(boundary, SpeechResumed):
+                await self._drop_eager("speech resumed")
             else:
                 await self._speech_stopped(boundary.audio_end_ms)
+        await self._check_idle()
 
     async def commit(self) -> None:
         """``input_audio_buffer.commit`` (push-to-talk): the held audio becomes a user item; no response."""
@@ -115,50 +141,120 @@ class HeardAudio:
 
     async def close(self) -> None:
         """Stop the transcriptions in flight."""
+        if self._eager is not None:
+            await self._eager.cancel()
         for task in list(self._transcriptions):
             task.cancel()
         await self.transcribed()
 
     # -- turns --------------------------------------------------------------------------------------------------
 
+    async def _check_idle(self) -> None:
+        """Fire ``idle_timeout_ms`` when the audio since both sides fell quiet has reached it."""
+        timeout = self._turns.idle_timeout_ms if self._turns is not None else None
+        if timeout is None:
+            return
+        now = self.buffer.position_ms
+        heard = self._responses.heard
+        if heard is not None and (self._playback is None or self._playback[0] is not heard):
+            self._playback = (heard, now)
+        if self._responses.visible is not None or self.buffer.in_turn or self._transcriptions:
+            self._quiet_since_ms = now
+        if self._playback is not None:
+            played, start = self._playback
+            audio_ms = sum(item.audio_ms for item in played.output if isinstance(item, MessageItem))
+            self._quiet_since_ms = max(self._quiet_since_ms, start + audio_ms)
+        if now - self._quiet_since_ms >= timeout:
+            item_id, start = new_id("item"), self._quiet_since_ms
+            self._quiet_since_ms = now
+            await self._outbox.put(event("input_audio_buffer.timeout_triggered", audio_start_ms=start,
+                                         audio_end_ms=now, item_id=item_id))
+            await self._commit(self.buffer.take_all(), item_id, respond=True, even_if_silent=True)
+
     async def _speech_started(self, start_ms: int) -> None:
         """A user turn began: its item id is reserved, a hidden response is dropped, and with
         ``interrupt_response`` the assistant stops talking (barge-in)."""
         self._turn_item = new_id("item")
+        self._turns_begun += 1
         await self._outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=start_ms,
                                      item_id=self._turn_item))
         await self._responses.discard("user speech")
         if self._turns is not None and self._turns.interrupt_response:
             await self._responses.cancel("turn_detected")
 
+    def _paused(self, pause: SpeechPaused) -> None:
+        """A short silence inside the turn: transcribe what was said and prepare the answer, hidden."""
+        if self.voice is None or self._turn_item is None or self._eager is not None:
+            return
+        item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
+        self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
+                                self.voice, self._earlier_transcribed, self._responses.answer_early)
+
+    async def _drop_eager(self, reason: str) -> None:
+        """The user spoke on: forget the prepared answer (nothing of it reached the client)."""
+        eager, self._eager = self._eager, None
+        if eager is not None:
+            await eager.cancel()
+            if eager.answering:
+                await self._responses.discard(reason)
+
+    def _speech_end(self, end_ms: int) -> float:
+        """When (on the monotonic clock) the stream was at ``end_ms``: the client streams in real time, so the
+        audio after it arrived since (an estimate that is exact for real-time streams)."""
+        return time.monotonic() - max(0, self.buffer.position_ms - end_ms) / 1000
+
     async def _speech_stopped(self, end_ms: int) -> None:
-        # The audio after end_ms is the silence the detector waited for; the client streams in real time, so the
-        # user stopped speaking that long ago (an estimate that is exact for real-time streams).
-        waited = max(0, self.buffer.position_ms - end_ms)
-        speech_end = time.monotonic() - waited / 1000
+        waited = self._turns.silence_duration_ms if self._turns is not None else 0
+        speech_end = self._speech_end(end_ms - waited)
         item_id = self._turn_item or new_id("item")
         self._turn_item = None
         await self._outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
         respond = self._turns is not None and self._turns.create_response
-        await self._commit(self.buffer.take_turn(end_ms), item_id, respond=respond, speech_end=speech_end,
-                           waited_ms=waited)
+        pcm = self.buffer.take_turn(end_ms)
+        eager, self._eager = self._eager, None
+        if eager is not None:
+            if eager.item.id == item_id and await eager.result() is not None:
+                await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0))
+                return
+            await eager.cancel()
+            await self._drop_eager_answer(eager)
+        await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited)
 
-    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, speech_end: float | None = None,
-                      waited_ms: int = 0) -> None:
-        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (timed from
-        ``speech_end``, after ``waited_ms`` of silence; a manual commit: from now)."""
+    async def _drop_eager_answer(self, eager: EagerTurn) -> None:
+        if eager.answering:
+            await self._responses.discard("eager turn failed")
+
+    async def _confirm(self, eager: EagerTurn, pcm: PCM, respond: bool, turn: HeardTurn) -> None:
+        """The turn is over and its eager transcript stands: commit it, then claim the prepared answer (or, if none
+        could be prepared, answer now)."""
+        item, transcript = eager.item, eager.transcript or ""
+        self._metrics.transcribed(eager.stt_seconds)
+        previous = self._conversation.add(item)
+        await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item.id))
+        await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        await self._transcript_events(item, transcript, pcm)
+        if not respond or not transcript:
+            await self._drop_eager_answer(eager)
+        elif not await self._responses.claim(None, turn=turn):
+            await self._respond(turn)
+
+    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False,
+                      speech_end: float | None = None, waited_ms: int = 0) -> None:
+        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
+        or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now)."""
         await self._responses.discard("new user audio")
-        item = Item(item_id, "message", role="user", content=[{"type": "input_audio", "transcript": None}])
+        item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
         previous = self._conversation.add(item)
         await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
         ended = time.monotonic() if speech_end is None else speech_end
-        task = asyncio.create_task(self._transcribe(item, pcm, respond, ended, waited_ms),
-                                   name=f"voxcall-stt-{item_id}")
+        task = asyncio.create_task(self._transcribe(item, pcm, respond, even_if_silent, ended, waited_ms,
+                                                    self._turns_begun), name=f"voxcall-stt-{item_id}")
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
 
-    async def _transcribe(self, item: Item, pcm: PCM, respond: bool, speech_end: float, waited_ms: int) -> None:
+    async def _transcribe(self, item: MessageItem, pcm: PCM, respond: bool, even_if_silent: bool, speech_end: float,
+                          waited_ms: int, turns_begun: int) -> None:
         voice = self.need_voice()
         started = time.monotonic()
         try:
@@ -173,12 +269,23 @@ class HeardAudio:
         done = time.monotonic()
         self._metrics.transcribed(done - started)
         item.content[0]["transcript"] = transcript
+        await self._transcript_events(item, transcript, pcm)
+        if not respond or not (transcript or even_if_silent) or self._turns_begun != turns_begun:
+            return  # nothing to answer, or the user spoke on: the end of what they say now answers this too
+        await self._earlier_transcribed()
+        if self._responses.phase is not Phase.VISIBLE and self._conversation.get(item.id) is item:
+            await self._respond(HeardTurn(speech_end, waited_ms, done))
+
+    async def _transcript_events(self, item: MessageItem, transcript: str, pcm: PCM) -> None:
         await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item.id,
                                      content_index=0, delta=transcript))
         await self._outbox.put(event("conversation.item.input_audio_transcription.completed", item_id=item.id,
                                      content_index=0, transcript=transcript,
                                      usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
         await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
-        if (respond and transcript and self._responses.phase is not Phase.VISIBLE
-                and self._conversation.get(item.id) is item):
-            await self._respond(HeardTurn(speech_end, waited_ms, done))
+
+    async def _earlier_transcribed(self) -> None:
+        """Wait for the transcripts of earlier turns (an answer must read every part of what was said)."""
+        others = self._transcriptions - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from voxcall.realtime.voice import PCM, RATE
-from voxcall.speech.turns import SpeechStarted, SpeechStopped, TurnDetector
+from voxcall.speech.turns import SpeechStarted, TurnDetector, TurnEvent
 
 MAX_BUFFER_MS = 5 * 60 * 1000
 """Push-to-talk audio kept before a commit; more is an error (and the buffer is cleared)."""
@@ -34,21 +34,26 @@ class InputAudio:
         self._turn_start: int | None = None  # stream position where the current turn starts
 
     @property
-    def position_ms(self) -> int:
-        """The stream clock: milliseconds of audio appended since the session began."""
-        return (self._base + self._held) * 1000 // RATE
-
-    @property
     def duration_ms(self) -> int:
         """Milliseconds of audio held."""
         return self._held * 1000 // RATE
+
+    @property
+    def position_ms(self) -> int:
+        """The stream clock now: milliseconds of audio appended since the session began."""
+        return (self._base + self._held) * 1000 // RATE
+
+    @property
+    def in_turn(self) -> bool:
+        """Whether the turn detector hears a user turn in progress."""
+        return self._turn_start is not None
 
     def use_detector(self, detector: TurnDetector | None) -> None:
         """Switch turn detection on (a fresh detector) or off (push-to-talk)."""
         self._detector = detector
         self._turn_start = None
 
-    def append(self, pcm: PCM) -> list[SpeechStarted | SpeechStopped]:
+    def append(self, pcm: PCM) -> list[TurnEvent]:
         """Add audio; with a detector, return the turn boundaries it found."""
         self._chunks.append(pcm)
         self._held += len(pcm)
@@ -64,6 +69,11 @@ class InputAudio:
         if self._turn_start is None and not self._detector.in_speech and self._held > 2 * _IDLE_KEEP:
             self._drop_before(self._base + self._held - _IDLE_KEEP)  # silence costs nothing: it is never hoarded
         return events
+
+    def peek_turn(self, end_ms: int) -> PCM:
+        """The audio of the turn in progress up to ``end_ms``, leaving it held (an eager turn's copy)."""
+        start = self._turn_start if self._turn_start is not None else self._base
+        return self._slice(start, end_ms * RATE // 1000)
 
     def take_turn(self, end_ms: int) -> PCM:
         """The audio of the turn that just ended at ``end_ms`` (from its start, padding included)."""

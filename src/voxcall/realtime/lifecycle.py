@@ -6,14 +6,17 @@ A session is in exactly one :class:`Phase` at a time:
 - ``VISIBLE``: a response the client sees streams (one at most);
 - ``HIDDEN``: a hidden response (a :class:`~voxcall.realtime.prefetch.Speculation`) runs or waits, finished, for
   its claim. Its :class:`HiddenKind` says what started it and what claims it: a ``FOLLOW_UP`` starts when every
-  tool call of the last response has its output, and is claimed by a plain ``response.create``. Another kind
-  (an eager turn, started before the user's turn is confirmed) is one more member, claimed by its own trigger.
+  tool call of the last response has its output, and is claimed by a plain ``response.create``; an
+  ``EAGER_TURN`` starts at a pause in the user's speech, answering what was said so far, and is claimed when the
+  turn detector confirms that the turn is over (or discarded when the user speaks on). An eager turn may speak
+  ahead (its audio waits in the gate) but, like a follow-up, runs no server tool before its claim.
 
 The verbs, and the only moves:
 
 - :meth:`start`: ``IDLE`` → ``VISIBLE``; :meth:`cancel`: ``VISIBLE`` → ``IDLE`` (the response ends with
   ``response.done``, status ``cancelled``, before the call returns);
 - :meth:`speculate`: ``IDLE`` → ``HIDDEN`` when a follow-up is due and a provider slot is free;
+  :meth:`answer_early`: ``IDLE`` → ``HIDDEN`` with an eager turn, when a provider slot is free;
 - :meth:`claim`: ``HIDDEN`` → ``VISIBLE`` (still running) or ``IDLE`` (already finished); a claim whose parked
   work fails is a discard, and the caller generates normally;
 - :meth:`discard`: ``HIDDEN`` → ``IDLE``, leaving no trace;
@@ -27,15 +30,18 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import time
 from collections.abc import Callable
 
-from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.items import Item
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, OutputGate, Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.realtime.protocol import event
 from voxcall.realtime.response import CancelReason, ResponseRun
+from voxcall.realtime.timing import HeardTurn
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +58,7 @@ class HiddenKind(enum.Enum):
     """Why a hidden response runs, which decides what claims it."""
 
     FOLLOW_UP = "follow_up"  # after tool output; claimed by a plain response.create
+    EAGER_TURN = "eager_turn"  # at a pause in the user's speech; claimed when the turn is confirmed
 
 
 NewRun = Callable[[History, list[Item], Send], ResponseRun]
@@ -70,6 +77,7 @@ class ResponseLifecycle:
         response that ends, and every hidden one's fate, is counted in ``metrics``."""
         self.phase = Phase.IDLE
         self.visible: ResponseRun | None = None
+        self.heard: ResponseRun | None = None  # the latest response the client was sent (started or claimed)
         self.hidden: Speculation | None = None
         self.hidden_kind: HiddenKind | None = None
         self.slots = slots
@@ -106,7 +114,7 @@ class ResponseLifecycle:
     def start(self, run: ResponseRun) -> None:
         """``IDLE`` → ``VISIBLE``: stream ``run`` to the client."""
         assert self.phase is Phase.IDLE, f"start while {self.phase}"
-        self.phase, self.visible = Phase.VISIBLE, run
+        self.phase, self.visible, self.heard = Phase.VISIBLE, run, run
         self._task = asyncio.create_task(self._drive(run), name=f"voxcall-response-{run.id}")
 
     async def _drive(self, run: ResponseRun) -> None:
@@ -151,15 +159,27 @@ class ResponseLifecycle:
 
     def speculate(self) -> None:
         """``IDLE`` → ``HIDDEN`` with a follow-up, when one is due and a provider slot is free."""
-        if not self.follow_up_due() or not self.slots.try_acquire():
-            return
+        if self.follow_up_due() and self.slots.try_acquire():
+            self._hide(HiddenKind.FOLLOW_UP, None)
+
+    def answer_early(self, user_item: Item) -> bool:
+        """``IDLE`` → ``HIDDEN`` with an eager turn: the answer to ``user_item`` (not yet in the conversation), when
+        nothing else runs and a provider slot is free. False when it could not start."""
+        if self.phase is not Phase.IDLE or not self.slots.try_acquire():
+            return False
+        self._hide(HiddenKind.EAGER_TURN, user_item)
+        return True
+
+    def _hide(self, kind: HiddenKind, user_item: Item | None) -> None:
+        """Start a hidden response of ``kind`` (the caller holds a slot); ``user_item`` ends its context."""
         gate = OutputGate(self._outbox, limit=self._max_hidden_events)
-        history = DeferredHistory(self._conversation)
+        history = DeferredHistory(self._conversation, after=user_item)
         context, parked = self.context()
-        run = self._new_run(history, context, gate.emit)
-        run.released.clear()  # no speech and no server tool for a follow-up nobody asked for yet
-        self.phase, self.hidden_kind = Phase.HIDDEN, HiddenKind.FOLLOW_UP
-        self._metrics.hidden(HiddenKind.FOLLOW_UP.value, "started")
+        run = self._new_run(history, context if user_item is None else [*context, user_item], gate.emit)
+        run.released.clear()  # no server tool (and for a follow-up, no speech) before the claim
+        run.speak_ahead = kind is HiddenKind.EAGER_TURN
+        self.phase, self.hidden_kind = Phase.HIDDEN, kind
+        self._metrics.hidden(kind.value, "started")
         self.hidden = Speculation(run, gate, history, self._conversation, self.slots, parked,
                                   on_end=self._hidden_ended)
 
@@ -167,9 +187,10 @@ class ResponseLifecycle:
         if spec.state == "claimed":
             self._ended(spec.run)
         elif spec.state == "discarded" and self.hidden is spec:  # it failed
+            kind = self.hidden_kind
             self._count_discard(spec)
             self._forget_hidden()
-            if spec.run.status == "failed" and self._last_done is not None:
+            if spec.run.status == "failed" and self._last_done is not None and kind is HiddenKind.FOLLOW_UP:
                 self._failed_follow_up_for = self._last_done.id
 
     def _count_discard(self, spec: Speculation) -> None:
@@ -180,25 +201,34 @@ class ResponseLifecycle:
     def _forget_hidden(self) -> None:
         self.phase, self.hidden, self.hidden_kind = Phase.IDLE, None, None
 
-    async def claim(self, metadata: dict[str, str] | None) -> bool:
-        """``HIDDEN`` → ``VISIBLE`` (or ``IDLE`` when it already finished): the client's ``response.create`` gets
-        the hidden response. False when there is none to claim (it is then discarded)."""
-        spec, kind = self.hidden, self.hidden_kind or HiddenKind.FOLLOW_UP
-        if self.phase is not Phase.HIDDEN or spec is None:
+    async def claim(self, metadata: dict[str, str] | None, *, turn: HeardTurn | None = None) -> bool:
+        """``HIDDEN`` → ``VISIBLE`` (or ``IDLE`` when it already finished). Without ``turn`` the client's plain
+        ``response.create`` claims a follow-up; with ``turn`` the confirmed end of that user turn claims an eager
+        answer. False when there is no such hidden response (a hidden one of the other kind stays hidden; one that
+        cannot be claimed is discarded)."""
+        spec, kind = self.hidden, self.hidden_kind
+        wanted = HiddenKind.FOLLOW_UP if turn is None else HiddenKind.EAGER_TURN
+        if self.phase is not Phase.HIDDEN or spec is None or kind is not wanted:
             return False
         self._forget_hidden()
+        now = time.monotonic()
+        if turn is None:
+            spec.run.timing.rebase(now)  # timed from the client's request; a finished one's figures are patched
+        else:
+            spec.run.timing.confirmed(turn, now)
         if not spec.claimable:
             return False
         finished = spec.task.done()  # then its end was not yet booked as a visible response's
         if not finished:
             self.phase, self.visible, self._task = Phase.VISIBLE, spec.run, spec.task
         if await spec.claim(metadata):
-            self._metrics.hidden(kind.value, "claimed")
+            self._metrics.hidden(wanted.value, "claimed")
+            self.heard = spec.run
             if finished:
                 self._ended(spec.run)
             return True
         self.phase, self.visible, self._task = Phase.IDLE, None, None
-        self._metrics.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
+        self._metrics.hidden(wanted.value, "discarded", input_tokens=spec.run.usage.input_tokens,
                              output_tokens=spec.run.usage.output_tokens)
         return False
 

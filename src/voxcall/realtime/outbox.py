@@ -1,7 +1,8 @@
 """The way out to the socket: one writer task per session, and the gate that holds back hidden output.
 
 Every server event of a session goes through one :class:`Outbox` queue and one writer task, so events keep their
-order and a cancelled response can never tear a frame half-written. An :class:`OutputGate` sits in front of it
+order and a cancelled response can never tear a frame half-written. In tests and when debugging it checks every
+event against the SDK's models first (:mod:`voxcall.realtime.server_events`). An :class:`OutputGate` sits in front of it
 for a speculative response: while closed it buffers (up to a bound, then the producer waits); opening it flushes
 the buffer in order and lets later events straight through; dropping it forgets everything.
 """
@@ -15,6 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 
 from voxcall.realtime.protocol import Event, to_beta
+from voxcall.realtime.server_events import check_server_event, validation_enabled
 
 log = logging.getLogger(__name__)
 
@@ -22,11 +24,16 @@ Send = Callable[[Event], Awaitable[None]]
 
 
 class Outbox:
-    """Orders a session's server events onto its socket through a single writer task."""
+    """Orders a session's server events onto its socket through a single writer task.
 
-    def __init__(self, send: Send, *, beta: bool = False, maxsize: int = 4096) -> None:
+    ``validate`` checks each event against the SDK's models as it is queued (None: as ``VOXCALL_VALIDATE_EVENTS``
+    says), raising :class:`~voxcall.realtime.server_events.InvalidServerEvent` in the code that built it.
+    """
+
+    def __init__(self, send: Send, *, beta: bool = False, maxsize: int = 4096, validate: bool | None = None) -> None:
         self._send = send
         self._beta = beta
+        self._validate = validation_enabled() if validate is None else validate
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize)
         self._writer: asyncio.Task[None] | None = None
         self.closed = False
@@ -37,6 +44,8 @@ class Outbox:
 
     async def put(self, ev: Event) -> None:
         """Queue an event for the socket (waits while the client is slow to read). Dropped once closed."""
+        if self._validate:
+            check_server_event(ev)
         if not self.closed:
             await self._queue.put(ev)
 

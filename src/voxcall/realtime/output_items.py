@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from voxcall.realtime.conversation import Item
+from voxcall.realtime.items import Item
 from voxcall.realtime.outbox import Send
 from voxcall.realtime.protocol import event
 

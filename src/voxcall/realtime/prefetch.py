@@ -5,9 +5,9 @@ A :class:`Speculation` is a transaction over a hidden :class:`~voxcall.realtime.
 - its events wait behind an :class:`~voxcall.realtime.outbox.OutputGate` (bounded: a full gate pauses the
   provider stream), and its items go to a :class:`DeferredHistory`, so the session's history is untouched;
 - irreversible work (trimming history) is *parked* and runs only at claim;
-- :meth:`Speculation.claim` runs the parked work, commits the items, stamps the caller's metadata, times the
-  response from the claim, and opens the gate: the client sees one ordinary response, already under way or
-  finished;
+- :meth:`Speculation.claim` runs the parked work, commits the items, stamps the caller's metadata (and the
+  response's timing as it stands at the claim), and opens the gate: the client sees one ordinary response,
+  already under way or finished;
 - :meth:`Speculation.discard` aborts the provider stream and forgets everything; the history stays byte-identical
   to a session that never speculated. Tokens of discarded speculation are counted apart.
 
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from voxcall.realtime.conversation import Conversation, Item
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.items import Item
 from voxcall.realtime.outbox import OutputGate
 from voxcall.realtime.protocol import Event
 from voxcall.realtime.response import ResponseRun
@@ -69,14 +69,20 @@ class SpeculationSlots:
 class DeferredHistory:
     """The conversation as a hidden response sees it: its own items are kept aside until the claim."""
 
-    def __init__(self, conversation: Conversation) -> None:
+    def __init__(self, conversation: Conversation, after: Item | None = None) -> None:
+        """``after``: an item that will join the conversation just before the claim (an eager turn's user item)."""
         self._conversation = conversation
+        self._after = after
         self.conversation_id: str | None = conversation.id
         self.added: list[Item] = []
 
     def add(self, item: Item) -> str | None:
-        previous = self.added[-1].id if self.added else (self._conversation.items[-1].id
-                                                         if len(self._conversation) else None)
+        if self.added:
+            previous: str | None = self.added[-1].id
+        elif self._after is not None:
+            previous = self._after.id
+        else:
+            previous = self._conversation.items[-1].id if len(self._conversation) else None
         self.added.append(item)
         return previous
 
@@ -150,7 +156,6 @@ class Speculation:
 
         self.gate.patch_first("response.created", stamp)
         self.gate.patch_first("response.done", stamp)
-        self.run.timing.rebase(time.monotonic())  # measured from the claim; a finished one's figures are patched
         self.gate.patch_first("voxcall.response.timing", lambda ev: ev.update(self.run.timing.fields()))
         self.slots.stats.claimed += 1
         self._release_slot()

@@ -72,29 +72,3 @@ def _beta_item(item: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(content, list):
         return item
     return dict(item, content=[dict(p, type=_BETA_CONTENT_TYPES.get(p.get("type"), p.get("type"))) for p in content])
-
-
-def field(ev: Event, name: str, kinds: type | tuple[type, ...], *, required: bool = True, default: Any = None,
-          where: str = "") -> Any:
-    """Read ``ev[name]`` checking its JSON type; raise a ``ProtocolError`` naming the parameter otherwise."""
-    param = f"{where}{name}"
-    if name not in ev or ev[name] is None:
-        if required:
-            raise ProtocolError(f"missing required parameter '{param}'", code="missing_required_parameter",
-                                param=param)
-        return default
-    value = ev[name]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _as_tuple(kinds)):
-        expected = " or ".join(_json_type(k) for k in _as_tuple(kinds))
-        raise ProtocolError(f"invalid type for '{param}': expected {expected}, got {_json_type(type(value))}",
-                            code="invalid_type", param=param)
-    return value
-
-
-def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kinds if isinstance(kinds, tuple) else (kinds,)
-
-
-def _json_type(kind: type) -> str:
-    return {str: "a string", int: "an integer", float: "a number", bool: "a boolean", dict: "an object",
-            list: "an array", type(None): "null"}.get(kind, kind.__name__)

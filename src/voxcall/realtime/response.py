@@ -15,98 +15,32 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
-from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.llm import (
     Done,
-    LLMBackend,
     LLMError,
     LLMEvent,
-    LLMRequest,
     ToolCallArgumentsDelta,
     ToolCallStart,
     Usage,
 )
-from voxcall.realtime.conversation import Item, to_chat_items
-from voxcall.realtime.outbox import Send
+from voxcall.realtime.conversation import to_chat_items
+from voxcall.realtime.items import CallItem, Item, McpCallItem, MessageItem
 from voxcall.realtime.output_items import History, OutputItems
 from voxcall.realtime.protocol import Event, event, new_id
-from voxcall.realtime.server_calls import Approvals, ServerCalls
+from voxcall.realtime.response_inputs import ResponseInputs, UsageTotals
+from voxcall.realtime.server_calls import ServerCalls
 from voxcall.realtime.speaker import Speaker
-from voxcall.realtime.timing import ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
-from voxcall.speech.tts import TTS
-from voxcall.tools import Tool, ToolCall, ToolContext
+from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import RejectedCall, TextDelta
-from voxcall.tools.codecalls.prompt import ToolChoice
 
 log = logging.getLogger(__name__)
 
 Status = Literal["in_progress", "completed", "cancelled", "failed", "incomplete"]
 CancelReason = Literal["client_cancelled", "turn_detected"]
-
-
-@dataclass
-class ResponseParams:
-    """Everything one response is generated with: the session's settings merged with the request's overrides."""
-
-    instructions: str
-    tools: list[Tool]
-    tool_choice: ToolChoice
-    output_modalities: list[str]
-    max_output_tokens: int | None
-    temperature: float | None = None
-    metadata: dict[str, str] | None = None
-    output_format: AudioFormat = PCM24K
-
-    @property
-    def audio(self) -> bool:
-        """Whether the response is spoken."""
-        return "audio" in self.output_modalities
-
-
-def _unit_gain() -> float:
-    return 1.0
-
-
-@dataclass
-class ResponseInputs:
-    """What a response is given: the backend and the request for it, the settings, where its items and events go,
-    and what it may use (speech, server tools, the session's tool context and approvals)."""
-
-    backend: LLMBackend
-    request: LLMRequest
-    params: ResponseParams
-    history: History
-    emit: Send
-    llm_timeout: float
-    tts: TTS | None = None
-    gain: Callable[[], float] = _unit_gain  # the session's voice gain, read as each clause is spoken
-    toolbox: Toolbox | None = None
-    context: ToolContext = field(default_factory=ToolContext)
-    approvals: Approvals | None = None
-    timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
-
-
-@dataclass
-class _Totals:
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-
-    def add(self, usage: Usage) -> None:
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cached_tokens += usage.cached_input_tokens
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"total_tokens": self.input_tokens + self.output_tokens, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "input_token_details": {"cached_tokens": self.cached_tokens, "text_tokens": self.input_tokens},
-                "output_token_details": {"text_tokens": self.output_tokens}}
 
 
 class ResponseRun:
@@ -121,16 +55,17 @@ class ResponseRun:
         self.status_details: dict[str, Any] | None = None
         self.out = OutputItems(self.id, inputs.history, inputs.emit)
         self.calls: list[ToolCall] = []
-        self.usage = _Totals()
+        self.usage = UsageTotals()
         self.cancel_reason: CancelReason = "client_cancelled"
         self.started = False
         self.released = asyncio.Event()  # cleared while hidden: no speech, no server tools
         self.released.set()
+        self.speak_ahead = False  # while hidden, synthesise speech anyway (it waits in the gate with the rest)
         self.timing = inputs.timing
-        self._message: Item | None = None
+        self._message: MessageItem | None = None
         self._speaker: Speaker | None = None
-        self._open_calls: dict[str, Item] = {}
-        self._server_calls: list[tuple[Item, ToolCall]] = []  # finished arguments, not yet run
+        self._open_calls: dict[str, CallItem | McpCallItem] = {}
+        self._server_calls: list[tuple[McpCallItem, ToolCall]] = []  # finished arguments, not yet run
         self._client_calls = False  # the round produced calls the client must answer
         self._not_run = ""  # why server calls left in _server_calls were not run, when not because of the end
         self._runner: ServerCalls | None = None
@@ -276,15 +211,17 @@ class ResponseRun:
     async def _open_message(self) -> None:
         spoken = self._spoken
         part = {"type": "output_audio", "transcript": ""} if spoken else {"type": "output_text", "text": ""}
-        item = Item(new_id("item"), "message", role="assistant", content=[part], status="in_progress")
+        item = MessageItem(new_id("item"), "assistant", [part], status="in_progress")
         self._message = item
         await self.out.add(item)
         empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
         await self.out.event("response.content_part.added", item, content_index=0, part=empty)
         if spoken and self.inputs.tts is not None:
             host = self.inputs.toolbox.output if self.inputs.toolbox is not None else None
+            # Speaking ahead never starts the host's speech arbitration (music ducking) before the claim.
+            ready = _open_event() if self.speak_ahead and host is None else self.released
             self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain, self._send_audio,
-                                    self.released, host)
+                                    ready, host, speed=self.params.speed)
             item.spoken = self._speaker.spoken  # the clauses spoken so far, also when the response is cut off
 
     async def _send_audio(self, chunk: str) -> None:
@@ -316,22 +253,23 @@ class ResponseRun:
 
     # -- calls --------------------------------------------------------------------------------------------------
 
-    async def _start_call(self, call_id: str, name: str) -> Item:
+    async def _start_call(self, call_id: str, name: str) -> CallItem | McpCallItem:
         """Open the item of a call: a ``function_call`` for the client, an ``mcp_call`` for a server tool."""
         await self._close_message("completed")
         server = self.inputs.toolbox.get(name) if self.inputs.toolbox is not None else None
+        item: CallItem | McpCallItem
         if server is None:
-            item = Item(new_id("item"), "function_call", call_id=call_id, name=name, status="in_progress")
+            item = CallItem(new_id("item"), call_id, name, status="in_progress")
         else:
-            item = Item(new_id("item"), "mcp_call", call_id=call_id, name=server.remote_name, alias=name,
-                        server_label=server.server_label, status="in_progress")
+            item = McpCallItem(new_id("item"), call_id, server.remote_name, name, server.server_label,
+                               status="in_progress")
         self._open_calls[call_id] = item
         await self.out.add(item)
         return item
 
-    async def _arguments_delta(self, item: Item, delta: str) -> None:
+    async def _arguments_delta(self, item: CallItem | McpCallItem, delta: str) -> None:
         item.arguments += delta
-        if item.type == "mcp_call":
+        if isinstance(item, McpCallItem):
             await self.out.event("response.mcp_call_arguments.delta", item, delta=delta)
         else:
             await self.out.event("response.function_call_arguments.delta", item, call_id=item.call_id, delta=delta)
@@ -344,7 +282,7 @@ class ResponseRun:
             await self._arguments_delta(item, call.arguments_json)
         item.arguments = call.arguments_json
         self.calls.append(call)
-        if item.type == "mcp_call":  # it stays open until the tool has run
+        if isinstance(item, McpCallItem):  # it stays open until the tool has run
             await self.out.event("response.mcp_call_arguments.done", item, arguments=item.arguments)
             self._server_calls.append((item, call))
             return
@@ -356,14 +294,14 @@ class ResponseRun:
 
     async def _reject(self, rejected: RejectedCall) -> None:
         """A call the model botched: drop its item (if one was started) and tell the client why."""
-        started = next((i for i in self._open_calls.values() if (i.alias or i.name) == rejected.name), None)
+        started = next((i for i in self._open_calls.values() if i.called_as == rejected.name), None)
         if started is not None:
             await self._drop(started)
         log.info("response %s: rejected call %r: %s", self.id, rejected.name, rejected.reason)
         await self.emit(event("voxcall.tool_call.rejected", response_id=self.id, name=rejected.name,
                               reason=rejected.reason))
 
-    async def _drop(self, item: Item) -> None:
+    async def _drop(self, item: CallItem | McpCallItem) -> None:
         self._open_calls.pop(item.call_id, None)
         await self.out.drop(item)
 
@@ -395,6 +333,12 @@ class ResponseRun:
                 "conversation_id": self.history.conversation_id, "output_modalities": self.params.output_modalities,
                 "max_output_tokens": "inf" if tokens is None else tokens, "metadata": self.params.metadata,
                 "usage": self.usage.to_wire() if self.status != "in_progress" else None}
+
+
+def _open_event() -> asyncio.Event:
+    ready = asyncio.Event()
+    ready.set()
+    return ready
 
 
 def _failure(code: str, message: str) -> dict[str, Any]:

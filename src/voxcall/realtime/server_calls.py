@@ -14,7 +14,7 @@ import asyncio
 import json
 import logging
 
-from voxcall.realtime.conversation import Item
+from voxcall.realtime.items import ApprovalRequestItem, McpCallItem
 from voxcall.realtime.output_items import OutputItems
 from voxcall.realtime.protocol import ProtocolError, event, new_id
 from voxcall.realtime.timing import ResponseTiming
@@ -73,16 +73,16 @@ class ServerCalls:
         self._context = context
         self._approvals = approvals
         self._results: dict[str, ToolResult] = {}
-        self.running: dict[str, Item] = {}  # item id -> mcp_call item not finished yet
+        self.running: dict[str, McpCallItem] = {}  # item id -> mcp_call item not finished yet
 
-    async def run_round(self, calls: list[tuple[Item, ToolCall]], round_no: int) -> None:
+    async def run_round(self, calls: list[tuple[McpCallItem, ToolCall]], round_no: int) -> None:
         """Run the round's calls in parallel; every item ends completed or failed (or, if cancelled, stays in
         :attr:`running` for the response to close)."""
         for item, _ in calls:
             self.running[item.id] = item
         await asyncio.gather(*(self._one(item, call, round_no) for item, call in calls))
 
-    async def _one(self, item: Item, call: ToolCall, round_no: int) -> None:
+    async def _one(self, item: McpCallItem, call: ToolCall, round_no: int) -> None:
         key = f"{call.name}\n{json.dumps(call.arguments, sort_keys=True)}"
         result = self._results.get(key)
         if result is not None:
@@ -93,7 +93,7 @@ class ServerCalls:
             self._results[key] = result
         await self._finish(item, call, result, round_no)
 
-    async def _approved_run(self, item: Item, call: ToolCall, round_no: int) -> ToolResult:
+    async def _approved_run(self, item: McpCallItem, call: ToolCall, round_no: int) -> ToolResult:
         tool = self._toolbox.get(call.name)
         if tool is not None and tool.needs_approval and self._approvals is not None:
             approved, reason = await self._ask(item, call)
@@ -106,17 +106,16 @@ class ServerCalls:
                                         call_id=call.call_id, tool=call.name, params=call.arguments, round=round_no))
         return await self._toolbox.run(call.name, call.arguments, self._context)
 
-    async def _ask(self, item: Item, call: ToolCall) -> tuple[bool, str | None]:
+    async def _ask(self, item: McpCallItem, call: ToolCall) -> tuple[bool, str | None]:
         assert self._approvals is not None
-        request = Item(new_id("item"), "mcp_approval_request", name=item.name, server_label=item.server_label,
-                       arguments=call.arguments_json)
+        request = ApprovalRequestItem(new_id("item"), item.name, item.server_label, call.arguments_json)
         item.approval_request_id = request.id
         future = self._approvals.expect(request.id)
         await self._out.add(request)
         await self._out.done(request)
         return await self._approvals.wait(request.id, future)
 
-    async def _finish(self, item: Item, call: ToolCall, result: ToolResult, round_no: int) -> None:
+    async def _finish(self, item: McpCallItem, call: ToolCall, result: ToolResult, round_no: int) -> None:
         self._timing.tool_ended(call.call_id, failed=result.is_error)
         item.output = result.output
         item.error = result.output if result.is_error else None

@@ -1,8 +1,9 @@
 """One Realtime session: it routes each client event to the part that owns it, and keeps the session's settings.
 
 Client events are handled one at a time, in order (the socket reader awaits each), so session state changes
-only between events or inside response tasks. Every bad event becomes an ``error`` event naming it, and the
-session carries on. The parts:
+only between events or inside response tasks. Each is read with the SDK's models first
+(:mod:`voxcall.realtime.client_events`); every bad event becomes an ``error`` event naming it, and the session
+carries on. The parts:
 
 - :class:`~voxcall.realtime.conversation.Conversation`: the items;
 - :class:`~voxcall.realtime.heard_audio.HeardAudio`: input audio, turn detection, transcription;
@@ -16,25 +17,39 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
+from openai.types.realtime import (
+    ConversationItemCreateEvent,
+    ConversationItemDeleteEvent,
+    ConversationItemRetrieveEvent,
+    ConversationItemTruncateEvent,
+    InputAudioBufferAppendEvent,
+    ResponseCancelEvent,
+    SessionUpdateEvent,
+)
+
+from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest
-from voxcall.realtime.conversation import Conversation, Item, to_chat_items
+from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
+from voxcall.realtime.conversation import Conversation, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
+from voxcall.realtime.items import ApprovalResponseItem, CallOutputItem, Item, item_from_client
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History, OutOfBand
 from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, field, new_id
-from voxcall.realtime.response import ResponseInputs, ResponseParams, ResponseRun
+from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, new_id
+from voxcall.realtime.response import ResponseRun
+from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
 from voxcall.realtime.session_tools import SessionTools
 from voxcall.realtime.settings import (
+    ServerSpeech,
     SessionSettings,
-    apply_settings,
     only_metadata,
     parse_metadata,
+    read_settings,
     response_settings,
 )
 from voxcall.realtime.timing import HeardTurn, ResponseTiming
@@ -44,49 +59,41 @@ from voxcall.realtime.voice import Voice
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class SessionOptions:
-    """Server-wide knobs every session gets."""
-
-    model: str = "voxcall"
-    instructions: str = ""
-    prefetch: bool = True
-    llm_timeout: float = 60.0
-    max_frame_bytes: int = 1_048_576
-    max_history_items: int = 200
-    max_hidden_events: int = 2048  # a speculation buffers at most this many events, then its stream pauses
-    beta: bool = False
-    allow_session_mcp: bool = False  # sessions may declare MCP servers in session.update (loopback URLs only)
-    allow_remote_session_mcp: bool = False  # ... and remote ones
-
-
 class Session:
     """The state and behaviour of one client connection."""
 
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
+                 tools: ToolsSettings | None = None, model: str = "voxcall", beta: bool = False,
                  slots: SpeculationSlots | None = None, voice: Voice | None = None,
                  toolbox: Toolbox | None = None, metrics: Metrics | None = None) -> None:
-        """``slots``, ``voice``, ``toolbox`` and ``metrics`` are the process's, shared by its sessions."""
+        """``options`` and ``tools`` are the server's ``session:`` and ``tools:`` sections; ``model`` is the name
+        the session reports, ``beta`` picks the beta protocol's event names. ``slots``, ``voice``, ``toolbox`` and
+        ``metrics`` are the process's, shared by all its sessions."""
         self.id = new_id("sess")
-        metrics = metrics or Metrics()
+        self.metrics = metrics = metrics or Metrics()
         self.options = options = options or SessionOptions()
+        self.model = model
+        tools = tools or ToolsSettings()
         self.backend = backend
         self.voice = voice
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
+        self._speech = ServerSpeech(speaks=True, languages=frozenset({voice.stt.language})) if voice else ServerSpeech()
         self.settings = SessionSettings(instructions=options.instructions,
                                         output_modalities=["audio"] if voice else ["text"])
         self.conversation = Conversation()
-        self.outbox = Outbox(send, beta=options.beta)
-        self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=options.allow_session_mcp,
-                                  allow_remote_mcp=options.allow_remote_session_mcp)
-        self.responses = ResponseLifecycle(self.conversation, self.outbox, slots or SpeculationSlots(4),
+        self.outbox = Outbox(send, beta=beta)
+        self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=tools.allow_session_mcp,
+                                  allow_remote_mcp=tools.allow_remote_session_mcp)
+        slots = slots or SpeculationSlots(options.max_speculative)
+        self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items, metrics=metrics)
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
-                                metrics)
+                                metrics, eager_turn_ms=options.eager_turn_ms)
         self.audio.use_turn_detection(self.settings.turn_detection)
-        self._handlers: dict[str, Callable[[Event], Awaitable[None]]] = {
+        # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
+        self._handlers: dict[str, Callable[[Any, Event], Awaitable[None]]] = {
             "session.update": self._session_update,
             "conversation.item.create": self._item_create,
             "conversation.item.delete": self._item_delete,
@@ -117,7 +124,7 @@ class Session:
 
     def to_wire(self) -> dict[str, Any]:
         """The GA session object."""
-        return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.options.model,
+        return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
                 **self.settings.to_wire()}
 
     # -- client events ------------------------------------------------------------------------------------------
@@ -128,11 +135,8 @@ class Session:
         try:
             ev = self._decode(data)
             client_event_id = ev.get("event_id") if isinstance(ev.get("event_id"), str) else None
-            kind = field(ev, "type", str)
-            handler = self._handlers.get(kind)
-            if handler is None:
-                raise ProtocolError(f"unknown event type {kind!r}", code="unknown_event_type", param="type")
-            await handler(ev)
+            parsed = parse_client_event(ev)
+            await self._handlers[parsed.kind](parsed.model, parsed.data)
         except ProtocolError as err:
             await self.outbox.put(error_event(err, client_event_id))
 
@@ -148,11 +152,10 @@ class Session:
             raise ProtocolError("an event must be a JSON object", code="invalid_event")
         return ev
 
-    async def _session_update(self, ev: Event) -> None:
-        data = field(ev, "session", dict)
-        if data.get("type", "realtime") != "realtime":
+    async def _session_update(self, model: SessionUpdateEvent, ev: Event) -> None:
+        if model.session.type != "realtime":
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
-        new = apply_settings(self.settings, data, where="session.", audio=self.voice is not None)
+        new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech)
         self.tools.check_names(new)
         if new.mcp_servers != self.settings.mcp_servers:
             await self.tools.use_mcp_servers(new.mcp_servers)
@@ -162,77 +165,80 @@ class Session:
         if turns_changed:
             self.audio.use_turn_detection(new.turn_detection)
         await self.outbox.put(event("session.updated", session=self.to_wire()))
+        for warning in warnings:
+            await self.outbox.put(warning.to_event())
         self.responses.speculate()
 
-    async def _item_create(self, ev: Event) -> None:
-        item = Item.from_client(field(ev, "item", dict))
-        previous = field(ev, "previous_item_id", str, required=False)
-        if item.type == "function_call_output":
+    async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
+        item = item_from_client(model.item)
+        if isinstance(item, CallOutputItem):
             self.conversation.check_output(item.call_id)
-        if item.type == "mcp_approval_response":
+        if isinstance(item, ApprovalResponseItem):
             self.tools.approvals.check(item.approval_request_id)
         await self.responses.discard("conversation.item.create")
-        before = self.conversation.add(item, previous)
+        before = self.conversation.add(item, model.previous_item_id)
         await self.outbox.put(event("conversation.item.added", previous_item_id=before, item=item.to_wire()))
         await self.outbox.put(event("conversation.item.done", previous_item_id=before, item=item.to_wire()))
-        if item.type == "mcp_approval_response" and item.approval_request_id is not None:
+        if isinstance(item, ApprovalResponseItem):
             self.tools.approvals.answer(item.approval_request_id, item.approve, item.reason)
         self.responses.speculate()
 
-    async def _item_delete(self, ev: Event) -> None:
-        item_id = field(ev, "item_id", str)
+    async def _item_delete(self, model: ConversationItemDeleteEvent, ev: Event) -> None:
+        item_id = model.item_id
         self.conversation.require(item_id)
         await self.responses.discard("conversation.item.delete")
         self.conversation.delete(item_id)
         await self.outbox.put(event("conversation.item.deleted", item_id=item_id))
         self.responses.speculate()
 
-    async def _item_retrieve(self, ev: Event) -> None:
-        item = self.conversation.require(field(ev, "item_id", str))
+    async def _item_retrieve(self, model: ConversationItemRetrieveEvent, ev: Event) -> None:
+        item = self.conversation.require(model.item_id)
         await self.outbox.put(event("conversation.item.retrieved", item=item.to_wire()))
 
-    async def _item_truncate(self, ev: Event) -> None:
-        item_id, index = field(ev, "item_id", str), field(ev, "content_index", int)
-        end_ms = field(ev, "audio_end_ms", int)
+    async def _item_truncate(self, model: ConversationItemTruncateEvent, ev: Event) -> None:
+        item_id, index, end_ms = model.item_id, model.content_index, model.audio_end_ms
         self.conversation.check_truncate(item_id, index, end_ms)
         await self.responses.discard("conversation.item.truncate")
         self.conversation.truncate(item_id, index, end_ms)
         await self.outbox.put(event("conversation.item.truncated", item_id=item_id, content_index=index,
                                     audio_end_ms=end_ms))
 
-    async def _audio_append(self, ev: Event) -> None:
-        await self.audio.append(field(ev, "audio", str), self.settings.input_format)
+    async def _audio_append(self, model: InputAudioBufferAppendEvent, ev: Event) -> None:
+        await self.audio.append(model.audio, self.settings.input_format)
 
-    async def _audio_commit(self, ev: Event) -> None:
+    async def _audio_commit(self, model: object, ev: Event) -> None:
         await self.audio.commit()
 
-    async def _audio_clear(self, ev: Event) -> None:
+    async def _audio_clear(self, model: object, ev: Event) -> None:
         await self.audio.clear()
 
-    async def _output_audio_clear(self, ev: Event) -> None:
+    async def _output_audio_clear(self, model: object, ev: Event) -> None:
         raise ProtocolError("output_audio_buffer.clear is for WebRTC connections; over WebSocket, cancel the "
                             "response and truncate the item instead", code="unsupported_event", param="type")
 
-    async def _response_create(self, ev: Event) -> None:
+    async def _response_create(self, model: ResponseCreateEvent, ev: Event) -> None:
         timing = ResponseTiming()  # a response asked for is timed from the request
-        data = field(ev, "response", dict, required=False, default={})
+        data: dict[str, Any] = ev.get("response") or {}
         if self.responses.phase is Phase.VISIBLE:
             assert self.responses.visible is not None
             raise ProtocolError(f"Conversation already has an active response in progress: "
                                 f"{self.responses.visible.id}. Wait until the response is finished before creating "
                                 "a new one.", code="conversation_already_has_active_response")
-        settings = response_settings(self.settings, data, audio=self.voice is not None)
+        settings, warnings = response_settings(self.settings, data, speech=self._speech)
         metadata = parse_metadata(data.get("metadata"))
         out_of_band = _conversation_mode(data) == "none"
-        items = self._input_items(data) if "input" in data else None
+        inputs = model.response.input if model.response is not None else None
+        items = self._input_items(inputs) if inputs is not None else None
+        for warning in warnings:
+            await self.outbox.put(warning.to_event())
         await self.audio.transcribed()  # the model must read what the user just said
         if only_metadata(data) and await self.responses.claim(metadata):
             return
         await self.responses.discard("response.create with overrides")
         await self._start_response(settings, metadata, timing, out_of_band=out_of_band, items=items)
 
-    async def _response_cancel(self, ev: Event) -> None:
-        response_id = field(ev, "response_id", str, required=False)
+    async def _response_cancel(self, model: ResponseCancelEvent, ev: Event) -> None:
+        response_id = model.response_id
         await self.responses.discard("response.cancel")
         visible = self.responses.visible
         if visible is None:
@@ -274,29 +280,22 @@ class Session:
         params = ResponseParams(instructions=settings.instructions, tools=list(settings.tools),
                                 tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
                                 max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
-                                metadata=metadata, output_format=settings.output_format)
+                                metadata=metadata, output_format=settings.output_format, speed=settings.speed)
         toolbox = self.tools.toolbox
         request = LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
                              tools=[*settings.tools, *(toolbox.tools if toolbox is not None else [])],
                              tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
-                             temperature=settings.temperature, voice=settings.audio_out)
+                             temperature=settings.temperature, voice=settings.audio_out,
+                             parallel_tool_calls=settings.parallel_tool_calls)
         return ResponseRun(ResponseInputs(
             self.backend, request, params, history, emit, llm_timeout=self.options.llm_timeout,
             tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=toolbox,
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming()))
 
-    def _input_items(self, data: dict[str, Any]) -> list[Item]:
-        raw = data["input"]
-        if not isinstance(raw, list):
-            raise ProtocolError("'response.input' must be an array of items", code="invalid_type",
-                                param="response.input")
-        items: list[Item] = []
-        for n, entry in enumerate(raw):
-            if isinstance(entry, dict) and entry.get("type") == "item_reference":
-                items.append(self.conversation.require(entry.get("id"), f"response.input[{n}].id"))
-            else:
-                items.append(Item.from_client(entry, where=f"response.input[{n}]."))
-        return items
+    def _input_items(self, models: list[Any]) -> list[Item]:
+        """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
+        return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
+                else item_from_client(model, where=f"response.input[{n}].") for n, model in enumerate(models)]
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:

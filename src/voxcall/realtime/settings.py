@@ -3,13 +3,14 @@
 A ``session.update`` either applies completely or not at all: every field is parsed into a new
 :class:`SessionSettings` before anything changes, and the first problem becomes a protocol error naming the
 parameter (``session.tools[2].parameters``). ``response.create`` overrides are read by the same code.
-GA names are primary; beta aliases (``modalities``, ``max_response_output_tokens``) are accepted.
+Settings arrive in the GA shape (beta spellings are rewritten first, :mod:`voxcall.realtime.beta`). Fields that
+voxcall refuses or only warns about are reviewed in :mod:`voxcall.realtime.session_fields`; turn detection is read
+in :mod:`voxcall.realtime.turn_detection`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,40 +19,38 @@ from jsonschema import validators
 
 from voxcall.audio.formats import PCM24K, AudioFormat, AudioFormatError, parse_format
 from voxcall.realtime.protocol import ProtocolError
+from voxcall.realtime.session_fields import SettingWarning, review_fields
+from voxcall.realtime.turn_detection import TurnDetection, parse_turn_detection
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
+from voxcall.tools.names import TOOL_NAME_PATTERN
 
-_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+__all__ = ["DEFAULT_VOICE", "ServerSpeech", "SessionSettings", "TurnDetection", "only_metadata", "parse_metadata",
+           "read_settings", "response_settings"]
+
+DEFAULT_VOICE = "joe"
+"""The name of the server's voice (the embedded Piper voice)."""
+
 _MAX_TOKENS = 1_000_000
 _MAX_METADATA = 16
-# Fields of the GA and beta session objects that voxcall accepts without acting on them (yet).
-_TOLERATED = frozenset({
-    "type", "object", "id", "model", "include", "tracing", "truncation", "prompt", "parallel_tool_calls",
-    "reasoning", "expires_at", "client_secret", "input_audio_transcription", "input_audio_noise_reduction", "speed",
-})
-_SETTINGS = frozenset({"instructions", "tools", "tool_choice", "output_modalities", "modalities", "max_output_tokens",
-                       "max_response_output_tokens", "temperature", "audio", "input_audio_format",
-                       "output_audio_format", "turn_detection", "voice"})
+_SPEED = (0.25, 1.5)
+# GA session fields (with beta's temperature), and fields of a session object a client may echo back.
+_SETTINGS = frozenset({"type", "instructions", "tools", "tool_choice", "output_modalities", "max_output_tokens",
+                       "temperature", "audio", "parallel_tool_calls", "truncation", "include", "prompt", "tracing",
+                       "model", "reasoning"})
+_ECHOED = frozenset({"object", "id", "expires_at", "client_secret"})
 _AUDIO_INPUT = frozenset({"format", "turn_detection", "transcription", "noise_reduction"})
 _AUDIO_OUTPUT = frozenset({"format", "voice", "speed"})
-_TURN_KEYS = frozenset({"type", "threshold", "prefix_padding_ms", "silence_duration_ms", "create_response",
-                        "interrupt_response", "idle_timeout_ms"})
-_MAX_MS = 10_000
 _RESPONSE_ONLY = frozenset({"metadata", "conversation", "input"})
 
 
 @dataclass(frozen=True)
-class TurnDetection:
-    """Server-side voice activity detection: when a user turn starts and ends, and what that triggers."""
+class ServerSpeech:
+    """What the server's speech models can do, which decides the audio settings a client may ask for."""
 
-    threshold: float = 0.5
-    prefix_padding_ms: int = 300
-    silence_duration_ms: int = 500
-    create_response: bool = True
-    interrupt_response: bool = True
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"type": "server_vad", **dataclasses.asdict(self)}
+    speaks: bool = False  # a text-to-speech voice is loaded: audio output is possible
+    voice: str = DEFAULT_VOICE  # the name of that voice
+    languages: frozenset[str] = frozenset({"en"})  # what its speech-to-text model understands
 
 
 @dataclass
@@ -67,7 +66,10 @@ class SessionSettings:
     input_format: AudioFormat = PCM24K
     output_format: AudioFormat = PCM24K
     turn_detection: TurnDetection | None = field(default_factory=TurnDetection)
-    voice: str = "joe"
+    transcription: dict[str, Any] | None = None  # as the client set it: language checked, the rest warned
+    voice: str = DEFAULT_VOICE  # as the client named it; every accepted name speaks with the server's voice
+    speed: float = 1.0  # speaking rate, 0.25 to 1.5 (the TTS stretches or shortens its phonemes)
+    parallel_tool_calls: bool = True  # False: at most one tool call per response
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # {type: "mcp", ...} tools, as the client sent
 
     @property
@@ -81,8 +83,11 @@ class SessionSettings:
         return {"instructions": self.instructions, "tools": [*(t.to_openai() for t in self.tools), *self.mcp_servers],
                 "tool_choice": _choice_wire(self.tool_choice), "output_modalities": list(self.output_modalities),
                 "max_output_tokens": "inf" if self.max_output_tokens is None else self.max_output_tokens,
-                "audio": {"input": {"format": self.input_format.to_wire(), "turn_detection": turns},
-                          "output": {"format": self.output_format.to_wire(), "voice": self.voice}}}
+                "parallel_tool_calls": self.parallel_tool_calls, "truncation": "auto",
+                "audio": {"input": {"format": self.input_format.to_wire(), "turn_detection": turns,
+                                    "transcription": self.transcription, "noise_reduction": None},
+                          "output": {"format": self.output_format.to_wire(), "voice": self.voice,
+                                     "speed": self.speed}}}
 
 
 def _choice_wire(choice: ToolChoice) -> Any:
@@ -90,14 +95,15 @@ def _choice_wire(choice: ToolChoice) -> Any:
     return {"type": "function", "name": name} if name else choice
 
 
-def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str, audio: bool = False,
-                   extra: frozenset[str] = frozenset()) -> SessionSettings:
-    """A copy of ``current`` with the fields of ``data`` applied; a ``ProtocolError`` for the first bad one.
+def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str, speech: ServerSpeech = ServerSpeech(),
+                  extra: frozenset[str] = frozenset()) -> tuple[SessionSettings, list[SettingWarning]]:
+    """A copy of ``current`` with the fields of ``data`` applied, and the warnings about fields accepted but not
+    acted on; a ``ProtocolError`` for the first bad or refused field.
 
-    ``audio`` says whether this server can speak (audio output is refused otherwise). ``extra`` names further
+    ``speech`` says what this server can hear and say (audio output is refused without a voice). ``extra`` names further
     fields the caller reads itself (``response.create``'s metadata, input …).
     """
-    unknown = sorted(set(data) - _SETTINGS - _TOLERATED - extra)
+    unknown = sorted(set(data) - _SETTINGS - _ECHOED - extra)
     if unknown:
         raise ProtocolError(f"unknown parameter '{where}{unknown[0]}'", code="unknown_parameter",
                             param=f"{where}{unknown[0]}")
@@ -113,39 +119,38 @@ def apply_settings(current: SessionSettings, data: dict[str, Any], *, where: str
         new.tool_choice = parse_tool_choice(data["tool_choice"], new.tools, where=f"{where}tool_choice")
     elif data.get("tools") is not None:
         new.tool_choice = _still_valid_choice(new.tool_choice, new.tools)
-    modalities = data.get("output_modalities", data.get("modalities"))
-    if modalities is not None:
-        new.output_modalities = parse_modalities(modalities, where=f"{where}output_modalities", audio=audio)
-    tokens_key = "max_output_tokens" if "max_output_tokens" in data else "max_response_output_tokens"
-    if data.get(tokens_key) is not None:
-        new.max_output_tokens = parse_max_tokens(data[tokens_key], where=f"{where}{tokens_key}")
+    if data.get("output_modalities") is not None:
+        new.output_modalities = parse_modalities(data["output_modalities"], where=f"{where}output_modalities",
+                                                 audio=speech.speaks)
+    if data.get("max_output_tokens") is not None:
+        new.max_output_tokens = parse_max_tokens(data["max_output_tokens"], where=f"{where}max_output_tokens")
     if data.get("temperature") is not None:
         new.temperature = parse_temperature(data["temperature"], where=f"{where}temperature")
-    return _apply_audio(new, data, where)
+    if data.get("parallel_tool_calls") is not None:
+        new.parallel_tool_calls = _typed(data, "parallel_tool_calls", bool, where)
+    warnings = review_fields(data, where=where, voice=speech.voice, languages=speech.languages)
+    return _apply_audio(new, data.get("audio"), where), warnings
 
 
-def _apply_audio(new: SessionSettings, data: dict[str, Any], where: str) -> SessionSettings:
-    """The GA ``audio`` object, or the beta top-level audio fields (same meaning, other names)."""
-    if data.get("audio") is not None:
-        audio = _object(data["audio"], f"{where}audio", frozenset({"input", "output"}))
-        inp = _object(audio.get("input") or {}, f"{where}audio.input", _AUDIO_INPUT)
-        out = _object(audio.get("output") or {}, f"{where}audio.output", _AUDIO_OUTPUT)
-        fields = {"input_format": (inp, "format", f"{where}audio.input.format"),
-                  "turn_detection": (inp, "turn_detection", f"{where}audio.input.turn_detection"),
-                  "output_format": (out, "format", f"{where}audio.output.format"),
-                  "voice": (out, "voice", f"{where}audio.output.voice")}
-    else:
-        fields = {"input_format": (data, "input_audio_format", f"{where}input_audio_format"),
-                  "turn_detection": (data, "turn_detection", f"{where}turn_detection"),
-                  "output_format": (data, "output_audio_format", f"{where}output_audio_format"),
-                  "voice": (data, "voice", f"{where}voice")}
-    for name, (source, key, param) in fields.items():
-        if name == "turn_detection":
-            if key in source:  # null is meaningful: push-to-talk
-                new.turn_detection = parse_turn_detection(source[key], where=param)
-        elif source.get(key) is not None:
-            value = source[key]
-            setattr(new, name, _string_value(value, param) if name == "voice" else _format(value, param))
+def _apply_audio(new: SessionSettings, audio: Any, where: str) -> SessionSettings:
+    """The GA ``audio`` object: formats, turn detection, transcription, voice and speed."""
+    if audio is None:
+        return new
+    audio = _object(audio, f"{where}audio", frozenset({"input", "output"}))
+    heard = _object(audio.get("input") or {}, f"{where}audio.input", _AUDIO_INPUT)
+    spoken = _object(audio.get("output") or {}, f"{where}audio.output", _AUDIO_OUTPUT)
+    if heard.get("format") is not None:
+        new.input_format = _format(heard["format"], f"{where}audio.input.format")
+    if "turn_detection" in heard:  # null is meaningful: push-to-talk
+        new.turn_detection = parse_turn_detection(heard["turn_detection"], where=f"{where}audio.input.turn_detection")
+    if "transcription" in heard:
+        new.transcription = heard["transcription"]
+    if spoken.get("format") is not None:
+        new.output_format = _format(spoken["format"], f"{where}audio.output.format")
+    if spoken.get("voice") is not None:
+        new.voice = _string_value(spoken["voice"], f"{where}audio.output.voice")
+    if spoken.get("speed") is not None:
+        new.speed = parse_speed(spoken["speed"], where=f"{where}audio.output.speed")
     return new
 
 
@@ -172,34 +177,11 @@ def _string_value(value: Any, where: str) -> str:
     return value
 
 
-def parse_turn_detection(value: Any, *, where: str) -> TurnDetection | None:
-    """``null`` (push-to-talk) or a ``server_vad`` object; ``semantic_vad`` is read as ``server_vad``."""
-    if value is None:
-        return None
-    value = _object(value, where, _TURN_KEYS)
-    if value.get("type", "server_vad") not in ("server_vad", "semantic_vad"):
-        raise ProtocolError(f"'{where}.type' must be 'server_vad' or 'semantic_vad'", code="invalid_value",
-                            param=f"{where}.type")
-    base = TurnDetection()
-    threshold = value.get("threshold", base.threshold)
-    if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
-        raise ProtocolError(f"'{where}.threshold' must be a number from 0 to 1", code="invalid_value",
-                            param=f"{where}.threshold")
-    ms = {key: value.get(key, getattr(base, key)) for key in ("prefix_padding_ms", "silence_duration_ms")}
-    for key, number in ms.items():
-        if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= _MAX_MS:
-            raise ProtocolError(f"'{where}.{key}' must be an integer from 0 to {_MAX_MS}", code="invalid_value",
-                                param=f"{where}.{key}")
-    flags = {key: value.get(key, getattr(base, key)) for key in ("create_response", "interrupt_response")}
-    for key, flag in flags.items():
-        if not isinstance(flag, bool):
-            raise ProtocolError(f"'{where}.{key}' must be a boolean", code="invalid_type", param=f"{where}.{key}")
-    return TurnDetection(threshold=float(threshold), **ms, **flags)
-
-
-def response_settings(current: SessionSettings, data: dict[str, Any], *, audio: bool = False) -> SessionSettings:
-    """The settings of one response: the session's with the ``response.create`` overrides applied."""
-    return apply_settings(current, data, where="response.", audio=audio, extra=_RESPONSE_ONLY)
+def response_settings(current: SessionSettings, data: dict[str, Any], *,
+                      speech: ServerSpeech = ServerSpeech()) -> tuple[SessionSettings, list[SettingWarning]]:
+    """The settings of one response: the session's with the ``response.create`` overrides applied (and the
+    warnings about overrides accepted but not acted on)."""
+    return read_settings(current, data, where="response.", speech=speech, extra=_RESPONSE_ONLY)
 
 
 def only_metadata(data: dict[str, Any]) -> bool:
@@ -230,7 +212,7 @@ def parse_tools(value: Any, *, where: str) -> tuple[list[Tool], list[dict[str, A
             tool = Tool.from_openai(data)
         except ValueError as exc:
             raise ProtocolError(f"'{param}': {exc}", code="invalid_tool", param=param) from None
-        if not _TOOL_NAME.match(tool.name):
+        if not TOOL_NAME_PATTERN.match(tool.name):
             raise ProtocolError(f"'{param}.name' must match ^[a-zA-Z0-9_-]{{1,64}}$", code="invalid_tool",
                                 param=f"{param}.name")
         if any(t.name == tool.name for t in tools):
@@ -301,6 +283,14 @@ def parse_temperature(value: Any, *, where: str) -> float:
     """A sampling temperature from 0 to 2."""
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 2:
         raise ProtocolError(f"'{where}' must be a number from 0 to 2", code="invalid_value", param=where)
+    return float(value)
+
+
+def parse_speed(value: Any, *, where: str) -> float:
+    """A speaking rate from 0.25 to 1.5 (1.0 is the voice's own pace)."""
+    low, high = _SPEED
+    if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
+        raise ProtocolError(f"'{where}' must be a number from {low} to {high}", code="invalid_value", param=where)
     return float(value)
 
 

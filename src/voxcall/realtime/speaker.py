@@ -19,7 +19,7 @@ import numpy.typing as npt
 from voxcall.audio.codec import apply_gain, encode_audio, resample
 from voxcall.audio.formats import AudioFormat
 from voxcall.audio.output import AudioOutput
-from voxcall.realtime.conversation import Spoken
+from voxcall.realtime.items import Spoken
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
 
@@ -31,9 +31,11 @@ class Speaker:
 
     def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
                  send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event,
-                 host: AudioOutput | None = None) -> None:
-        """``host`` is the host's audio output (music): it pauses or ducks while this speaker talks."""
+                 host: AudioOutput | None = None, *, speed: float = 1.0) -> None:
+        """``host`` is the host's audio output (music): it pauses or ducks while this speaker talks. ``speed`` is
+        the speaking rate the TTS is asked for."""
         self._tts = tts
+        self._speed = speed
         self._fmt = fmt
         self._gain = gain
         self._send_audio = send_audio
@@ -64,7 +66,7 @@ class Speaker:
         await asyncio.wait([self._task])
 
     def _synthesize(self, clause: str) -> list[npt.NDArray[np.int16]]:
-        return list(self._tts.synthesize(clause))
+        return list(self._tts.synthesize(clause, speed=self._speed))
 
     async def _speak(self) -> None:
         await self._released.wait()

@@ -70,8 +70,18 @@ class ResponseTiming:
         return cls(origin=turn.speech_end, turn=turn)
 
     def rebase(self, origin: Clock) -> None:
-        """A hidden response was claimed at ``origin``: measure from there (earlier marks count as 0 ms)."""
+        """A hidden follow-up was claimed at ``origin``: measure from there (earlier marks count as 0 ms)."""
         self.origin, self.turn = origin, None
+
+    def confirmed(self, turn: HeardTurn, released: Clock) -> None:
+        """An eager answer to ``turn`` was confirmed at ``released``: it is timed from the end of the speech, and
+        nothing it made reached the client before ``released``."""
+        self.origin, self.turn = turn.speech_end, turn
+        if self.first_audio is not None:
+            self.first_audio = max(self.first_audio, released)
+        for tool in self.tools:
+            if tool.next_audio is not None:
+                tool.next_audio = max(tool.next_audio, released)
 
     def token(self) -> None:
         """The model produced its first output (text or a call)."""

@@ -1,7 +1,8 @@
 """Text to speech behind one small protocol: Piper (the embedded default) or the ``espeak-ng`` program.
 
 Synthesis is blocking and yields audio as it is made (Piper: one chunk per sentence), so a caller in a worker
-thread can start sending the first chunk while later ones are still being computed. Feed it clause by clause
+thread can start sending the first chunk while later ones are still being computed. ``speed`` sets the speaking
+rate (the Realtime protocol's ``audio.output.speed``: 0.25 to 1.5, 1.0 the voice's own pace). Feed it clause by clause
 (:class:`~voxcall.speech.clauses.ClauseSplitter`) for the shortest time to first audio.
 """
 
@@ -36,8 +37,9 @@ class TTS(Protocol):
         """Rate of every chunk :meth:`synthesize` yields."""
         ...
 
-    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
-        """Speak ``text``, yielding audio chunks as soon as each is ready (blocking between chunks)."""
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
+        """Speak ``text`` at ``speed`` times the voice's pace, yielding audio chunks as soon as each is ready
+        (blocking between chunks)."""
         ...
 
 
@@ -74,11 +76,15 @@ class PiperTTS:
         """The voice's native rate (22050 Hz for medium voices)."""
         return self._voice.config.sample_rate
 
-    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
-        """Speak ``text``: one int16 chunk per sentence, normalised to full scale by Piper."""
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
+        """Speak ``text``: one int16 chunk per sentence, normalised to full scale by Piper. ``speed`` divides the
+        voice's phoneme length scale."""
         if not text.strip():
             return
-        chunks = iter(self._voice.synthesize(text))
+        from piper import SynthesisConfig  # imported (and checked) when the voice loaded
+
+        config = None if speed == 1.0 else SynthesisConfig(length_scale=self._voice.config.length_scale / speed)
+        chunks = iter(self._voice.synthesize(text, syn_config=config))
         while True:
             with self._lock:  # held for one sentence, never across a yield
                 chunk = next(chunks, None)
@@ -125,11 +131,13 @@ class EspeakTTS:
         """Whether the ``espeak-ng`` program is on ``PATH``."""
         return shutil.which("espeak-ng") is not None
 
-    def synthesize(self, text: str) -> Iterator[npt.NDArray[np.int16]]:
-        """Speak ``text`` in one chunk. The text goes in on stdin, so it can never be read as an option."""
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
+        """Speak ``text`` in one chunk, at ``speed`` times :attr:`rate_wpm`. The text goes in on stdin, so it can
+        never be read as an option."""
         if not text.strip():
             return
-        result = subprocess.run([self._executable, "--stdout", "-v", self.voice, "-s", str(self.rate_wpm)],
+        words_per_minute = str(round(self.rate_wpm * speed))
+        result = subprocess.run([self._executable, "--stdout", "-v", self.voice, "-s", words_per_minute],
                                 input=text.encode("utf-8"), capture_output=True, timeout=60, check=False)
         if result.returncode != 0:
             raise SpeechModelError(f"espeak-ng failed: {result.stderr.decode(errors='replace').strip()}")

@@ -1,4 +1,5 @@
-"""Python-safe aliases for names that JSON Schema allows but Python does not (``from``, ``user-id``, ``2fa``).
+"""Tool names: the rule model APIs set for them, and Python-safe aliases for names that JSON Schema allows but
+Python does not (``from``, ``user-id``, ``2fa``).
 
 The local-model path shows tools as Python signatures, so every tool name and argument name needs an identifier
 the model can write; the parser maps it back to the real name.
@@ -7,8 +8,12 @@ the model can write; the parser maps it back to the real name.
 from __future__ import annotations
 
 import keyword
+import re
 import unicodedata
 from collections.abc import Iterable
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""The tool names model APIs (and the Realtime protocol) accept."""
 
 
 def python_identifier(name: str) -> str:

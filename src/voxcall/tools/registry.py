@@ -11,8 +11,9 @@ A call goes through these steps:
 1. look the tool up (an unknown name gets an error naming the closest known tool);
 2. validate the arguments against the schema (:func:`~voxcall.tools.validation.validate_arguments`);
 3. convert the JSON values into the handler's annotated Python types where JSON alone cannot express them
-   (pydantic models, dataclasses, Enum members, tuples ...), with ``pydantic.TypeAdapter``;
-4. check the tool's rate limit;
+   (pydantic models, dataclasses, Enum members, tuples ...), with ``pydantic.TypeAdapter``
+   (:mod:`voxcall.tools.arguments`);
+4. check the tool's rate limit (:class:`~voxcall.tools.ratelimit.RateLimiter`);
 5. wait for a free slot under the registry's concurrency limit, then run the handler under its timeout
    (a sync handler in a worker thread, so it never blocks the event loop);
 6. turn the returned value into text for the model.
@@ -28,24 +29,22 @@ and written as compact JSON with non-ASCII characters kept, except that a value 
 from __future__ import annotations
 
 import asyncio
-import collections
 import difflib
 import inspect
 import json
 import logging
 import math
-import time
-import types
-import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, overload
+from typing import Any, TypeVar, overload
 
-from pydantic import PydanticUserError, TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from voxcall.tools.arguments import convert, handler_hints, keyword_parameters, parameter_renames, type_adapters
 from voxcall.tools.calls import ToolCall, ToolResult
 from voxcall.tools.context import ToolContext, context_parameter
+from voxcall.tools.ratelimit import RateLimiter
 from voxcall.tools.schema import Tool
 from voxcall.tools.validation import ArgumentError, validate_arguments
 
@@ -55,12 +54,6 @@ log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Types that JSON values already are once validated: arguments of these types are passed through unchanged.
-_JSON_TYPES: tuple[object, ...] = (str, int, float, bool, type(None), object, Any)
-# Generic origins whose JSON form is the Python form itself: only their arguments may need converting.
-_JSON_CONTAINERS: tuple[object, ...] = (list, dict, Sequence, Mapping, Union, types.UnionType)
-_KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
 
 class ToolError(Exception):
     """An error a tool raises on purpose; its message is given to the model as the tool's (error) output.
@@ -69,102 +62,8 @@ class ToolError(Exception):
     """
 
 
-# -- argument conversion -------------------------------------------------------------------------------------
-
-
-def _needs_conversion(annotation: Any) -> bool:
-    """Whether a JSON value must be converted to fit ``annotation`` (``list[Color]``: yes, ``int``: no)."""
-    if annotation in _JSON_TYPES:
-        return False
-    origin = get_origin(annotation)
-    if origin is Literal:
-        return False
-    if origin is Annotated:
-        return _needs_conversion(get_args(annotation)[0])
-    if origin in _JSON_CONTAINERS:
-        return any(_needs_conversion(arg) for arg in get_args(annotation))
-    return True
-
-
-def _hints(handler: Callable[..., Any]) -> dict[str, Any]:
-    """The handler's resolved type hints (empty when they cannot be resolved), without ``return``."""
-    try:
-        hints = typing.get_type_hints(handler, include_extras=True)
-    except Exception as exc:  # unresolvable hints, or a callable get_type_hints does not take
-        log.debug("no type hints for tool handler %r (%s); arguments are passed as JSON values", handler, exc)
-        return {}
-    hints.pop("return", None)
-    return hints
-
-
-def _type_adapters(handler: Callable[..., Any]) -> dict[str, TypeAdapter[Any]]:
-    """A ``TypeAdapter`` for each parameter of ``handler`` whose JSON value needs converting to its type."""
-    hints = _hints(handler)
-    adapters: dict[str, TypeAdapter[Any]] = {}
-    for param, annotation in hints.items():
-        if annotation is ToolContext or not _needs_conversion(annotation):
-            continue
-        try:
-            adapters[param] = TypeAdapter(annotation)
-        except PydanticUserError as exc:  # a type pydantic cannot build: pass the JSON value as it is
-            log.warning("cannot convert argument %r of %r to %r (%s)", param, handler, annotation, exc)
-    return adapters
-
-
-def _convert(param: str, adapter: TypeAdapter[Any], value: Any) -> Any:
-    """Convert one argument, turning a pydantic error into an :class:`ArgumentError` for the model."""
-    try:
-        return adapter.validate_python(value)
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in (param, *error["loc"]))
-        raise ArgumentError(f"argument {where!r}: {error['msg']}") from None
-
-
-def _keyword_parameters(handler: Callable[..., Any]) -> frozenset[str] | None:
-    """The names ``handler`` takes as keywords, or ``None`` when it takes any (``**kwargs``, no signature)."""
-    try:
-        params = inspect.signature(handler).parameters.values()
-    except (TypeError, ValueError):  # some builtins and C callables have no signature
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    return frozenset(p.name for p in params if p.kind in _KEYWORD_KINDS)
-
-
-def _parameter_renames(tool: Tool, keywords: frozenset[str] | None) -> dict[str, str]:
-    """Map property names that are not identifiers to the handler's alias for them (``from``: ``from_``)."""
-    if keywords is None:
-        return {}
-    aliases = tool.argument_aliases()
-    return {prop: alias for prop, alias in aliases.items() if prop != alias and alias in keywords}
-
-
-# -- limits --------------------------------------------------------------------------------------------------
-
-
-class _RateLimiter:
-    """A sliding-window limit: at most ``calls`` calls in any ``per`` seconds."""
-
-    def __init__(self, calls: int, per: float) -> None:
-        if calls < 1 or per <= 0:
-            raise ValueError(f"rate_limit must be (calls >= 1, per_seconds > 0), got ({calls}, {per})")
-        self.calls = calls
-        self.per = per
-        self._times: collections.deque[float] = collections.deque()
-
-    def acquire(self) -> float | None:
-        """Count a call and return ``None``, or return the seconds to wait when the window is full."""
-        now = time.monotonic()
-        while self._times and self._times[0] <= now - self.per:
-            self._times.popleft()
-        if len(self._times) >= self.calls:
-            return self._times[0] + self.per - now
-        self._times.append(now)
-        return None
-
-
 def _check_timeout(timeout: float | None) -> None:
+    """Refuse a timeout that is not a positive number of seconds (``None``: no timeout)."""
     if timeout is not None and timeout <= 0:
         raise ValueError(f"timeout must be positive or None, got {timeout}")
 
@@ -200,7 +99,7 @@ class _Entry:
     tool: Tool
     handler: Callable[..., Any]
     timeout: float | None
-    limiter: _RateLimiter | None
+    limiter: RateLimiter | None
     is_async: bool = field(init=False)
     context_param: str | None = field(init=False)
     keywords: frozenset[str] | None = field(init=False)
@@ -210,9 +109,9 @@ class _Entry:
     def __post_init__(self) -> None:
         call = getattr(self.handler, "__call__", None)  # noqa: B004 - an object with an async __call__ is async
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(call)
-        self.keywords = _keyword_parameters(self.handler)
-        self.renames = _parameter_renames(self.tool, self.keywords)
-        self.context_param = context_parameter(_hints(self.handler))
+        self.keywords = keyword_parameters(self.handler)
+        self.renames = parameter_renames(self.tool, self.keywords)
+        self.context_param = context_parameter(handler_hints(self.handler))
 
     def prepare(self, arguments: Any) -> dict[str, Any]:
         """Validate ``arguments`` and return the handler's keyword arguments; raise :class:`ArgumentError`."""
@@ -220,14 +119,14 @@ class _Entry:
         for warning in warnings:
             log.warning("tool %r: %s", self.tool.name, warning)
         if self.adapters is None:  # built on first use: TypeAdapters cost milliseconds each
-            self.adapters = _type_adapters(self.handler)
+            self.adapters = type_adapters(self.handler)
         kwargs: dict[str, Any] = {}
         for key, value in args.items():
             param = self.renames.get(key, key)
             if self.keywords is not None and param not in self.keywords:  # a schema that allows extras
                 log.warning("tool %r: dropped argument %r its handler does not take", self.tool.name, key)
                 continue
-            kwargs[param] = _convert(param, self.adapters[param], value) if param in self.adapters else value
+            kwargs[param] = convert(param, self.adapters[param], value) if param in self.adapters else value
         return kwargs
 
     async def invoke(self, kwargs: dict[str, Any]) -> Any:
@@ -339,7 +238,7 @@ class ToolRegistry:
         if tool.name in self._entries:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         _check_timeout(timeout)
-        limiter = _RateLimiter(*rate_limit) if rate_limit is not None else None
+        limiter = RateLimiter(*rate_limit) if rate_limit is not None else None
         timeout = timeout if timeout is not None else self.default_timeout
         self._entries[tool.name] = _Entry(tool, handler, timeout, limiter)
         return tool

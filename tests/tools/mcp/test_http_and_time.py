@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.requirements import require_program
 from voxcall.tools.mcp import MCPConnection, MCPServerConfig, MCPStartupError
 
 from .conftest import free_port
@@ -34,9 +34,8 @@ async def test_an_http_server_that_is_not_there_fails_start() -> None:
         await connection.start()
 
 
-@pytest.mark.skipif(shutil.which("mcp-server-time", path=str(Path(sys.executable).parent)) is None,
-                    reason="mcp-server-time is not installed next to this Python")
 async def test_mcp_server_time_over_stdio() -> None:
+    require_program("mcp-server-time", path=str(Path(sys.executable).parent))  # a dev dependency
     # A bare command name: found through the PATH voxcall gives its children (which includes its own bin folder).
     config = MCPServerConfig(name="time", command="mcp-server-time", args=["--local-timezone", "UTC"])
     connection = MCPConnection(config)

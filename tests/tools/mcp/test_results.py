@@ -20,8 +20,8 @@ from mcp.types import (
 )
 
 from voxcall.tools.mcp import internal_id, normalize_result, tool_alias
-from voxcall.tools.mcp.names import ALIAS_PATTERN
 from voxcall.tools.mcp.results import MAX_OUTPUT_CHARS, describe_exception, failure_text
+from voxcall.tools.names import TOOL_NAME_PATTERN
 
 
 def test_alias_and_internal_id() -> None:
@@ -32,7 +32,7 @@ def test_alias_and_internal_id() -> None:
 
 @pytest.mark.parametrize(("server", "tool"), [("s" * 40, "t" * 40), ("a", "ü" * 100), ("x", "y" * 62)])
 def test_alias_always_matches_the_model_rule(server: str, tool: str) -> None:
-    assert ALIAS_PATTERN.match(tool_alias(server, tool))
+    assert TOOL_NAME_PATTERN.match(tool_alias(server, tool))
 
 
 def test_long_aliases_stay_distinct() -> None:

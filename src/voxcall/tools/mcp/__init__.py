@@ -6,7 +6,8 @@ model can use. :class:`MCPConnection` is one server, kept connected (and restart
 """
 
 from voxcall.tools.mcp.config import MCPServerConfig, parse_mcp_config
-from voxcall.tools.mcp.connection import MCPConnection, MCPStartupError, MCPTool
+from voxcall.tools.mcp.connection import MCPConnection, MCPStartupError
+from voxcall.tools.mcp.listing import MCPTool
 from voxcall.tools.mcp.manager import MCPManager, MCPToolEntry
 from voxcall.tools.mcp.names import internal_id, tool_alias
 from voxcall.tools.mcp.results import normalize_result

@@ -10,7 +10,8 @@ the caller's own timeout).
 When the server goes away (a stdio child crashed, the stream closed), the owner restarts it with exponential
 backoff. A call in flight at that moment fails (it is never retried: a tool must not run twice); later calls
 wait for the restart within their own timeout, or fail at once with a clear message when the next attempt is
-further away than that. ``tools/list_changed`` makes the owner list the tools again.
+further away than that. ``tools/list_changed`` makes the owner list the tools again
+(:func:`~voxcall.tools.mcp.listing.list_tools`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -34,6 +34,7 @@ from mcp.types import CONNECTION_CLOSED, Implementation, ToolListChangedNotifica
 from voxcall import __version__
 from voxcall.tools.calls import ToolResult
 from voxcall.tools.mcp.config import MCPServerConfig
+from voxcall.tools.mcp.listing import MCPTool, list_tools
 from voxcall.tools.mcp.results import describe_exception, failure_text, normalize_result
 from voxcall.tools.mcp.transport import StderrLog, open_transport
 
@@ -54,19 +55,8 @@ CLOSE_TIMEOUT = 10.0
 
 _CLIENT_INFO = Implementation(name="voxcall", version=__version__)
 _MAX_DOUBLINGS = 10  # BACKOFF_START * 2**10 is past BACKOFF_MAX already
-_MAX_TOOL_PAGES = 100  # a server whose tools/list never stops paginating cannot hang start-up
 _STDERR_DRAIN = 1.0  # seconds to read a failed child's last stderr lines, to explain the failure
 _STDERR_REPORT_LINES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class MCPTool:
-    """One tool an MCP server offers: its name there, description and JSON Schema parameters."""
-
-    server: str
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 class MCPStartupError(RuntimeError):
@@ -298,7 +288,7 @@ class MCPConnection:
             capability = client.server_capabilities.tools
             if capability is not None and capability.list_changed:
                 await tasks.start(self._listen, client)  # subscribed before listing: no change goes unseen
-            self._tools = await self._fetch_tools(client)
+            self._tools = await list_tools(client, self.name, self.config.allowed_tools)
             scope.deadline = math.inf
             self._client = client
             self._notify()
@@ -319,7 +309,7 @@ class MCPConnection:
                 self._refresh = False
                 try:
                     with anyio.fail_after(self.config.call_timeout):
-                        tools = await self._fetch_tools(client)
+                        tools = await list_tools(client, self.name, self.config.allowed_tools)
                 except Exception as exc:
                     log.warning("MCP server %s: listing tools failed: %s", self.name, describe_exception(exc))
                     continue
@@ -362,24 +352,6 @@ class MCPConnection:
             self._client = None  # new calls wait for the restart instead of using a dead connection
             self._wake.set()
             self._notify()
-
-    async def _fetch_tools(self, client: Client) -> list[MCPTool]:
-        """All the server's tools (every page) that ``allowed_tools`` lets through."""
-        allowed = self.config.allowed_tools
-        tools: list[MCPTool] = []
-        cursor: str | None = None
-        for _ in range(_MAX_TOOL_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools += [MCPTool(self.name, tool.name, tool.description or tool.title or "", dict(tool.input_schema))
-                      for tool in page.tools if allowed is None or tool.name in allowed]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        if allowed is not None:
-            missing = set(allowed) - {tool.name for tool in tools}
-            if missing:
-                log.warning("MCP server %s does not offer allowed tool(s) %s", self.name, ", ".join(sorted(missing)))
-        return tools
 
     def _tools_changed(self) -> None:
         log.info("MCP server %s tools changed: %s", self.name, ", ".join(tool.name for tool in self._tools))

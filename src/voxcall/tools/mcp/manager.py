@@ -18,7 +18,8 @@ from typing import Any
 
 from voxcall.tools.calls import ToolResult
 from voxcall.tools.mcp.config import MCPServerConfig
-from voxcall.tools.mcp.connection import MCPConnection, MCPStartupError, MCPTool
+from voxcall.tools.mcp.connection import MCPConnection, MCPStartupError
+from voxcall.tools.mcp.listing import MCPTool
 from voxcall.tools.mcp.names import internal_id, tool_alias
 from voxcall.tools.registry import ToolError, ToolRegistry
 from voxcall.tools.schema import Tool

@@ -11,10 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["ALIAS_PATTERN", "internal_id", "tool_alias"]
-
-ALIAS_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-"""The tool names model APIs accept."""
+__all__ = ["internal_id", "tool_alias"]
 
 _MAX_ALIAS = 64
 _HASH_CHARS = 8
@@ -27,7 +24,8 @@ def internal_id(server: str, tool: str) -> str:
 
 
 def tool_alias(server: str, tool: str) -> str:
-    """The name the model sees for ``tool`` of ``server``: ``SERVER__TOOL``, made to match :data:`ALIAS_PATTERN`."""
+    """The name the model sees for ``tool`` of ``server``: ``SERVER__TOOL``, made to match the tool name rule
+    (:data:`~voxcall.tools.names.TOOL_NAME_PATTERN`)."""
     alias = _UNSAFE.sub("_", f"{server}__{tool}")
     if len(alias) <= _MAX_ALIAS:
         return alias

@@ -1,0 +1,86 @@
+"""What one response is given, and what it counts.
+
+:class:`ResponseParams` are the session's settings merged with the request's overrides; :class:`ResponseInputs`
+add the backend and its request, where the response's items and events go, and what it may use. A
+:class:`~voxcall.realtime.response.ResponseRun` owns everything else it needs; :class:`UsageTotals` is its token count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxcall.audio.formats import PCM24K, AudioFormat
+from voxcall.llm import LLMBackend, LLMRequest, Usage
+from voxcall.realtime.outbox import Send
+from voxcall.realtime.output_items import History
+from voxcall.realtime.server_calls import Approvals
+from voxcall.realtime.timing import ResponseTiming
+from voxcall.realtime.toolbox import Toolbox
+from voxcall.speech.tts import TTS
+from voxcall.tools import Tool, ToolContext
+from voxcall.tools.codecalls.prompt import ToolChoice
+
+
+@dataclass
+class ResponseParams:
+    """Everything one response is generated with: the session's settings merged with the request's overrides."""
+
+    instructions: str
+    tools: list[Tool]
+    tool_choice: ToolChoice
+    output_modalities: list[str]
+    max_output_tokens: int | None
+    temperature: float | None = None
+    metadata: dict[str, str] | None = None
+    output_format: AudioFormat = PCM24K
+    speed: float = 1.0  # speaking rate (``audio.output.speed``)
+
+    @property
+    def audio(self) -> bool:
+        """Whether the response is spoken."""
+        return "audio" in self.output_modalities
+
+
+def _unit_gain() -> float:
+    return 1.0
+
+
+@dataclass
+class ResponseInputs:
+    """What a response is given: the backend and the request for it, the settings, where its items and events go,
+    and what it may use (speech, server tools, the session's tool context and approvals)."""
+
+    backend: LLMBackend
+    request: LLMRequest
+    params: ResponseParams
+    history: History
+    emit: Send
+    llm_timeout: float
+    tts: TTS | None = None
+    gain: Callable[[], float] = _unit_gain  # the session's voice gain, read as each clause is spoken
+    toolbox: Toolbox | None = None
+    context: ToolContext = field(default_factory=ToolContext)
+    approvals: Approvals | None = None
+    timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
+
+
+@dataclass
+class UsageTotals:
+    """The tokens a response used, over all its model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cached_tokens += usage.cached_input_tokens
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"total_tokens": self.input_tokens + self.output_tokens, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "input_token_details": {"cached_tokens": self.cached_tokens, "text_tokens": self.input_tokens},
+                "output_token_details": {"text_tokens": self.output_tokens}}

