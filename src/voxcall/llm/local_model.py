@@ -134,7 +134,10 @@ class LocalModel:
 
     def _evaluate_from(self, kept: int, tokens: list[int], cancel: threading.Event) -> None:
         """Drop what the context holds past ``kept`` tokens, then evaluate ``tokens[kept:]`` chunk by chunk
-        until done or ``cancel`` is set (whole chunks stay: a later prompt reuses them)."""
+        until done or ``cancel`` is set (whole chunks stay: a later prompt reuses them). Cancelled before it
+        begins, it leaves the context as it is."""
+        if cancel.is_set():
+            return
         llm = self._llm
         llm.n_tokens = kept  # the next eval drops the cached tokens past the prefix
         for start in range(kept, len(tokens), PROMPT_CHUNK):
