@@ -20,7 +20,9 @@ from voxcall.llm import (
     ToolCall,
     ToolCallArgumentsDelta,
     ToolCallStart,
+    Warmable,
     create_backend,
+    warm,
 )
 from voxcall.llm.base import ChatItem
 from voxcall.llm.calls import announce_call, parse_call
@@ -123,3 +125,12 @@ def test_openai_kinds_need_a_model() -> None:
 def test_unknown_tool_format() -> None:
     with pytest.raises(ValueError, match="tool format"):
         create_backend("scripted", tool_format="xml")  # type: ignore[arg-type]
+
+
+# -- warm -------------------------------------------------------------------------------------------------------
+
+
+async def test_warm_is_a_no_op_for_a_backend_without_the_capability() -> None:
+    backend = ScriptedBackend()
+    assert not isinstance(backend, Warmable)
+    assert await warm(backend, LLMRequest(items=[Message("user", "hi")])) is None

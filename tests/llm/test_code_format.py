@@ -22,6 +22,7 @@ from voxcall.llm import (
     ToolCallArgumentsDelta,
     ToolCallStart,
     Usage,
+    warm,
 )
 from voxcall.llm.code_format import code_items
 from voxcall.tools import Tool
@@ -52,6 +53,17 @@ class TextBackend:
 
     async def aclose(self) -> None:
         self.closed = True
+
+
+class WarmableTextBackend(TextBackend):
+    """A :class:`TextBackend` that can be warmed, and records the requests it was warmed with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.warmed: list[LLMRequest] = []
+
+    async def warm(self, request: LLMRequest) -> None:
+        self.warmed.append(request)
 
 
 def said(events: list[LLMEvent]) -> str:
@@ -161,3 +173,12 @@ async def test_calls_made_natively_by_the_inner_backend_pass_through_once() -> N
     assert sum(isinstance(e, ToolCallStart) for e in events) == 1
     assert sum(isinstance(e, ToolCall) for e in events) == 1
     assert events[-1] == Done("tool_calls")
+
+
+async def test_warm_forwards_the_inner_request_to_a_warmable_inner_backend(calculator_tool: Tool) -> None:
+    inner = WarmableTextBackend()
+    backend = CodeFormatBackend(inner)
+    request = LLMRequest(items=[Message("user", "hey")], instructions="Be kind.", tools=[calculator_tool])
+    await warm(backend, request)
+    assert inner.warmed == [backend.inner_request(request)]
+    await warm(CodeFormatBackend(TextBackend("Hi.")), request)  # an inner backend without warm: nothing to do

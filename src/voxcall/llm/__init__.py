@@ -1,7 +1,8 @@
 """LLM backends: each turns an :class:`LLMRequest` into an async stream of the shared :data:`LLMEvent` types.
 
 Build one from configuration with :func:`create_backend`, after :func:`resolve_kind` has turned "auto" (no kind
-chosen) into one; :mod:`voxcall.llm.base` describes the stream.
+chosen) into one; :mod:`voxcall.llm.base` describes the stream, and how :func:`warm` lets a backend that can
+prepare a request ahead of time.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from voxcall.llm.base import (
     ToolCallArgumentsDelta,
     ToolCallStart,
     Usage,
+    Warmable,
+    warm,
 )
 from voxcall.llm.code_format import CodeFormatBackend
 from voxcall.llm.llamacpp import LlamaCppBackend, default_model_path
@@ -153,7 +156,9 @@ __all__ = [
     "ToolChoice",
     "ToolFormat",
     "Usage",
+    "Warmable",
     "create_backend",
     "local_model_available",
     "resolve_kind",
+    "warm",
 ]

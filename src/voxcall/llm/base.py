@@ -9,13 +9,24 @@ tool calls from a cloud API, ``<code>`` blocks from a local model, a script), th
 - exactly one :class:`Usage`, then exactly one :class:`Done`, last.
 
 A failure is raised as :class:`LLMError`, whose message is safe to show a client.
+
+A backend may also be :class:`Warmable`: told a request ahead of time, it prepares what every continuation of
+that conversation shares, so that the real request, when it comes, costs only what is new. Callers go through
+:func:`warm`, which does nothing for a backend without the capability:
+
+- the warm request is the real one as it stands before the new user words: the same instructions, tools,
+  ``tool_choice`` and ``voice``, and the items so far (possibly none);
+- a warm is advice, never a failure: it returns ``None`` once prepared, or once stopped early; a request it
+  cannot prepare is left for the real request to report;
+- it yields to real work: a :meth:`LLMBackend.stream` that arrives while it runs stops it, and cancelling the
+  awaiting task stops it too.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls.events import RejectedCall, TextDelta
@@ -148,3 +159,19 @@ class LLMBackend(Protocol):
     async def aclose(self) -> None:
         """Release the backend's connections; the backend is not used afterwards."""
         ...
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """A backend that can prepare a request before it is asked for it (see :func:`warm`)."""
+
+    async def warm(self, request: LLMRequest) -> None:
+        """Prepare what every continuation of ``request``'s conversation shares; return when it is ready, or
+        as soon as real work needs the backend."""
+        ...
+
+
+async def warm(backend: LLMBackend, request: LLMRequest) -> None:
+    """Let ``backend`` prepare ``request`` ahead of time when it can (:class:`Warmable`); otherwise do nothing."""
+    if isinstance(backend, Warmable):
+        await backend.warm(request)

@@ -25,6 +25,7 @@ from voxcall.llm.base import (
     LLMRequest,
     Message,
     Usage,
+    warm,
 )
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
 from voxcall.llm.history import pair_calls_with_outputs
@@ -90,6 +91,11 @@ class CodeFormatBackend:
                 for out in events:
                     made_calls = made_calls or isinstance(out, ToolCall)
                     yield Done(finish_reason(out.finish_reason, made_calls)) if isinstance(out, Done) else out
+
+    async def warm(self, request: LLMRequest) -> None:
+        """Let the wrapped backend prepare the request it will be asked (when it can: see
+        :func:`~voxcall.llm.base.warm`)."""
+        await warm(self.inner, self.inner_request(request))
 
     async def aclose(self) -> None:
         """Close the wrapped backend."""

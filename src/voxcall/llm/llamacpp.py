@@ -22,6 +22,13 @@ and results are shown as :func:`~voxcall.llm.code_format.code_items` shows them,
 The prompt text is rendered here, so the system prompt, tools and demonstrations form a stable prefix: the
 context keeps the evaluated tokens, and a new turn evaluates only what follows the longest prefix it shares with
 the last prompt (reported as ``Usage.cached_input_tokens``).
+
+:meth:`LlamaCppBackend.warm` (the :class:`~voxcall.llm.base.Warmable` capability) evaluates that prefix ahead of
+time: the prompt a request renders up to where the next user turn opens, so that the turn, when it comes,
+evaluates only its own words. A warm runs on the same worker, between requests, and gives way to them: each
+``stream()`` sets the cancel flag of every warm not yet over, so a warm already running stops at its next
+prompt chunk and one still queued does nothing, and the stream waits for at most one chunk. What a stopped warm
+evaluated stays in the context, for the stream to reuse.
 """
 
 from __future__ import annotations
@@ -180,6 +187,7 @@ class LlamaCppBackend:
         self._unspoken = self._model.token_mask(lambda text: "`" in text)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
         self._sinks: set[_Sink] = set()
+        self._warms: set[threading.Event] = set()  # the cancel flags of warms not yet over
         self._valid_grammars: set[str] = set()
         self._closed = False
 
@@ -197,6 +205,8 @@ class LlamaCppBackend:
         limit = CallLimit(request.parallel_tool_calls)
         made_calls = False
         self._sinks.add(sink)
+        for warming in self._warms:  # real work first: a running warm stops at its next chunk
+            warming.set()
         try:
             loop.run_in_executor(self._executor, self._run, plan, sink)
             pending: list[_Item] = [plan.prefill] if plan.prefill else []
@@ -223,11 +233,39 @@ class LlamaCppBackend:
             sink.cancel.set()
             self._sinks.discard(sink)
 
+    async def warm(self, request: LLMRequest) -> None:
+        """Evaluate ahead of time the prompt ``request`` renders up to where a new turn would open (system prompt,
+        tools, demonstrations, the items so far), so that the same request with the user's next words evaluates
+        only those. Returns when that prefix is in the context, at once when it was already, or early when a
+        ``stream()`` arrives (or the backend closes); cancelling the awaiting task stops the work at the next
+        prompt chunk. A request that cannot be planned (one that ``stream()`` would refuse) is not warmed."""
+        if self._closed:
+            return
+        try:
+            tokens = self._prefix(request)
+        except LLMError:
+            return  # the real request will report it
+        if not tokens:
+            return
+        cancel = threading.Event()
+        self._warms.add(cancel)
+        job = asyncio.get_running_loop().run_in_executor(self._executor, self._model.preload, tokens, cancel)
+        try:
+            await asyncio.shield(job)  # a cancelled caller must not cancel the job: only its flag stops it
+        except asyncio.CancelledError:
+            cancel.set()
+            if not (self._closed and job.cancelled()):  # aclose() dropped the queued job: nothing to report
+                raise
+        finally:
+            self._warms.discard(cancel)
+
     async def aclose(self) -> None:
         """Stop every generation (open streams raise ``LLMError``), wait for the worker, and free the model."""
         if self._closed:
             return
         self._closed = True
+        for warming in self._warms:
+            warming.set()
         for sink in list(self._sinks):
             sink.cancel.set()
             sink.put(_closed_error())
@@ -238,17 +276,8 @@ class LlamaCppBackend:
 
     def _plan(self, request: LLMRequest, offered: list[Tool]) -> _Plan:
         """Render and tokenize the prompt, and choose the grammars, for ``request``."""
-        tools_prompt = render_tools_prompt(offered, voice=request.voice, tool_choice=request.tool_choice)
-        system = "\n\n".join(part for part in (request.instructions.strip(), tools_prompt) if part)
         must_call = bool(offered) and request.tool_choice != "auto"
-        messages = [Message(role="system", text=system)] if system else []
-        if offered and self.demos:
-            messages += demo_messages(offered, with_plain=not must_call, with_follow_up=self.follow_up_demo)
-        messages += [item for item in code_items(request.items, request.tools) if isinstance(item, Message)]
-        try:
-            text = self._model.template.render(messages)
-        except ValueError as exc:
-            raise LLMError(str(exc), code="invalid_request") from exc
+        text = self._render(self._messages(request, offered), add_generation_prompt=True)
         prefill = OPEN_TAG if must_call else ""
         prompt = self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
         room = self._model.n_ctx - len(prompt)
@@ -261,6 +290,32 @@ class LlamaCppBackend:
                      call_threshold=self._call_threshold(request) if offered and not must_call else None,
                      spoken=request.voice, max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
                      temperature=self.temperature if request.temperature is None else request.temperature)
+
+    def _prefix(self, request: LLMRequest) -> list[int]:
+        """The tokens every prompt continuing ``request``'s conversation begins with: its messages without the
+        opening of a reply (empty when they do not fit the context). Raises ``LLMError`` as :meth:`_plan` does."""
+        text = self._render(self._messages(request, _offered_tools(request)), add_generation_prompt=False)
+        tokens = self._model.tokenize(text, prompt_start=True)
+        return tokens if len(tokens) < self._model.n_ctx else []
+
+    def _messages(self, request: LLMRequest, offered: list[Tool]) -> list[Message]:
+        """The messages the model reads for ``request``: the system prompt (instructions and the stubs of the
+        ``offered`` tools), the demonstrations, then the conversation with calls and results as text."""
+        tools_prompt = render_tools_prompt(offered, voice=request.voice, tool_choice=request.tool_choice)
+        system = "\n\n".join(part for part in (request.instructions.strip(), tools_prompt) if part)
+        must_call = bool(offered) and request.tool_choice != "auto"
+        messages = [Message(role="system", text=system)] if system else []
+        if offered and self.demos:
+            messages += demo_messages(offered, with_plain=not must_call, with_follow_up=self.follow_up_demo)
+        messages += [item for item in code_items(request.items, request.tools) if isinstance(item, Message)]
+        return messages
+
+    def _render(self, messages: list[Message], *, add_generation_prompt: bool) -> str:
+        """The prompt text of ``messages``; raises ``LLMError`` when the chat template rejects them."""
+        try:
+            return self._model.template.render(messages, add_generation_prompt=add_generation_prompt)
+        except ValueError as exc:
+            raise LLMError(str(exc), code="invalid_request") from exc
 
     def _call_threshold(self, request: LLMRequest) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins

@@ -5,7 +5,8 @@ Everything here blocks and none of it is thread-safe: one thread at a time drive
 decided in full: which tokens a grammar allows, what the first token says about opening a call.
 
 - :meth:`LocalModel.evaluate` brings the context to a prompt, keeping the longest prefix already evaluated:
-  a conversation's system prompt, tools and earlier turns are evaluated once, not every turn.
+  a conversation's system prompt, tools and earlier turns are evaluated once, not every turn;
+  :meth:`LocalModel.preload` does the same ahead of a prompt (a warm), without the logits a pick needs.
 - :meth:`LocalModel.pick` chooses the next token among the ``TOP_K`` likeliest, filtered by a
   :class:`GrammarState` (llama.cpp's grammar engine) when one is given; only when none of those is allowed is
   the whole vocabulary checked. Applying a grammar to the whole vocabulary at every step cost about 20 ms per
@@ -107,18 +108,42 @@ class LocalModel:
         """Bring the context to ``tokens``: keep the longest prefix already evaluated and evaluate the rest in
         chunks (at least the last token, whose logits :meth:`pick` reads). Returns how many tokens were kept.
         Stops early when ``cancel`` is set (the context is then incomplete: do not pick)."""
+        kept = self._shared(tokens[:-1])
+        self._evaluate_from(kept, tokens, cancel)
+        return kept
+
+    def preload(self, tokens: list[int], cancel: threading.Event) -> int:
+        """Make the context begin with ``tokens``, ahead of a prompt that will: nothing happens when it does
+        already (what follows them is kept too), else what follows the longest shared prefix is evaluated, in
+        chunks, stopping early when ``cancel`` is set. Returns how many tokens were already there. Do not pick
+        afterwards: the prompt itself still goes through :meth:`evaluate`, which then evaluates only what is new."""
+        kept = self._shared(tokens)
+        if kept < len(tokens):
+            self._evaluate_from(kept, tokens, cancel)
+        return kept
+
+    def _shared(self, tokens: list[int]) -> int:
+        """How many of ``tokens`` the context already holds, from the start."""
         llm = self._llm
         kept = 0
-        for old, new in zip(llm.input_ids[:llm.n_tokens].tolist(), tokens[:-1], strict=False):
+        for old, new in zip(llm.input_ids[:llm.n_tokens].tolist(), tokens, strict=False):
             if old != new:
                 break
             kept += 1
+        return kept
+
+    def _evaluate_from(self, kept: int, tokens: list[int], cancel: threading.Event) -> None:
+        """Drop what the context holds past ``kept`` tokens, then evaluate ``tokens[kept:]`` chunk by chunk
+        until done or ``cancel`` is set (whole chunks stay: a later prompt reuses them). Cancelled before it
+        begins, it leaves the context as it is."""
+        if cancel.is_set():
+            return
+        llm = self._llm
         llm.n_tokens = kept  # the next eval drops the cached tokens past the prefix
         for start in range(kept, len(tokens), PROMPT_CHUNK):
             if cancel.is_set():
                 break
             llm.eval(tokens[start:start + PROMPT_CHUNK])
-        return kept
 
     def advance(self, token: int) -> None:
         """Evaluate a picked token, so that the next logits follow it."""
