@@ -248,8 +248,8 @@ class Microphone:
                 offset = 0
 
     async def _send(self, pcm: npt.NDArray[np.int16]) -> None:
+        self.samples_sent += len(pcm)  # first: a clip queued during this send starts after this chunk
         await self._transport.send({"type": "input_audio_buffer.append", "audio": encode_audio(pcm, PCM24K)})
-        self.samples_sent += len(pcm)
 
 
 class Listener:
@@ -364,6 +364,8 @@ class Measure:
     vad_offset_ms: float | None
     early: bool
     early_audio: bool
+    discarded_audio: int
+    """Audio deltas of responses that did not finish (cancelled or failed): audio of an abandoned attempt."""
     tool_to_audio: list[float]
     client_calls: int
     error: str | None
@@ -399,7 +401,17 @@ def measure(outcome: Outcome) -> Measure:
         server=server_timing(events, response_id), vad_offset_ms=vad_offset,
         early=any(ev["type"] == "response.created" and t < end for t, ev in events),
         early_audio=any(ev["type"] == "response.output_audio.delta" and t < end for t, ev in events),
-        tool_to_audio=tool_to_audio(events, response_id), client_calls=outcome.client_calls, error=outcome.error)
+        discarded_audio=discarded_audio(events), tool_to_audio=tool_to_audio(events, response_id),
+        client_calls=outcome.client_calls, error=outcome.error)
+
+
+def discarded_audio(events: list[tuple[float, Event]]) -> int:
+    """How many audio deltas belong to a response whose ``response.done`` status was neither completed nor
+    incomplete."""
+    abandoned = {ev["response"]["id"] for _, ev in events
+                 if ev["type"] == "response.done" and ev["response"]["status"] not in ("completed", "incomplete")}
+    return sum(1 for _, ev in events
+               if ev["type"] == "response.output_audio.delta" and ev.get("response_id") in abandoned)
 
 
 def server_timing(events: list[tuple[float, Event]], response_id: str | None) -> dict[str, float]:
@@ -482,6 +494,8 @@ def report_latency(name: str, measures: list[Measure]) -> list[bool]:
     if offsets:
         print(f"    speech_stopped.audio_end_ms − our end of speech: median {median(offsets):.0f} ms")
     report_server_stages(measures)
+    if abandoned := sum(m.discarded_audio > 0 for m in measures):
+        print(f"  sessions that received audio of a cancelled response: {abandoned}")
     calls = sum(m.client_calls for m in measures)
     if calls:
         print(f"  client tool calls answered: {calls} (their round trips are inside first audio)")
@@ -506,10 +520,11 @@ def report_paused(measures: list[Measure]) -> bool:
     early = sum(m.early for m in measures)
     early_audio = sum(m.early_audio for m in measures)
     unanswered = sum(m.first_audio is None for m in measures)
-    ok = early == 0 and early_audio == 0
+    abandoned = sum(m.discarded_audio > 0 for m in measures)
+    ok = early == 0 and early_audio == 0 and abandoned == 0
     print(f"paused sentences: early answers {early}/{len(measures)}   audio before the end of the sentence "
-          f"{early_audio}/{len(measures)}   no answer after the sentence {unanswered}/{len(measures)}   "
-          f"target 0 early   {verdict(ok)}")
+          f"{early_audio}/{len(measures)}   audio of a cancelled response {abandoned}/{len(measures)}   "
+          f"no answer after the sentence {unanswered}/{len(measures)}   target 0 early   {verdict(ok)}")
     totals = [m.first_audio for m in measures if m.first_audio is not None]
     if totals:
         print(f"  end of sentence → first audio median {median(totals):.3f} s")
