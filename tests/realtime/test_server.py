@@ -149,3 +149,57 @@ async def test_many_sessions_share_one_backend(make_server: ServerFactory) -> No
     server = await make_server()
     results = await asyncio.gather(*(sdk_tool_loop(server, 1) for _ in range(8)))
     assert all(r == ["get_weather says sunny 0."] for r in results)
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in a Prometheus text page (0 when absent)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()):
+                return float(s.value)
+    return 0.0
+
+
+async def test_metrics_count_sessions_responses_tools_and_speculation(make_server: ServerFactory) -> None:
+    server = await make_server()
+    await sdk_tool_loop(server, 2)
+    async with httpx.AsyncClient() as http:
+        page = await http.get(f"http://127.0.0.1:{server.port}/metrics")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/plain")
+    text = page.text
+    assert sample(text, "voxcall_sessions_total") == 1 and sample(text, "voxcall_sessions_active") == 0
+    assert sample(text, "voxcall_responses_total", status="completed") == 4  # two calls, two claimed answers
+    assert sample(text, "voxcall_tool_calls_total", outcome="client") == 2
+    assert sample(text, "voxcall_speculation_total", kind="follow_up", event="claimed") == 2
+    assert sample(text, "voxcall_llm_first_token_seconds_count") == 4
+    assert sample(text, "voxcall_tokens_total", direction="out") > 0
+
+
+async def test_metrics_need_a_key_when_keys_are_configured(make_server: ServerFactory, monkeypatch: Any) -> None:
+    monkeypatch.setenv("VOXCALL_API_KEYS", "k1")
+    server = await make_server()
+    async with httpx.AsyncClient() as http:
+        url = f"http://127.0.0.1:{server.port}/metrics"
+        assert (await http.get(url)).status_code == 401
+        assert (await http.get(url, headers={"Authorization": "Bearer nope"})).status_code == 401
+        assert (await http.get(url, headers={"Authorization": "Bearer k1"})).status_code == 200
+
+
+async def test_every_response_is_followed_by_its_timing(make_server: ServerFactory) -> None:
+    server = await make_server()
+    async with server.client().realtime.connect(model="voxcall-test") as conn:
+        await conn.conversation.item.create(item={"type": "message", "role": "user",
+                                                  "content": [{"type": "input_text", "text": "hello"}]})
+        await conn.response.create()
+        done_id = None
+        async for ev in conn:
+            if ev.type == "response.done":
+                done_id = ev.response.id
+            elif ev.type == "voxcall.response.timing":
+                timing: Any = ev
+                break
+    assert timing.response_id == done_id
+    assert set(timing.timings_ms) == {"llm_first_token"}  # a text turn: no transcript, no audio
+    assert timing.tools == []

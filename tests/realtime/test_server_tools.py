@@ -224,3 +224,20 @@ async def test_hidden_follow_up_runs_no_server_tool_before_its_claim() -> None:
         await h.send(type="response.create")
         done = await h.wait("response.done", 2)
         assert runs["add"] == 1 and done["response"]["status"] == "completed"
+
+
+async def test_the_timing_lists_each_server_call_that_ran() -> None:
+    toolbox, _ = make_toolbox()
+    backend = ControlledBackend(Turn("", [("add", {"a": 2, "b": 3}), ("slow", {"seconds": 0.05})]),
+                                Turn("", [("add", {"a": 2, "b": 3})]), Turn("Five."))
+    async with Harness(backend, toolbox=toolbox) as h:
+        done = await ask(h)
+        timing = await h.wait("voxcall.response.timing")
+        assert timing["response_id"] == done["response"]["id"]
+        ran = timing["tools"]
+        assert [t["name"] for t in ran] == ["add", "slow"]  # the repeated add was answered, not run
+        calls = {o["id"]: o for o in done["response"]["output"]}
+        assert all(isinstance(t["call_id"], str) and t["duration_ms"] >= 0 for t in ran)
+        assert next(t for t in ran if t["name"] == "slow")["duration_ms"] >= 50
+        assert "to_audio_ms" not in ran[0]  # a text response has no audio after the result
+        assert len(calls) == 4

@@ -364,3 +364,31 @@ async def test_cancel_right_after_create_still_reports_the_response() -> None:
         assert h.session.responses.visible is None
         await h.send(type="response.create")
         assert (await h.wait("response.done", 2))["response"]["status"] == "completed"
+
+
+class Preparing(ControlledBackend):
+    """A backend that can prepare requests ahead (:class:`voxcall.llm.Warmable`); it records them."""
+
+    def __init__(self, *turns: Turn) -> None:
+        super().__init__(*turns)
+        self.warmed: list[Any] = []
+
+    async def warm(self, request: Any) -> None:
+        self.warmed.append(request)
+
+
+async def test_new_tools_are_prepared_before_the_user_asks() -> None:
+    backend = Preparing(Turn("Sunny."))
+    async with Harness(backend) as h:
+        await h.send(type="session.update", session={"type": "realtime", "instructions": "Be brief.",
+                                                     "tools": [WEATHER]})
+        assert len(backend.warmed) == 1
+        warmed = backend.warmed[0]
+        assert warmed.instructions == "Be brief." and [t.name for t in warmed.tools] == ["get_weather"]
+        assert warmed.items == []  # only what every next turn starts with
+        await h.say("weather?")
+        await h.send(type="response.create")
+        await h.wait("response.done")
+        asked = backend.requests[0]
+        assert (asked.instructions, asked.tools, asked.tool_choice, asked.voice) == (
+            warmed.instructions, warmed.tools, warmed.tool_choice, warmed.voice)  # the same prompt prefix

@@ -53,10 +53,11 @@ class HeardAudio:
 
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
-                 metrics: Metrics, *, eager_turn_ms: int = 0) -> None:
+                 metrics: Metrics, *, eager_turn_ms: int = 0, on_speech: Callable[[], None] = lambda: None) -> None:
         """``respond`` answers a turn with the session's settings (under ``create_response``); ``eager_turn_ms``
-        (0: off) is the pause after which an answer is prepared hidden."""
+        (0: off) is the pause after which an answer is prepared hidden; ``on_speech`` is told when a turn begins."""
         self.voice = voice
+        self._on_speech = on_speech
         self._eager_turn_ms = eager_turn_ms
         self._eager: EagerTurn | None = None
         self._turns_begun = 0  # user turns started so far (a transcript answers only the latest)
@@ -181,6 +182,7 @@ class HeardAudio:
         await self._responses.discard("user speech")
         if self._turns is not None and self._turns.interrupt_response:
             await self._responses.cancel("turn_detected")
+        self._on_speech()
 
     def _paused(self, pause: SpeechPaused) -> None:
         """A short silence inside the turn: transcribe what was said and prepare the answer, hidden."""

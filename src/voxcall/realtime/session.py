@@ -14,6 +14,7 @@ carries on. The parts:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -30,7 +31,7 @@ from openai.types.realtime import (
 )
 
 from voxcall.config import SessionOptions, ToolsSettings
-from voxcall.llm import LLMBackend, LLMRequest
+from voxcall.llm import LLMBackend, LLMRequest, Warmable, warm
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
 from voxcall.realtime.conversation import Conversation, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
@@ -90,7 +91,8 @@ class Session:
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items, metrics=metrics)
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
-                                metrics, eager_turn_ms=options.eager_turn_ms)
+                                metrics, eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
+        self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
         self._handlers: dict[str, Callable[[Any, Event], Awaitable[None]]] = {
@@ -117,6 +119,9 @@ class Session:
     async def close(self) -> None:
         """The client went away: stop every task of the session; nothing more is written."""
         self.outbox.closed = True
+        if self._preparing is not None:
+            self._preparing.cancel()
+            await asyncio.wait([self._preparing])
         await self.responses.close()
         await self.audio.close()
         await self.tools.close()
@@ -165,6 +170,7 @@ class Session:
         if turns_changed:
             self.audio.use_turn_detection(new.turn_detection)
         await self.outbox.put(event("session.updated", session=self.to_wire()))
+        self._prepare()
         for warning in warnings:
             await self.outbox.put(warning.to_event())
         self.responses.speculate()
@@ -281,16 +287,30 @@ class Session:
                                 tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
                                 max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
                                 metadata=metadata, output_format=settings.output_format, speed=settings.speed)
-        toolbox = self.tools.toolbox
-        request = LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
-                             tools=[*settings.tools, *(toolbox.tools if toolbox is not None else [])],
-                             tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
-                             temperature=settings.temperature, voice=settings.audio_out,
-                             parallel_tool_calls=settings.parallel_tool_calls)
         return ResponseRun(ResponseInputs(
-            self.backend, request, params, history, emit, llm_timeout=self.options.llm_timeout,
-            tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=toolbox,
+            self.backend, self._request(settings, context), params, history, emit, llm_timeout=self.options.llm_timeout,
+            tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming()))
+
+    def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
+        """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""
+        toolbox = self.tools.toolbox
+        return LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
+                          tools=[*settings.tools, *(toolbox.tools if toolbox is not None else [])],
+                          tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
+                          temperature=settings.temperature, voice=settings.audio_out,
+                          parallel_tool_calls=settings.parallel_tool_calls)
+
+    def _prepare(self) -> None:
+        """Let the backend evaluate, in the background, the prompt the next turn starts from (instructions, tools,
+        history so far), so that turn evaluates only its new words. Called when the session's settings change and
+        when the user starts speaking; a newer preparation replaces an older one."""
+        if not isinstance(self.backend, Warmable):
+            return
+        if self._preparing is not None:
+            self._preparing.cancel()
+        request = self._request(self.settings, self.responses.context()[0])
+        self._preparing = asyncio.create_task(warm(self.backend, request), name=f"voxcall-warm-{self.id}")
 
     def _input_items(self, models: list[Any]) -> list[Item]:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
