@@ -6,8 +6,9 @@ faster-whisper pads every input to Whisper's 30 s window, so a 2 s question pays
 cheaper. Whisper was trained on full windows only, and on a window that ends right after the speech the decoder
 can loop ("turn off the lights. Turn off the lights. ..."); so the decoder runs in timestamp mode (it closes each
 segment with a timestamp, then ends) with a token budget proportional to the audio, and a result is accepted only
-when it ended cleanly and passes faster-whisper's own quality checks. Otherwise :meth:`UtteranceDecoder.decode`
-answers None and the caller runs the padded path, which is never worse than before.
+when the decoder closed it with a timestamp within the budget, no segment starts after the audio or repeats the one
+before, and it passes faster-whisper's own quality checks. Otherwise :meth:`UtteranceDecoder.decode` answers None
+and the caller runs the padded path, as before.
 """
 
 from __future__ import annotations
