@@ -81,14 +81,17 @@ class ClauseSplitter:
         clause, self._text, self._scan, self._first = clean_clause(self._text), "", 0, True
         return [clause] if _SPEAKABLE.search(clause) else []
 
+    @property
+    def _in_first_phrase(self) -> bool:
+        """Whether the first-phrase rule applies to the text now waiting: on, and nothing returned yet."""
+        return self.first_phrase and self._first
+
     def _long_enough(self, end: int) -> bool:
         """Whether a clause mark may end the clause ``_text[:end]``: any length for a first phrase."""
-        return (self.first_phrase and self._first) or len(clean_clause(self._text[:end])) >= self.min_chars
+        return self._in_first_phrase or len(clean_clause(self._text[:end])) >= self.min_chars
 
     def _first_words_end(self, space: int, next_word: int) -> bool:
         """Whether the first phrase may end at the word boundary ``_text[space:next_word]``."""
-        if not (self.first_phrase and self._first):
-            return False
         before = clean_clause(self._text[:space])
         words = before.split()
         if len(words) < FIRST_PHRASE_WORDS or len(before) < FIRST_PHRASE_CHARS:
@@ -107,7 +110,7 @@ class ClauseSplitter:
                 return i + 1
             if ch == _DASH and self._long_enough(i + 1):
                 return i + 1
-            if ch.isspace() and self.first_phrase and self._first:
+            if ch.isspace() and self._in_first_phrase:
                 end = i
                 while end < len(text) and text[end].isspace() and text[end] != "\n":
                     end += 1
