@@ -18,13 +18,23 @@ TEXTS = [
 ]
 
 
-def split_at_once(text: str, min_chars: int = 12) -> list[str]:
-    splitter = ClauseSplitter(min_chars)
+ANSWERS = [
+    "Sure, I can check the weather for you.",
+    "The weather in Paris is sunny with a high of 22 degrees and a light breeze.",
+    "Twelve times eight is ninety-six.",
+    "I have set a timer for ten minutes; I will let you know when it is done.",
+    "The capital of Australia is Canberra, not Sydney as many people think.",
+]
+"""Typical answers of a voice assistant, for the first-phrase rule."""
+
+
+def split_at_once(text: str, min_chars: int = 12, *, first_phrase: bool = False) -> list[str]:
+    splitter = ClauseSplitter(min_chars, first_phrase=first_phrase)
     return splitter.feed(text) + splitter.flush()
 
 
-def split_by_char(text: str, min_chars: int = 12) -> list[str]:
-    splitter = ClauseSplitter(min_chars)
+def split_by_char(text: str, min_chars: int = 12, *, first_phrase: bool = False) -> list[str]:
+    splitter = ClauseSplitter(min_chars, first_phrase=first_phrase)
     clauses = [clause for ch in text for clause in splitter.feed(ch)]
     return clauses + splitter.flush()
 
@@ -42,23 +52,71 @@ def test_clauses(text: str, expected: list[str]) -> None:
     assert split_at_once(text) == expected
 
 
-@pytest.mark.parametrize("text", TEXTS)
-def test_char_by_char_gives_the_same_clauses(text: str) -> None:
-    assert split_by_char(text) == split_at_once(text)
+@pytest.mark.parametrize("first_phrase", [False, True])
+@pytest.mark.parametrize("text", TEXTS + ANSWERS)
+def test_char_by_char_gives_the_same_clauses(text: str, first_phrase: bool) -> None:
+    assert split_by_char(text, first_phrase=first_phrase) == split_at_once(text, first_phrase=first_phrase)
 
 
-@given(st.sampled_from(TEXTS), st.lists(st.integers(min_value=1, max_value=30), max_size=40))
-def test_any_chunking_gives_the_same_clauses(text: str, sizes: list[int]) -> None:
-    splitter, clauses, pos = ClauseSplitter(), [], 0
+def split_in_chunks(text: str, sizes: list[int], first_phrase: bool) -> list[str]:
+    splitter, clauses, pos = ClauseSplitter(first_phrase=first_phrase), [], 0
     for size in sizes:
         clauses += splitter.feed(text[pos:pos + size])
         pos += size
-    clauses += splitter.feed(text[pos:]) + splitter.flush()
-    assert clauses == split_at_once(text)
+    return clauses + splitter.feed(text[pos:]) + splitter.flush()
+
+
+@given(st.sampled_from(TEXTS + ANSWERS), st.lists(st.integers(min_value=1, max_value=30), max_size=40), st.booleans())
+def test_any_chunking_gives_the_same_clauses(text: str, sizes: list[int], first_phrase: bool) -> None:
+    assert split_in_chunks(text, sizes, first_phrase) == split_at_once(text, first_phrase=first_phrase)
+
+
+_ANY_TEXT = st.text(st.sampled_from("ab1 .,;:!?—\n'\"()*-Mr"), max_size=60)
+
+
+@given(_ANY_TEXT, st.lists(st.integers(min_value=1, max_value=8), max_size=30), st.booleans())
+def test_any_chunking_of_any_text_gives_the_same_clauses(text: str, sizes: list[int], first_phrase: bool) -> None:
+    assert split_in_chunks(text, sizes, first_phrase) == split_at_once(text, first_phrase=first_phrase)
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    (ANSWERS[0], "Sure,"),
+    (ANSWERS[1], "The weather in Paris"),
+    (ANSWERS[2], "Twelve times eight is"),
+    (ANSWERS[3], "I have set a timer for"),
+    (ANSWERS[4], "The capital of Australia"),
+])
+def test_the_first_phrase_ends_at_the_first_comma_or_after_a_few_words(text: str, first: str) -> None:
+    pieces = split_at_once(text, first_phrase=True)
+    assert pieces[0] == first
+    assert pieces[1:] == split_at_once(text[text.index(first) + len(first):])  # then the clause rules
+
+
+def test_the_first_phrase_is_on_by_default_and_comes_once_the_next_word_begins() -> None:
+    splitter = ClauseSplitter()
+    assert splitter.feed("The weather in Paris ") == []  # is "Paris" the end of a word? the next one decides
+    assert splitter.feed("i") == ["The weather in Paris"]
+    assert splitter.feed("s sunny today and mild") == []  # later pieces wait for a clause mark
+    assert splitter.flush() == ["is sunny today and mild"]
+    assert splitter.feed("Yes,") == []  # flush starts a new message: a new first phrase
+    assert splitter.feed(" ") == ["Yes,"]
+
+
+@pytest.mark.parametrize(("text", "first"), [
+    ("We will ask our Prof. Plum today about it.", "We will ask our Prof. Plum"),
+    ("The book was written by J. R. R. Tolkien long ago.", "The book was written"),
+    ("It was penned by one J. R. R. Tolkien long ago.", "It was penned by one"),
+    ("Your total comes to 12 000 euros in the end.", "Your total comes to 12 000"),
+    ("Please see www.example.com/page.html for details.", "Please see www.example.com/page.html for"),
+    ("The value of pi is 3.14159 and so on.", "The value of pi is 3.14159"),
+    ("About 1,000,000 people live here today.", "About 1,000,000 people live"),
+])
+def test_the_first_phrase_never_cuts_inside_numbers_abbreviations_or_urls(text: str, first: str) -> None:
+    assert split_at_once(text, first_phrase=True)[0] == first
 
 
 def test_the_first_clause_comes_before_the_sentence_ends() -> None:
-    splitter = ClauseSplitter(min_chars=12)
+    splitter = ClauseSplitter(min_chars=12, first_phrase=False)
     assert splitter.feed("The weather in Paris is sunny") == []
     assert splitter.feed(",") == []  # the next character decides
     assert splitter.feed(" with a high of 22") == ["The weather in Paris is sunny,"]

@@ -8,7 +8,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from voxcall.speech import SpeechModelError, WhisperSTT, default_model_dir
+from tests.speech.conftest import QUESTION
+from voxcall.audio import resample
+from voxcall.speech import PiperTTS, SpeechModelError, WhisperSTT, default_model_dir
 
 pytestmark = pytest.mark.usefixtures("speech_models")  # the [local] extra
 
@@ -24,8 +26,40 @@ def test_whisper_takes_float_audio_too(whisper: WhisperSTT, question_16k: npt.ND
     assert "weather" in text
 
 
-def test_no_audio_is_no_text(whisper: WhisperSTT) -> None:
+def test_no_audio_is_no_text(whisper: WhisperSTT, padded_whisper: WhisperSTT) -> None:
     assert whisper.transcribe(np.zeros(0, dtype=np.int16)) == ""
+    assert padded_whisper.transcribe(np.zeros(0, dtype=np.int16)) == ""
+
+
+@pytest.fixture(scope="module")
+def padded_whisper() -> WhisperSTT:
+    """The old path: faster-whisper's own transcription on a 30 s window."""
+    return WhisperSTT(pad_to_window=True)
+
+
+def test_the_sized_window_hears_what_the_30_s_window_hears(
+        whisper: WhisperSTT, padded_whisper: WhisperSTT, question_16k: npt.NDArray[np.int16]) -> None:
+    assert whisper.transcribe(question_16k) == padded_whisper.transcribe(question_16k)
+
+
+def test_the_sized_window_settles_a_short_question_itself(whisper: WhisperSTT, piper: PiperTTS) -> None:
+    """Piper's voice varies a little from call to call, so a question gets three tries to be settled directly."""
+    settled = []
+    for _ in range(3):
+        audio = resample(np.concatenate(list(piper.synthesize(QUESTION))), piper.sample_rate, whisper.sample_rate)
+        fallbacks = whisper.fallbacks
+        text = whisper.transcribe(audio)
+        settled.append(whisper.fallbacks == fallbacks and text == QUESTION)
+    assert any(settled)
+
+
+def test_an_utterance_over_30_s_still_transcribes(whisper: WhisperSTT, question_16k: npt.NDArray[np.int16]) -> None:
+    pause = np.zeros(whisper.sample_rate // 2, dtype=np.int16)
+    repeats = 1 + int(30 * whisper.sample_rate / (len(question_16k) + len(pause)))
+    long_audio = np.concatenate([question_16k, pause] * repeats)
+    assert len(long_audio) > 30 * whisper.sample_rate
+    text = whisper.transcribe(long_audio).lower()
+    assert text.count("paris") >= repeats - 2  # both 30 s windows were heard, not only the first
 
 
 def test_the_default_model_ships_in_a_package() -> None:

@@ -9,8 +9,14 @@ cutting lets the first audio start at the first comma. :class:`ClauseSplitter` c
 
 and never inside a number (``3.5``, ``1,000``, ``10:30``) or a URL (the mark is not followed by whitespace there),
 after a common abbreviation or initial (``Mr.``, ``e.g.``, ``J.``), or after a list number (``1.``).
-A decision needs the character after the mark, so a clause ending a delta is held until the next delta (or
-:meth:`ClauseSplitter.flush`); feeding text character by character gives the same clauses as feeding it at once.
+The first piece of a message may be shorter (``first_phrase``, on by default), because the user waits for it:
+it ends at the first clause mark whatever its length, or at the first word boundary once it has
+``FIRST_PHRASE_WORDS`` words and ``FIRST_PHRASE_CHARS`` characters and the next word has begun — never after an
+abbreviation or initial, nor between two numbers. Later pieces follow the clause rules.
+
+A decision needs the character after the mark (or the space), so a clause ending a delta is held until the next
+delta (or :meth:`ClauseSplitter.flush`); feeding text character by character gives the same clauses as feeding it
+at once.
 """
 
 from __future__ import annotations
@@ -25,6 +31,11 @@ _CLOSERS = "\"')]}”’»*_`"
 _OPENERS = "\"'([{“‘«*_`"
 
 # Abbreviations that (almost) never end a sentence; lower case, without the final dot.
+FIRST_PHRASE_WORDS = 4
+"""Words the first piece needs before it may end at a word boundary: fewer sound clipped when spoken alone."""
+FIRST_PHRASE_CHARS = 20
+"""Characters it needs as well, so four short words ("I am on it") still wait for a fifth."""
+
 _ABBREVIATIONS = frozenset({
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "approx", "dept", "fig", "vol",
     "inc", "ltd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
@@ -47,10 +58,12 @@ def clean_clause(text: str) -> str:
 class ClauseSplitter:
     """Incrementally cut streamed text into clean, speakable clauses (one splitter per response)."""
 
-    def __init__(self, min_chars: int = 12) -> None:
+    def __init__(self, min_chars: int = 12, *, first_phrase: bool = True) -> None:
         self.min_chars = min_chars
+        self.first_phrase = first_phrase
         self._text = ""  # fed text not yet returned
         self._scan = 0  # where the search for the next cut resumes in ``_text``
+        self._first = True  # nothing returned yet since the start (or the last flush)
 
     def feed(self, delta: str) -> list[str]:
         """Add the next piece of text; returns the clauses it completed (possibly none)."""
@@ -60,15 +73,33 @@ class ClauseSplitter:
             clause, self._text, self._scan = clean_clause(self._text[:cut]), self._text[cut:], 0
             if _SPEAKABLE.search(clause):
                 clauses.append(clause)
+                self._first = False
         return clauses
 
     def flush(self) -> list[str]:
         """End of the text: the rest as a last clause (if anything speakable is left)."""
-        clause, self._text, self._scan = clean_clause(self._text), "", 0
+        clause, self._text, self._scan, self._first = clean_clause(self._text), "", 0, True
         return [clause] if _SPEAKABLE.search(clause) else []
 
+    @property
+    def _in_first_phrase(self) -> bool:
+        """Whether the first-phrase rule applies to the text now waiting: on, and nothing returned yet."""
+        return self.first_phrase and self._first
+
     def _long_enough(self, end: int) -> bool:
-        return len(clean_clause(self._text[:end])) >= self.min_chars
+        """Whether a clause mark may end the clause ``_text[:end]``: any length for a first phrase."""
+        return self._in_first_phrase or len(clean_clause(self._text[:end])) >= self.min_chars
+
+    def _first_words_end(self, space: int, next_word: int) -> bool:
+        """Whether the first phrase may end at the word boundary ``_text[space:next_word]``."""
+        before = clean_clause(self._text[:space])
+        words = before.split()
+        if len(words) < FIRST_PHRASE_WORDS or len(before) < FIRST_PHRASE_CHARS:
+            return False
+        last = words[-1].lstrip(_OPENERS)
+        if last.endswith(".") and (last[:-1].lower() in _ABBREVIATIONS or _INITIALISM.fullmatch(last[:-1])):
+            return False  # "Prof. | Plum", "J. | R. R. Tolkien"
+        return not (last[-1:].isdigit() and self._text[next_word].isdigit())  # "10 | 000"
 
     def _next_cut(self) -> int | None:
         """Index just past the next complete clause in ``_text``, or None when more text is needed to decide."""
@@ -79,6 +110,17 @@ class ClauseSplitter:
                 return i + 1
             if ch == _DASH and self._long_enough(i + 1):
                 return i + 1
+            if ch.isspace() and self._in_first_phrase:
+                end = i
+                while end < len(text) and text[end].isspace() and text[end] != "\n":
+                    end += 1
+                if end == len(text):  # the next word decides: wait for it
+                    self._scan = i
+                    return None
+                if text[end] != "\n" and self._first_words_end(i, end):
+                    return end
+                i = end
+                continue
             if ch not in _MARKS:
                 i += 1
                 continue
