@@ -33,6 +33,7 @@ def backend() -> Iterator[LlamaCppBackend]:
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_model, "PROMPT_CHUNK", CHUNK)
+    monkeypatch.setattr(local_model, "PRELOAD_CHUNK", CHUNK)
 
 
 class Worker:
