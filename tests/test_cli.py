@@ -389,6 +389,7 @@ FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
     "max_frame_bytes": (("--max-frame-bytes", "4096"), 4096),
     "max_history_items": (("--max-history-items", "40"), 40),
     "max_hidden_events": (("--max-hidden-events", "64"), 64),
+    "eager_turn_ms": (("--eager-turn-ms", "120"), 120),
     "speech": (("--speech",), True),
     "vad": (("--vad", "webrtc"), "webrtc"),
     "stt_model": (("--stt-model", "whisper-dir"), "whisper-dir"),
