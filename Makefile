@@ -40,7 +40,9 @@ bench: install
 	$(BIN)/python benchmarks/bench_protocol.py
 	$(BIN)/python benchmarks/bench_followup.py
 	$(BIN)/python benchmarks/bench_sessions.py
-	$(BIN)/python benchmarks/bench_voice.py
+	$(BIN)/python benchmarks/bench_stt.py
+	$(BIN)/python benchmarks/bench_warm.py
+	$(BIN)/python benchmarks/bench_voice.py --tool-llm scripted
 	$(BIN)/python benchmarks/bench_local_tools.py
 
 clean:
