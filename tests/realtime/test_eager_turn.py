@@ -59,9 +59,10 @@ async def test_the_answer_prepared_at_the_pause_is_claimed_when_the_turn_ends(vo
         await live(h, said(voice, 0.3, "What time is it?", 1.0))
         done = await h.wait("response.done", timeout=30)
         assert done["response"]["status"] == "completed"
-        assert len(h.of("response.created")) == 1 and len(backend.requests) == 1
-        assert eager(h, "started") == 1 and eager(h, "claimed") == 1
-        assert "time" in backend.requests[0].items[-1].text.lower()
+        assert len(h.of("response.created")) == 1
+        # a pause between two words may have started (and dropped) an answer to the words before it
+        assert eager(h, "claimed") == 1 and eager(h, "started") == 1 + eager(h, "discarded")
+        assert "time" in backend.requests[-1].items[-1].text.lower()
         kinds = [e["type"] for e in h.events]
         # the client sees the turn end, its item and transcript, then the answer: never the other way round
         assert (kinds.index("input_audio_buffer.speech_stopped") < kinds.index("input_audio_buffer.committed")
