@@ -63,6 +63,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,  # locals may hold API keys
+    rich_markup_mode=None,  # plain help: rich's tables cut long option names (--max-history-ite…) at 80 columns
 )
 
 
@@ -176,7 +177,7 @@ def serve(
         help="Log level of voxcall and uvicorn.", show_default=_default("log_level"),
     )] = None,
 ) -> None:
-    """Serve the OpenAI Realtime protocol on ws://HOST:PORT/v1/realtime (and GET /healthz).
+    """Serve the OpenAI Realtime protocol on ws://HOST:PORT/v1/realtime (and GET /healthz, /metrics).
 
     By default the server hears and speaks with the packaged offline models (Silero VAD, Whisper tiny.en, Piper
     joe) and thinks with the in-process SmolLM2 when llama.cpp is installed, else with the scripted demo. Nothing
