@@ -392,3 +392,55 @@ async def test_new_tools_are_prepared_before_the_user_asks() -> None:
         asked = backend.requests[0]
         assert (asked.instructions, asked.tools, asked.tool_choice, asked.voice) == (
             warmed.instructions, warmed.tools, warmed.tool_choice, warmed.voice)  # the same prompt prefix
+
+
+async def test_deeply_nested_json_is_an_error_and_the_session_lives() -> None:
+    async with Harness(ControlledBackend(Turn("Still here."))) as h:
+        frame = '{"type":"session.update","session":' + "[" * 10000 + "]" * 10000 + "}"
+        await h.session.handle_frame(frame)
+        await h.settle()
+        assert h.of("error")[-1]["error"]["code"] == "invalid_json"
+        await h.say("hello")
+        await h.send(type="response.create")
+        assert (await h.wait("response.done"))["response"]["status"] == "completed"
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """An object schema whose properties nest ``depth`` deep."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "$schema": 5},
+    {"type": "object", "$schema": True},
+    {"type": "object", "$schema": ["x"]},
+    {"type": "object", "$schema": {"a": 1}},
+    nested(400),
+], ids=["schema-int", "schema-bool", "schema-list", "schema-object", "nested-400"])
+async def test_odd_tool_schemas_are_refused_clearly(schema: dict[str, Any]) -> None:
+    async with Harness(ControlledBackend(Turn("ok"))) as h:
+        tool = {"type": "function", "name": "odd", "description": "d", "parameters": schema}
+        await h.send(type="session.update", event_id="evt_odd", session={"type": "realtime", "tools": [tool]})
+        error = h.of("error")[-1]["error"]
+        assert error["code"] == "invalid_tool" and error["event_id"] == "evt_odd"
+        assert error["param"].startswith("session.tools[0]")
+        await h.send(type="session.update", session={"type": "realtime", "tools": [WEATHER]})
+        assert h.of("session.updated")  # the session took the next, good update
+
+
+async def test_a_handler_that_crashes_answers_server_error_and_the_session_lives() -> None:
+    async with Harness(ControlledBackend(Turn("Fine."))) as h:
+        async def broken(model: Any, ev: Any) -> None:
+            raise RuntimeError("a bug")
+
+        h.session._handlers["conversation.item.retrieve"] = broken
+        await h.send(type="conversation.item.retrieve", event_id="evt_bug", item_id="x")
+        error = h.of("error")[-1]["error"]
+        assert (error["type"], error["code"], error["event_id"]) == ("server_error", "server_error", "evt_bug")
+        assert "a bug" not in error["message"]  # no internals leak to the client
+        await h.say("hi")
+        await h.send(type="response.create")
+        assert (await h.wait("response.done"))["response"]["status"] == "completed"

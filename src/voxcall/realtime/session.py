@@ -144,6 +144,11 @@ class Session:
             await self._handlers[parsed.kind](parsed.model, parsed.data)
         except ProtocolError as err:
             await self.outbox.put(error_event(err, client_event_id))
+        except Exception:  # a bug must not end the session: the client learns that its event failed, not why
+            log.exception("session %s: handling a client event failed", self.id)
+            await self.outbox.put(error_event(ProtocolError(
+                "the server failed to handle this event; the session goes on", code="server_error",
+                kind="server_error"), client_event_id))
 
     def _decode(self, data: str | bytes) -> Event:
         if len(data) > self.options.max_frame_bytes:
@@ -153,6 +158,8 @@ class Session:
             ev = json.loads(data)
         except (ValueError, UnicodeDecodeError):
             raise ProtocolError("the frame is not valid JSON", code="invalid_json") from None
+        except RecursionError:
+            raise ProtocolError("the frame's JSON is nested too deeply", code="invalid_json") from None
         if not isinstance(ev, dict):
             raise ProtocolError("an event must be a JSON object", code="invalid_event")
         return ev

@@ -212,6 +212,9 @@ def parse_tools(value: Any, *, where: str) -> tuple[list[Tool], list[dict[str, A
             tool = Tool.from_openai(data)
         except ValueError as exc:
             raise ProtocolError(f"'{param}': {exc}", code="invalid_tool", param=param) from None
+        except RecursionError:
+            raise ProtocolError(f"'{param}.parameters' is nested too deeply", code="invalid_tool",
+                                param=f"{param}.parameters") from None
         if not TOOL_NAME_PATTERN.match(tool.name):
             raise ProtocolError(f"'{param}.name' must match ^[a-zA-Z0-9_-]{{1,64}}$", code="invalid_tool",
                                 param=f"{param}.name")
@@ -232,6 +235,11 @@ def _check_schema(schema: dict[str, Any], param: str) -> None:
         where = "/".join(str(p) for p in exc.absolute_path)
         raise ProtocolError(f"'{param}' is not a valid JSON Schema: {exc.message}" + (f" (at {where})" if where
                             else ""), code="invalid_tool", param=param) from None
+    except RecursionError:
+        raise ProtocolError(f"'{param}' is nested too deeply", code="invalid_tool", param=param) from None
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:  # jsonschema trips on e.g. "$schema": 5
+        raise ProtocolError(f"'{param}' is not a valid JSON Schema ({type(exc).__name__} while checking it; look at "
+                            "its \"$schema\" and keyword values)", code="invalid_tool", param=param) from None
 
 
 def parse_tool_choice(value: Any, tools: list[Tool], *, where: str) -> ToolChoice:
