@@ -390,6 +390,7 @@ FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
     "max_history_items": (("--max-history-items", "40"), 40),
     "max_hidden_events": (("--max-hidden-events", "64"), 64),
     "eager_turn_ms": (("--eager-turn-ms", "120"), 120),
+    "max_tools": (("--max-tools", "16"), 16),
     "speech": (("--speech",), True),
     "vad": (("--vad", "webrtc"), "webrtc"),
     "stt_model": (("--stt-model", "whisper-dir"), "whisper-dir"),

@@ -52,6 +52,7 @@ SETTING_OF_FLAG: dict[str, str] = {
     "max_speculative": "session.max_speculative", "llm_timeout": "session.llm_timeout",
     "max_frame_bytes": "session.max_frame_bytes", "max_history_items": "session.max_history_items",
     "max_hidden_events": "session.max_hidden_events", "eager_turn_ms": "session.eager_turn_ms",
+    "max_tools": "session.max_tools",
     "speech": "speech.enabled", "vad": "speech.vad", "stt_model": "speech.stt_model", "tts_voice": "speech.tts_voice",
 }
 """The setting (a dotted path into :class:`~voxcall.config.ServerSettings`) each flag of ``serve`` sets."""
@@ -145,6 +146,9 @@ def serve(
     )] = None,
     max_hidden_events: Annotated[int | None, typer.Option(
         help="Events a hidden follow-up buffers before it pauses.", show_default=_default("session.max_hidden_events"),
+    )] = None,
+    max_tools: Annotated[int | None, typer.Option(
+        help="Function tools a session (or one response) may declare.", show_default=_default("session.max_tools"),
     )] = None,
     eager_turn_ms: Annotated[int | None, typer.Option(
         help="Pause (ms) inside a spoken turn after which the answer is prepared, hidden until the turn ends; 0: off.",

@@ -73,6 +73,8 @@ class SessionOptions(BaseModel):
     """Conversation items a session keeps; before a response, older ones are deleted from the conversation."""
     max_hidden_events: int = Field(default=2048, ge=1)
     """Events a hidden (speculative) response buffers before its stream pauses until it is claimed."""
+    max_tools: int = Field(default=128, ge=1, le=10_000)
+    """Function tools a session (or one response) may declare; more is an error that names this limit."""
     eager_turn_ms: int = Field(default=100, ge=0, le=10_000)
     """A pause (ms) inside a spoken turn after which the answer is prepared hidden: claimed when the turn detector
     confirms the end of the turn, dropped when the user speaks on. 0 turns it off."""

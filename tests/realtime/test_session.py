@@ -444,3 +444,28 @@ async def test_a_handler_that_crashes_answers_server_error_and_the_session_lives
         await h.say("hi")
         await h.send(type="response.create")
         assert (await h.wait("response.done"))["response"]["status"] == "completed"
+
+
+async def test_more_tools_than_the_limit_is_an_error_that_names_it() -> None:
+    def tool(n: int) -> dict[str, Any]:
+        return {"type": "function", "name": f"t{n}", "description": "d", "parameters": {"type": "object"}}
+
+    async with Harness(ControlledBackend(Turn("ok")), max_tools=3) as h:
+        await h.send(type="session.update", session={"type": "realtime", "tools": [tool(n) for n in range(4)]})
+        error = h.of("error")[-1]["error"]
+        assert error["code"] == "too_many_tools" and error["param"] == "session.tools"
+        assert "session.max_tools" in error["message"] and "4 tools" in error["message"]
+        await h.send(type="session.update", session={"type": "realtime", "tools": [tool(n) for n in range(3)]})
+        assert [t["name"] for t in h.of("session.updated")[-1]["session"]["tools"]] == ["t0", "t1", "t2"]
+        await h.say("go")
+        await h.send(type="response.create", response={"tools": [tool(n) for n in range(5)]})
+        assert h.of("error")[-1]["error"]["param"] == "response.tools"
+
+
+async def test_ten_thousand_tools_are_refused_at_once() -> None:
+    tools = [{"type": "function", "name": f"t{n}", "description": "d", "parameters": {"type": "object"}}
+             for n in range(10_000)]
+    async with Harness(ControlledBackend(Turn("ok"))) as h:
+        await h.send(type="session.update", session={"type": "realtime", "tools": tools})
+        assert h.of("error")[-1]["error"]["code"] == "too_many_tools"
+        assert not h.of("session.updated")

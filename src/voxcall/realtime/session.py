@@ -167,7 +167,8 @@ class Session:
     async def _session_update(self, model: SessionUpdateEvent, ev: Event) -> None:
         if model.session.type != "realtime":
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
-        new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech)
+        new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech,
+                                      max_tools=self.options.max_tools)
         self.tools.check_names(new)
         if new.mcp_servers != self.settings.mcp_servers:
             await self.tools.use_mcp_servers(new.mcp_servers)
@@ -237,7 +238,8 @@ class Session:
             raise ProtocolError(f"Conversation already has an active response in progress: "
                                 f"{self.responses.visible.id}. Wait until the response is finished before creating "
                                 "a new one.", code="conversation_already_has_active_response")
-        settings, warnings = response_settings(self.settings, data, speech=self._speech)
+        settings, warnings = response_settings(self.settings, data, speech=self._speech,
+                                               max_tools=self.options.max_tools)
         metadata = parse_metadata(data.get("metadata"))
         out_of_band = _conversation_mode(data) == "none"
         inputs = model.response.input if model.response is not None else None

@@ -96,12 +96,13 @@ def _choice_wire(choice: ToolChoice) -> Any:
 
 
 def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str, speech: ServerSpeech = ServerSpeech(),
-                  extra: frozenset[str] = frozenset()) -> tuple[SessionSettings, list[SettingWarning]]:
+                  extra: frozenset[str] = frozenset(), max_tools: int | None = None,
+                  ) -> tuple[SessionSettings, list[SettingWarning]]:
     """A copy of ``current`` with the fields of ``data`` applied, and the warnings about fields accepted but not
     acted on; a ``ProtocolError`` for the first bad or refused field.
 
     ``speech`` says what this server can hear and say (audio output is refused without a voice). ``extra`` names further
-    fields the caller reads itself (``response.create``'s metadata, input …).
+    fields the caller reads itself (``response.create``'s metadata, input …); ``max_tools`` caps the function tools.
     """
     unknown = sorted(set(data) - _SETTINGS - _ECHOED - extra)
     if unknown:
@@ -111,7 +112,7 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
     if data.get("instructions") is not None:
         new.instructions = _typed(data, "instructions", str, where)
     if data.get("tools") is not None:
-        new.tools, new.mcp_servers = parse_tools(data["tools"], where=f"{where}tools")
+        new.tools, new.mcp_servers = parse_tools(data["tools"], where=f"{where}tools", limit=max_tools)
         if new.mcp_servers and where != "session.":
             raise ProtocolError("MCP servers can only be declared in session.update", code="invalid_tool",
                                 param=f"{where}tools")
@@ -177,11 +178,11 @@ def _string_value(value: Any, where: str) -> str:
     return value
 
 
-def response_settings(current: SessionSettings, data: dict[str, Any], *,
-                      speech: ServerSpeech = ServerSpeech()) -> tuple[SessionSettings, list[SettingWarning]]:
+def response_settings(current: SessionSettings, data: dict[str, Any], *, speech: ServerSpeech = ServerSpeech(),
+                      max_tools: int | None = None) -> tuple[SessionSettings, list[SettingWarning]]:
     """The settings of one response: the session's with the ``response.create`` overrides applied (and the
     warnings about overrides accepted but not acted on)."""
-    return read_settings(current, data, where="response.", speech=speech, extra=_RESPONSE_ONLY)
+    return read_settings(current, data, where="response.", speech=speech, extra=_RESPONSE_ONLY, max_tools=max_tools)
 
 
 def only_metadata(data: dict[str, Any]) -> bool:
@@ -196,12 +197,16 @@ def _typed(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     return value
 
 
-def parse_tools(value: Any, *, where: str) -> tuple[list[Tool], list[dict[str, Any]]]:
+def parse_tools(value: Any, *, where: str, limit: int | None = None) -> tuple[list[Tool], list[dict[str, Any]]]:
     """Read a tools array: function tools with valid names and JSON Schema parameters, and MCP server entries
     (``{type: "mcp", ...}``, checked when the session starts them)."""
     if not isinstance(value, list):
         raise ProtocolError(f"'{where}' must be an array of tools", code="invalid_type", param=where)
+    if limit is not None and len(value) > limit:
+        raise ProtocolError(f"'{where}' holds {len(value)} tools; this server allows at most {limit} "
+                            "(setting session.max_tools)", code="too_many_tools", param=where)
     tools: list[Tool] = []
+    names: set[str] = set()
     servers: list[dict[str, Any]] = []
     for n, data in enumerate(value):
         param = f"{where}[{n}]"
@@ -218,11 +223,12 @@ def parse_tools(value: Any, *, where: str) -> tuple[list[Tool], list[dict[str, A
         if not TOOL_NAME_PATTERN.match(tool.name):
             raise ProtocolError(f"'{param}.name' must match ^[a-zA-Z0-9_-]{{1,64}}$", code="invalid_tool",
                                 param=f"{param}.name")
-        if any(t.name == tool.name for t in tools):
+        if tool.name in names:
             raise ProtocolError(f"'{param}.name': duplicate tool name {tool.name!r}", code="invalid_tool",
                                 param=f"{param}.name")
         _check_schema(tool.parameters, f"{param}.parameters")
         tools.append(tool)
+        names.add(tool.name)
     return tools, servers
 
 
