@@ -381,6 +381,8 @@ FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
     "script": (("--script", "s.yaml"), "s.yaml"),
     "api_key_file": (("--api-key-file", "keys"), "keys"),
     "insecure_no_auth": (("--insecure-no-auth",), True),
+    "allow_origin": (("--allow-origin", "https://app.example", "--allow-origin", "http://127.0.0.1:3000"),
+                     ["https://app.example", "http://127.0.0.1:3000"]),
     "log_level": (("--log-level", "debug"), "debug"),
     "instructions": (("--instructions", "Be brief."), "Be brief."),
     "prefetch": (("--no-prefetch",), False),

@@ -47,7 +47,7 @@ DEFAULT_URL = "ws://127.0.0.1:8765/v1/realtime"
 SETTING_OF_FLAG: dict[str, str] = {
     "host": "host", "port": "port", "llm": "llm", "model": "model", "base_url": "base_url", "api_key": "api_key",
     "tool_format": "tool_format", "script": "script", "api_key_file": "api_key_file",
-    "insecure_no_auth": "insecure_no_auth", "log_level": "log_level",
+    "insecure_no_auth": "insecure_no_auth", "allow_origin": "allowed_origins", "log_level": "log_level",
     "instructions": "session.instructions", "prefetch": "session.prefetch",
     "max_speculative": "session.max_speculative", "llm_timeout": "session.llm_timeout",
     "max_frame_bytes": "session.max_frame_bytes", "max_history_items": "session.max_history_items",
@@ -177,6 +177,10 @@ def serve(
         "--insecure-no-auth", help="Listen beyond loopback without client API keys: anyone who reaches the port "
         "can use it (and your LLM account).",
     )] = False,
+    allow_origin: Annotated[list[str] | None, typer.Option(
+        help="A web page origin (https://app.example) whose scripts may connect, besides the server's own page; "
+        "repeat for more, '*' for any. Clients that send no Origin header are not affected.",
+    )] = None,
     log_level: Annotated[LogLevel | None, typer.Option(
         help="Log level of voxcall and uvicorn.", show_default=_default("log_level"),
     )] = None,
@@ -236,8 +240,8 @@ def _load(flags: Mapping[str, Any]) -> ServerSettings:
     """The settings from ``flags`` (``serve``'s parameters; None or False: not given) and the config file."""
     overrides: dict[str, Any] = {}
     for flag, value in flags.items():
-        if flag == "config" or value is None or (flag == "insecure_no_auth" and value is False):
-            continue  # not given: --insecure-no-auth is a plain switch, off unless given
+        if flag == "config" or value is None or value == [] or (flag == "insecure_no_auth" and value is False):
+            continue  # not given: --insecure-no-auth is a plain switch, off unless given; a repeatable flag, empty
         *sections, name = SETTING_OF_FLAG[flag].split(".")
         target = overrides
         for section in sections:

@@ -156,6 +156,10 @@ class ServerSettings(BaseSettings):
     """File of client API keys: one per line; blank lines and lines starting with ``#`` are skipped."""
     insecure_no_auth: bool = False
     """Allow listening beyond loopback without client API keys (anyone who can reach the port may use it)."""
+    allowed_origins: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Web pages (``https://app.example``) whose scripts may open ``/v1/realtime`` besides the server's own; ``*``
+    allows any. Clients that send no ``Origin`` (SDKs, servers) are not affected (env ``VOXCALL_ALLOWED_ORIGINS``,
+    comma-separated)."""
     log_level: LogLevel = "info"
     """Log level of voxcall and uvicorn."""
     session: SessionOptions = Field(default_factory=SessionOptions)
@@ -213,7 +217,7 @@ class ServerSettings(BaseSettings):
                 "VOXCALL_API_KEYS, or pass --insecure-no-auth to let anyone who reaches the port use it"
             )
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "allowed_origins", mode="before")
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         """Accept a comma-separated string (the env form) as well as a list; blank entries are dropped."""

@@ -88,3 +88,15 @@ def test_every_key_is_compared(monkeypatch: pytest.MonkeyPatch) -> None:
 )
 def test_choose_subprotocol(offered: list[str], chosen: str | None) -> None:
     assert choose_subprotocol(offered) == chosen
+
+
+def test_origin_rules() -> None:
+    from voxcall.realtime.auth import origin_allowed
+
+    assert origin_allowed(None, "127.0.0.1:8765", [])  # not a browser
+    assert origin_allowed("http://127.0.0.1:8765", "127.0.0.1:8765", [])  # the server's own page
+    assert not origin_allowed("https://evil.example", "127.0.0.1:8765", [])
+    assert not origin_allowed("null", "127.0.0.1:8765", [])  # a sandboxed frame or a file
+    assert not origin_allowed("http://127.0.0.1:9999", "127.0.0.1:8765", [])  # another local page
+    assert origin_allowed("https://App.Example/", "127.0.0.1:8765", ["https://app.example"])
+    assert origin_allowed("https://anything.example", "127.0.0.1:8765", ["*"])

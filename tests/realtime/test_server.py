@@ -203,3 +203,17 @@ async def test_every_response_is_followed_by_its_timing(make_server: ServerFacto
     assert timing.response_id == done_id
     assert set(timing.timings_ms) == {"llm_first_token"}  # a text turn: no transcript, no audio
     assert timing.tools == []
+
+
+async def test_browser_pages_of_other_sites_cannot_connect(make_server: ServerFactory) -> None:
+    server = await make_server(allowed_origins=["https://app.example"])
+    url = f"ws://127.0.0.1:{server.port}/v1/realtime"
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        async with websockets.connect(url, origin=websockets.Origin("https://evil.example")):
+            pass
+    assert refused.value.response.status_code == 403
+    for origin in (f"http://127.0.0.1:{server.port}", "https://app.example"):  # its own page, an allowed one
+        async with websockets.connect(url, origin=websockets.Origin(origin)) as ws:
+            assert json.loads(await ws.recv())["type"] == "session.created"
+    async with websockets.connect(url) as ws:  # no Origin: an SDK or a server, not a browser
+        assert json.loads(await ws.recv())["type"] == "session.created"

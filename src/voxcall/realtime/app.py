@@ -25,7 +25,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voxcall import __version__
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend
-from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid
+from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 from voxcall.realtime.metrics import CONTENT_TYPE, Metrics
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event
@@ -64,6 +64,11 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
 
     async def realtime(ws: WebSocket) -> None:
         offered = list(ws.scope.get("subprotocols") or [])
+        if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"), settings.allowed_origins):
+            log.info("refused a realtime connection from %s: origin %s is not allowed", ws.client,
+                     ws.headers.get("origin"))
+            await ws.close(code=_POLICY_VIOLATION, reason="origin not allowed")
+            return
         if keys and not key_is_valid(extract_client_key(ws.headers, offered), keys):
             log.info("refused a realtime connection from %s: missing or unknown API key", ws.client)
             await ws.close(code=_POLICY_VIOLATION, reason="invalid or missing API key")

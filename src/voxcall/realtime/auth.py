@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit
 
 REALTIME_SUBPROTOCOL = "realtime"
 """The subprotocol realtime clients offer; the server must echo it back."""
@@ -34,6 +35,19 @@ def key_is_valid(presented: str | None, keys: set[str]) -> bool:
     for key in keys:
         valid |= hmac.compare_digest(digest, _digest(key))
     return valid
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: Sequence[str]) -> bool:
+    """Whether a WebSocket may be opened from ``origin``: no ``Origin`` (not a browser), the server's own page (the
+    origin's host is the request's ``host``), an origin in ``allowed``, or ``*`` in ``allowed``. This stops any
+    web page the user visits from driving a server on their machine (cross-site WebSocket hijacking)."""
+    if origin is None:
+        return True
+    origin = origin.strip().lower().rstrip("/")
+    if "*" in allowed or origin in {a.strip().lower().rstrip("/") for a in allowed}:
+        return True
+    own = urlsplit(origin).netloc if origin.startswith(("http://", "https://")) else ""
+    return bool(own) and own == (host or "").strip().lower()
 
 
 def choose_subprotocol(offered: Sequence[str]) -> str | None:
