@@ -229,3 +229,24 @@ async def test_after_rules_chain_tool_calls() -> None:
     text, calls = await reply([user, FunctionCallItem("c1", "first", "{}"), FunctionOutputItem("c1", "got 7"),
                                FunctionCallItem("c2", "second", "{}"), FunctionOutputItem("c2", "ok")])
     assert text == "Finally ok." and calls == []
+
+
+def test_spoken_numbers_match_rules_written_with_digits() -> None:
+    from voxcall.llm.scripted import digits_for_words
+
+    assert digits_for_words("What is twelve times eight?") == "What is 12 times 8?"
+    assert digits_for_words("two hundred fifty plus forty-five") == "250 plus 45"
+    assert digits_for_words("eight nine, Someone") == "eight nine, Someone"  # not one number; not inside a word
+
+
+async def test_the_demo_does_sums_said_in_words() -> None:
+    from tests.llm.helpers import collect
+    from voxcall.llm import DEFAULT_SCRIPT, LLMRequest, Message, ScriptedBackend, ToolCall
+    from voxcall.tools import Tool
+
+    calculator = Tool.from_openai({"type": "function", "name": "calculator", "description": "d", "parameters": {
+        "type": "object", "properties": {"op": {"type": "string"}, "a": {"type": "number"}, "b": {"type": "number"}}}})
+    events = await collect(ScriptedBackend(DEFAULT_SCRIPT).stream(
+        LLMRequest(items=[Message("user", "What is twelve times eight?")], tools=[calculator])))
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [(c.name, c.arguments) for c in calls] == [("calculator", {"op": "mul", "a": 12, "b": 8})]

@@ -10,6 +10,7 @@ A script is a dict, or a YAML or JSON file holding one::
           - name: get_weather
             arguments: {city: Paris}
       - match: "/what is (?P<a>\\d+) times (?P<b>\\d+)/"   # … or a /regex/, also case-insensitive
+                                            # (spoken numbers match as digits: "twelve times eight")
         requires_tool: calculator           # the rule applies only when this tool is offered (optional)
         reply: "Let me work that out."
         calls:
@@ -161,7 +162,7 @@ class Script:
         for rule in self.rules:
             if rule.after is not None or (rule.requires_tool is not None and rule.requires_tool not in offered):
                 continue
-            match = rule.pattern.search(user_text)
+            match = rule.pattern.search(user_text) or rule.pattern.search(digits_for_words(user_text))
             if match is not None:
                 calls = tuple(call.resolve(match.groupdict()) for call in rule.calls)
                 return ScriptReply(rule.reply, calls, rule.error, rule.delay)
@@ -320,6 +321,45 @@ def _trailing_outputs(request: LLMRequest) -> list[FunctionOutputItem]:
             break
         outputs.append(item)
     return outputs[::-1]
+
+
+_UNITS = {word: n for n, word in enumerate([
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS = {word: 10 * n for n, word in enumerate(
+    ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], start=2)}
+_NUMBER_WORDS = re.compile(r"\b(?:(?:" + "|".join([*_UNITS, *_TENS, "hundred"]) + r")(?:[\s-]+|\b))+", re.IGNORECASE)
+
+
+def digits_for_words(text: str) -> str:
+    """``text`` with spoken numbers written as digits (``twelve times eight`` → ``12 times 8``, ``two hundred
+    fifty`` → ``250``), so a script's rules match a question however speech-to-text spelt its numbers."""
+
+    def number(match: re.Match[str]) -> str:
+        said = match.group()
+        value = _spoken_value(re.split(r"[\s-]+", said.strip().lower()))
+        return said if value is None else str(value) + said[len(said.rstrip()):]
+
+    return _NUMBER_WORDS.sub(number, text)
+
+
+def _spoken_value(words: list[str]) -> int | None:
+    """The number ``words`` say (``["two", "hundred", "fifty"]`` → 250), or None when they are not one number."""
+    value = 0
+    for word in words:
+        if word == "hundred":
+            if not 0 < value < 10:
+                return None
+            value *= 100
+        elif word in _TENS:
+            if value % 100:
+                return None
+            value += _TENS[word]
+        elif value % 10 or 10 <= value % 100 < 20 or (value % 100 and _UNITS[word] >= 10):
+            return None
+        else:
+            value += _UNITS[word]
+    return value
 
 
 def _request_text(request: LLMRequest) -> str:
