@@ -116,7 +116,8 @@ class HeardAudio:
             elif isinstance(boundary, SpeechPaused):
                 self._paused(boundary)
             elif isinstance(boundary, SpeechResumed):
-                await self._drop_eager("speech resumed")
+                eager, self._eager = self._eager, None
+                await self._drop_eager(eager, "speech resumed")
             else:
                 await self._speech_stopped(boundary.audio_end_ms)
         await self._check_idle()
@@ -136,9 +137,11 @@ class HeardAudio:
         await self._outbox.put(event("input_audio_buffer.cleared"))
 
     async def transcribed(self) -> None:
-        """Wait for the transcripts still being made (a response must read what the user just said)."""
-        if self._transcriptions:
-            await asyncio.wait(self._transcriptions)
+        """Wait for the transcripts still being made (a response must read every part of what the user just
+        said); called from a transcription, for the others."""
+        others = self._transcriptions - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others)
 
     async def close(self) -> None:
         """Stop the transcriptions in flight."""
@@ -190,11 +193,11 @@ class HeardAudio:
             return
         item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
         self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
-                                self.voice, self._earlier_transcribed, self._responses.answer_early)
+                                self.voice, self.transcribed, self._responses.answer_early)
 
-    async def _drop_eager(self, reason: str) -> None:
-        """The user spoke on: forget the prepared answer (nothing of it reached the client)."""
-        eager, self._eager = self._eager, None
+    async def _drop_eager(self, eager: EagerTurn | None, reason: str) -> None:
+        """Forget a prepared answer: its transcription stops, its hidden response is discarded (nothing of either
+        reached the client)."""
         if eager is not None:
             await eager.cancel()
             if eager.answering:
@@ -218,13 +221,8 @@ class HeardAudio:
             if eager.item.id == item_id and await eager.result() is not None:
                 await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0))
                 return
-            await eager.cancel()
-            await self._drop_eager_answer(eager)
+            await self._drop_eager(eager, "eager turn failed")
         await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited)
-
-    async def _drop_eager_answer(self, eager: EagerTurn) -> None:
-        if eager.answering:
-            await self._responses.discard("eager turn failed")
 
     async def _confirm(self, eager: EagerTurn, pcm: PCM, respond: bool, turn: HeardTurn) -> None:
         """The turn is over and its eager transcript stands: commit it, then claim the prepared answer (or, if none
@@ -236,7 +234,7 @@ class HeardAudio:
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
         await self._transcript_events(item, transcript, pcm)
         if not respond or not transcript:
-            await self._drop_eager_answer(eager)
+            await self._drop_eager(eager, "nothing to answer")
         elif not await self._responses.claim(None, turn=turn):
             await self._respond(turn)
 
@@ -274,7 +272,7 @@ class HeardAudio:
         await self._transcript_events(item, transcript, pcm)
         if not respond or not (transcript or even_if_silent) or self._turns_begun != turns_begun:
             return  # nothing to answer, or the user spoke on: the end of what they say now answers this too
-        await self._earlier_transcribed()
+        await self.transcribed()
         if self._responses.phase is not Phase.VISIBLE and self._conversation.get(item.id) is item:
             await self._respond(HeardTurn(speech_end, waited_ms, done))
 
@@ -285,9 +283,3 @@ class HeardAudio:
                                      content_index=0, transcript=transcript,
                                      usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
         await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
-
-    async def _earlier_transcribed(self) -> None:
-        """Wait for the transcripts of earlier turns (an answer must read every part of what was said)."""
-        others = self._transcriptions - {asyncio.current_task()}
-        if others:
-            await asyncio.wait(others)
