@@ -78,6 +78,24 @@ class SessionOptions(BaseModel):
     eager_turn_ms: int = Field(default=100, ge=0, le=10_000)
     """A pause (ms) inside a spoken turn after which the answer is prepared hidden: claimed when the turn detector
     confirms the end of the turn, dropped when the user speaks on. 0 turns it off."""
+    max_turn_seconds: float = Field(default=120.0, gt=0, le=300)
+    """Longest spoken turn under server VAD: at this length the turn ends (is committed) as if the speaker had
+    paused. Push-to-talk buffers are capped at 5 minutes without a commit."""
+    events_per_second: int = Field(default=200, ge=1)
+    """Client events a session may send per second, sustained (bursts up to one second's worth); more are dropped
+    with a ``rate_limit_exceeded`` error naming this limit."""
+    responses_per_minute: int = Field(default=60, ge=1)
+    """``response.create`` events a session may send per minute; more are refused with a ``rate_limit_exceeded``
+    error (the session's ``rate_limits.updated`` events report what is left)."""
+    max_conversation_bytes: int = Field(default=2_097_152, ge=1024)
+    """Size (JSON bytes) of the conversation a response may send to the LLM; before a response, the oldest items
+    are deleted until it fits (a call is never separated from its output)."""
+    idle_timeout: float = Field(default=900.0, gt=0)
+    """Seconds without a client event and with no response running after which the session is closed (code 1000,
+    reason naming this limit)."""
+    repair_tool_calls: bool = True
+    """When a model's native tool call names no declared tool or its arguments break the schema, tell the model why
+    and let it try once more within the same response (off: the call is only rejected)."""
 
 
 class SpeechSettings(BaseModel):
@@ -162,6 +180,14 @@ class ServerSettings(BaseSettings):
     comma-separated)."""
     log_level: LogLevel = "info"
     """Log level of voxcall and uvicorn."""
+    max_sessions: int = Field(default=100, ge=1)
+    """Realtime sessions the process serves at once; one more is refused with HTTP 503 before the upgrade."""
+    max_sessions_per_key: int = Field(default=20, ge=1)
+    """Sessions one client API key may hold at once (when keys are configured); one more is refused with
+    HTTP 429 before the upgrade."""
+    shutdown_grace: float = Field(default=10.0, ge=0)
+    """Seconds a stop signal (SIGTERM, Ctrl-C) gives running responses to finish; then every session is closed
+    with code 1001. While draining, new connections are refused and ``/healthz`` answers 503."""
     session: SessionOptions = Field(default_factory=SessionOptions)
     """What every session gets, and its limits (the ``session:`` section)."""
     speech: SpeechSettings = Field(default_factory=SpeechSettings)
