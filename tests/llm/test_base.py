@@ -25,8 +25,10 @@ from voxcall.llm import (
     warm,
 )
 from voxcall.llm.base import ChatItem
-from voxcall.llm.calls import announce_call, parse_call
-from voxcall.llm.history import pair_calls_with_outputs
+from voxcall.llm.calls import NativeCall, announce_call, repair_items
+from voxcall.llm.history import pair_calls_with_outputs, provider_items
+from voxcall.tools import Tool
+from voxcall.tools.codecalls.segments import ToolIndex
 
 # -- LLMRequest -------------------------------------------------------------------------------------------------
 
@@ -70,15 +72,68 @@ def test_pairing_drops_dangling_calls_orphans_and_duplicates() -> None:
     assert pair_calls_with_outputs(items) == [call_a, out_a]
 
 
+def test_provider_items_send_the_providers_own_ids_back_when_distinct() -> None:
+    items: list[ChatItem] = [FunctionCallItem("call_mine1", "f", "{}", "p1"), FunctionOutputItem("call_mine1", "1"),
+                             FunctionCallItem("client_made", "f", "{}"), FunctionOutputItem("client_made", "2")]
+    assert provider_items(items) == [FunctionCallItem("p1", "f", "{}", "p1"), FunctionOutputItem("p1", "1"),
+                                     FunctionCallItem("client_made", "f", "{}"), FunctionOutputItem("client_made", "2")]
+
+
+def test_provider_items_use_voxcalls_ids_when_the_providers_repeat() -> None:
+    # a server numbering calls per reply: call_0 in every reply; and a client-made call that took the same id
+    items: list[ChatItem] = [FunctionCallItem("call_x", "f", "{}", "call_0"), FunctionOutputItem("call_x", "1"),
+                             FunctionCallItem("call_y", "f", "{}", "call_0"), FunctionOutputItem("call_y", "2")]
+    assert provider_items(items) == items
+    clash: list[ChatItem] = [FunctionCallItem("call_0", "f", "{}"), FunctionOutputItem("call_0", "1"),
+                             FunctionCallItem("call_z", "f", "{}", "call_0"), FunctionOutputItem("call_z", "2")]
+    assert provider_items(clash) == clash
+
+
 # -- calls ------------------------------------------------------------------------------------------------------
 
+WEATHER = Tool(name="get-weather", parameters={"type": "object", "properties": {"city": {"type": "string"}},
+                                               "required": ["city"]})
 
-def test_parse_call() -> None:
-    assert parse_call("c", "f", ' {"x": 1} ') == ToolCall("f", {"x": 1}, "c")
-    assert parse_call("c", "f", "") == ToolCall("f", {}, "c")
-    assert isinstance(parse_call("c", "f", "[1]"), RejectedCall)
-    rejected = parse_call("c", "f", "{oops")
-    assert isinstance(rejected, RejectedCall) and rejected.source == "{oops" and "JSON" in rejected.reason
+
+def test_a_native_call_gets_its_own_id_and_is_checked() -> None:
+    index = ToolIndex([WEATHER], native=True)
+    call = NativeCall(index, "get-weather", "call_0")
+    start = call.start()
+    assert start == [ToolCallStart(call.call_id, "get-weather", "call_0")] and call.call_id != "call_0"
+    assert call.delta('{"city": "Paris"}') == [ToolCallArgumentsDelta(call.call_id, '{"city": "Paris"}')]
+    assert call.finish('{"city": "Paris"}') == ToolCall("get-weather", {"city": "Paris"}, call.call_id)
+    assert NativeCall(index, "x").call_id != NativeCall(index, "x").call_id
+
+
+@pytest.mark.parametrize(("name", "arguments", "reason"), [
+    ("get_weathr", '{"city": "Paris"}', "unknown tool 'get_weathr'; did you mean 'get-weather'?"),
+    ("get-weather", '{"city": Paris}', "get-weather: arguments are not valid JSON"),
+    ("get-weather", '"Paris"', "get-weather: arguments must be a JSON object"),
+    ("get-weather", "", "get-weather: missing required argument: city"),
+    ("get-weather", '{"city": 1}', "get-weather: argument 'city': 1 is not of type 'string'"),
+    ("", '{"city": "Paris"}', "the call has no function name"),
+])
+def test_a_native_call_the_tools_do_not_accept_is_rejected(name: str, arguments: str, reason: str) -> None:
+    call = NativeCall(ToolIndex([WEATHER], native=True), name)
+    rejected = call.finish(arguments)
+    assert isinstance(rejected, RejectedCall) and rejected.repairable
+    assert rejected.reason.startswith(reason) and rejected.source == arguments
+    assert (rejected.call_id == call.call_id) is (name == "get-weather")  # only an announced call names its item
+    if name != "get-weather":
+        assert call.start() == [] and call.delta(arguments) == []  # an undeclared tool is never shown
+
+
+def test_repair_items_show_the_call_and_why_it_failed() -> None:
+    call, output = repair_items(RejectedCall("get weather!", '{"city": 1}', "wrong type", repairable=True))
+    assert isinstance(call, FunctionCallItem) and isinstance(output, FunctionOutputItem)
+    assert (call.name, call.arguments, output.call_id) == ("get_weather_", '{"city": 1}', call.call_id)
+    assert output.output.startswith("error: the call was not run: wrong type")
+    call, output = repair_items(RejectedCall("f", "{oops", "not JSON", repairable=True))
+    assert call.arguments == "{}" and "arguments as written: {oops" in output.output  # providers parse arguments
+    call, _ = repair_items(RejectedCall("", "", "no name", repairable=True))
+    assert (call.name, call.arguments) == ("unnamed", "{}")
+
+
 
 
 @pytest.mark.parametrize("fragments", [1, 2, 3, 100])

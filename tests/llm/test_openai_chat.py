@@ -59,8 +59,20 @@ def backend_for(server: FakeServer, **kwargs: Any) -> OpenAIChatBackend:
     return OpenAIChatBackend("test-model", base_url=server.base_url, max_retries=0, **kwargs)
 
 
-def user(text: str = "Hi") -> LLMRequest:
-    return LLMRequest(items=[Message("user", text)])
+WEATHER = Tool(name="get_weather", description="Current weather for a city.",
+               parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+PING = Tool(name="ping")
+FORECAST = Tool(name="forecast", parameters={"type": "object", "properties": {
+    "city": {"type": "string"}, "days": {"type": "array", "items": {"type": "integer"}}, "note": {"type": "string"}}})
+
+
+def user(text: str = "Hi", tools: list[Tool] | None = None) -> LLMRequest:
+    return LLMRequest(items=[Message("user", text)], tools=[WEATHER, PING, FORECAST] if tools is None else tools)
+
+
+def started(events: list[Any]) -> dict[str, str]:
+    """The calls announced in ``events``: the provider's id -> voxcall's id."""
+    return {e.provider_call_id: e.call_id for e in events if isinstance(e, ToolCallStart)}
 
 
 # -- streaming ------------------------------------------------------------------------------------------------
@@ -97,21 +109,22 @@ async def test_parallel_calls_by_index_each_yielded_as_soon_as_complete(server: 
                      call(0, args=' "Paris"}'), call(1, call_id="call_b", name="get_weather"), done=False)
     steps += [gate, *chat_sse(call(1, args='{"city": "Rome"}'), finish("tool_calls"), usage(30, 20))]
     server.replies.append(Reply(steps))
-    events = []
+    events: list[Any] = []
     async with asyncio.timeout(TIMEOUT):
         async for event in backend_for(server).stream(user()):
             events.append(event)
-            if isinstance(event, ToolCall) and event.call_id == "call_a":
+            if isinstance(event, ToolCall) and event.call_id == started(events)["call_a"]:
                 assert not gate.is_set(), "the first call must be out before the second call's arguments"
                 gate.set()
+    ids = started(events)
     calls = [e for e in events if isinstance(e, ToolCall)]
     assert [(c.call_id, c.name, c.arguments) for c in calls] == [
-        ("call_a", "get_weather", {"city": "Paris"}), ("call_b", "get_weather", {"city": "Rome"})]
+        (ids["call_a"], "get_weather", {"city": "Paris"}), (ids["call_b"], "get_weather", {"city": "Rome"})]
     kinds = [type(e).__name__ for e in events]
     assert kinds == ["ToolCallStart", "ToolCallArgumentsDelta", "ToolCallArgumentsDelta", "ToolCall",
                      "ToolCallStart", "ToolCallArgumentsDelta", "ToolCall", "Usage", "Done"]
     assert events[-2:] == [Usage(30, 20), Done("tool_calls")]
-    assert arguments_text(events, "call_a") == '{"city": "Paris"}'
+    assert arguments_text(events, ids["call_a"]) == '{"city": "Paris"}'
 
 
 async def test_text_then_call(server: FakeServer) -> None:
@@ -119,9 +132,10 @@ async def test_text_then_call(server: FakeServer) -> None:
                                                                       args='{"city":"Oslo"}'),
                                          finish("tool_calls"))))
     events = await collect(backend_for(server).stream(user()))
-    assert events == [TextDelta("Let me check."), ToolCallStart("c1", "get_weather"),
-                      ToolCallArgumentsDelta("c1", '{"city":"Oslo"}'),
-                      ToolCall("get_weather", {"city": "Oslo"}, "c1"), Usage(0, 0), Done("tool_calls")]
+    mine = started(events)["c1"]
+    assert events == [TextDelta("Let me check."), ToolCallStart(mine, "get_weather", "c1"),
+                      ToolCallArgumentsDelta(mine, '{"city":"Oslo"}'),
+                      ToolCall("get_weather", {"city": "Oslo"}, mine), Usage(0, 0), Done("tool_calls")]
 
 
 async def test_text_after_a_call_completes_it_first(server: FakeServer) -> None:
@@ -138,7 +152,7 @@ async def test_arguments_in_many_fragments(server: FakeServer) -> None:
     server.replies.append(Reply(chat_sse(call(0, call_id="c1", name="forecast"),
                                          *(call(0, args=char) for char in arguments), finish("tool_calls"))))
     events = await collect(backend_for(server).stream(user()))
-    assert arguments_text(events, "c1") == arguments
+    assert arguments_text(events, started(events)["c1"]) == arguments
     assert sum(isinstance(e, ToolCallArgumentsDelta) for e in events) == len(arguments)
     [parsed] = [e for e in events if isinstance(e, ToolCall)]
     assert parsed.arguments == {"city": "Reykjavík", "days": [1, 2, 3], "note": 'a "quoted" word'}
@@ -150,16 +164,24 @@ async def test_server_repeating_id_and_name_in_every_chunk(server: FakeServer) -
                                            for fragment in ('{"', "city", '": "', "Paris", '"}', "")),
                                          finish("tool_calls"))))
     events = await collect(backend_for(server).stream(user()))
-    assert [e for e in events if isinstance(e, ToolCallStart)] == [ToolCallStart("c1", "get_weather")]
-    assert [e for e in events if isinstance(e, ToolCall)] == [ToolCall("get_weather", {"city": "Paris"}, "c1")]
+    mine = started(events)["c1"]
+    assert [e for e in events if isinstance(e, ToolCallStart)] == [ToolCallStart(mine, "get_weather", "c1")]
+    assert [e for e in events if isinstance(e, ToolCall)] == [ToolCall("get_weather", {"city": "Paris"}, mine)]
 
 
-async def test_missing_call_id_is_generated(server: FakeServer) -> None:
-    server.replies.append(Reply(chat_sse(call(0, name="ping", args="{}"), finish("tool_calls"))))
-    events = await collect(backend_for(server).stream(user()))
-    start, _, done_call = events[:3]
-    assert isinstance(start, ToolCallStart) and isinstance(done_call, ToolCall)
-    assert start.call_id.startswith("call_") and done_call.call_id == start.call_id
+async def test_every_call_gets_voxcalls_own_id_whatever_the_server_sent(server: FakeServer) -> None:
+    server.replies.append(Reply(chat_sse(call(0, name="ping", args="{}"), call(1, call_id="", name="ping"),
+                                         call(2, call_id="call_0", name="ping"), finish("tool_calls"))))
+    server.replies.append(Reply(chat_sse(call(0, call_id="call_0", name="ping"), finish("tool_calls"))))
+    backend = backend_for(server)
+    first = await collect(backend.stream(user()))
+    second = await collect(backend.stream(user()))
+    starts = [e for e in first + second if isinstance(e, ToolCallStart)]
+    calls = [e for e in first + second if isinstance(e, ToolCall)]
+    assert [s.provider_call_id for s in starts] == ["", "", "call_0", "call_0"]
+    assert [c.call_id for c in calls] == [s.call_id for s in starts]
+    assert len({c.call_id for c in calls}) == 4 and all(c.call_id.startswith("call_") and len(c.call_id) > 20
+                                                        for c in calls)
 
 
 async def test_invalid_json_arguments_are_rejected(server: FakeServer) -> None:
@@ -171,13 +193,33 @@ async def test_invalid_json_arguments_are_rejected(server: FakeServer) -> None:
     assert [(r.name, r.source) for r in rejected] == [("get_weather", '{"city": Paris}'),
                                                       ("get_weather", '["Paris"]')]
     assert "not valid JSON" in rejected[0].reason and "JSON object" in rejected[1].reason
+    assert [r.call_id for r in rejected] == list(started(events).values())  # each announced call taken back
+    assert all(r.repairable for r in rejected)
     assert not any(isinstance(e, ToolCall) for e in events)
+
+
+async def test_calls_are_checked_against_the_declared_tools(server: FakeServer) -> None:
+    server.replies.append(Reply(chat_sse(call(0, call_id="c1", name="get_wether", args='{"city": "Paris"}'),
+                                         call(1, call_id="c2", name="get_weather", args='{"city": 5}'),
+                                         call(2, call_id="c3", name="get_weather", args='{"town": "Rome"}'),
+                                         call(3, call_id="c4", name="functions.get_weather",
+                                              args='{"city": "Oslo", "when": null}'),
+                                         finish("tool_calls"))))
+    events = await collect(backend_for(server).stream(user()))
+    assert "c1" not in started(events)  # an undeclared tool is never announced
+    unknown, wrong_type, missing = [e for e in events if isinstance(e, RejectedCall)]
+    assert (unknown.name, unknown.call_id) == ("get_wether", "")
+    assert "unknown tool 'get_wether'; did you mean 'get_weather'?" in unknown.reason
+    assert "5 is not of type 'string'" in wrong_type.reason and wrong_type.call_id == started(events)["c2"]
+    assert "missing required argument: city" in missing.reason
+    [ok] = [e for e in events if isinstance(e, ToolCall)]  # a dotted name and a stray null are repaired
+    assert (ok.name, ok.arguments, ok.call_id) == ("get_weather", {"city": "Oslo"}, started(events)["c4"])
 
 
 async def test_empty_arguments_mean_no_arguments(server: FakeServer) -> None:
     server.replies.append(Reply(chat_sse(call(0, call_id="c1", name="ping"), finish("tool_calls"))))
     events = await collect(backend_for(server).stream(user()))
-    assert ToolCall("ping", {}, "c1") in events
+    assert ToolCall("ping", {}, started(events)["c1"]) in events
 
 
 async def test_length_finish_reason(server: FakeServer) -> None:
@@ -280,6 +322,17 @@ def test_messages_merge_text_and_calls_and_follow_with_outputs() -> None:
     ]
 
 
+def test_messages_carry_the_ids_the_provider_gave_when_they_are_distinct() -> None:
+    once: list[ChatItem] = [Message("user", "q"), FunctionCallItem("call_v1", "f", "{}", "call_0"),
+                            FunctionOutputItem("call_v1", "1")]
+    messages = chat_messages("", once)
+    assert messages[1]["tool_calls"][0]["id"] == "call_0" and messages[2]["tool_call_id"] == "call_0"
+    twice = [*once, FunctionCallItem("call_v2", "f", "{}", "call_0"), FunctionOutputItem("call_v2", "2")]
+    messages = chat_messages("", twice)
+    assert [m["tool_calls"][0]["id"] for m in messages if "tool_calls" in m] == ["call_v1", "call_v2"]
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ["call_v1", "call_v2"]
+
+
 def test_messages_drop_dangling_calls_and_orphan_outputs() -> None:
     items: list[ChatItem] = [Message("user", "Hi"), FunctionCallItem("c1", "ping", "{}"),
                              FunctionOutputItem("zz", "lost"), Message("user", "Still there?")]
@@ -348,5 +401,5 @@ async def test_aclose_closes_the_client(server: FakeServer) -> None:
 async def test_call_without_a_name_is_rejected(server: FakeServer) -> None:
     server.replies.append(Reply(chat_sse(call(0, call_id="c1", args='{"x": 1}'), finish("tool_calls"))))
     events = await collect(backend_for(server).stream(user()))
-    assert events == [RejectedCall("", '{"x": 1}', "the call has no function name"), Usage(0, 0),
-                      Done("tool_calls")]
+    assert events == [RejectedCall("", '{"x": 1}', "the call has no function name", repairable=True),
+                      Usage(0, 0), Done("tool_calls")]

@@ -21,6 +21,7 @@ from voxcall.llm import (
     RejectedCall,
     TextDelta,
     ToolCall,
+    ToolCallArgumentsDelta,
     ToolCallStart,
     Usage,
 )
@@ -77,8 +78,17 @@ def backend_for(server: FakeServer, **kwargs: Any) -> OpenAIResponsesBackend:
     return OpenAIResponsesBackend("test-model", base_url=server.base_url, max_retries=0, **kwargs)
 
 
+WEATHER = Tool(name="get_weather", description="Current weather for a city.",
+               parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+
+
 def user(text: str = "Hi") -> LLMRequest:
-    return LLMRequest(items=[Message("user", text)])
+    return LLMRequest(items=[Message("user", text)], tools=[WEATHER])
+
+
+def started(events: list[Any]) -> dict[str, str]:
+    """The calls announced in ``events``: the provider's id -> voxcall's id."""
+    return {e.provider_call_id: e.call_id for e in events if isinstance(e, ToolCallStart)}
 
 
 async def test_text_reply_with_usage(server: FakeServer) -> None:
@@ -96,20 +106,22 @@ async def test_calls_stream_and_each_is_yielded_once(server: FakeServer) -> None
     steps += [gate, *responses_sse(args_delta(2, '{"city":"Rome"}'),
                                    call_done(2, "call_b", "get_weather", '{"city":"Rome"}'), completed(20, 10))]
     server.replies.append(Reply(steps))
-    events = []
+    events: list[Any] = []
     async with asyncio.timeout(TIMEOUT):
         async for event in backend_for(server).stream(user()):
             events.append(event)
-            if isinstance(event, ToolCall) and event.call_id == "call_a":
+            if isinstance(event, ToolCall) and event.call_id == started(events)["call_a"]:
                 assert not gate.is_set()
                 gate.set()
+    ids = started(events)
     assert [type(e).__name__ for e in events] == [
         "TextDelta", "ToolCallStart", "ToolCallArgumentsDelta", "ToolCallArgumentsDelta", "ToolCall",
         "ToolCallStart", "ToolCallArgumentsDelta", "ToolCall", "Usage", "Done"]
-    assert events[1] == ToolCallStart("call_a", "get_weather")
-    assert arguments_text(events, "call_a") == '{"city":"Paris"}'
+    assert events[1] == ToolCallStart(ids["call_a"], "get_weather", "call_a")
+    assert arguments_text(events, ids["call_a"]) == '{"city":"Paris"}'
     assert [e for e in events if isinstance(e, ToolCall)] == [
-        ToolCall("get_weather", {"city": "Paris"}, "call_a"), ToolCall("get_weather", {"city": "Rome"}, "call_b")]
+        ToolCall("get_weather", {"city": "Paris"}, ids["call_a"]),
+        ToolCall("get_weather", {"city": "Rome"}, ids["call_b"])]
     assert events[-1] == Done("tool_calls")
 
 
@@ -119,6 +131,29 @@ async def test_invalid_arguments_are_rejected(server: FakeServer) -> None:
     events = await collect(backend_for(server).stream(user()))
     [rejected] = [e for e in events if isinstance(e, RejectedCall)]
     assert (rejected.name, rejected.source) == ("get_weather", "{city: Paris")
+    assert rejected.call_id == started(events)["c1"] and rejected.repairable
+
+
+async def test_calls_are_checked_against_the_declared_tools(server: FakeServer) -> None:
+    server.replies.append(Reply(responses_sse(
+        call_added(0, "c1", "get_wether"), args_delta(0, '{"city":"Paris"}'), args_done(0, '{"city":"Paris"}'),
+        call_added(1, "c2", "get_weather"), args_done(1, '{"city": ["Paris"]}'), completed())))
+    events = await collect(backend_for(server).stream(user()))
+    assert list(started(events)) == ["c2"]  # the undeclared tool is never announced, nor its arguments
+    assert all(e.call_id == started(events)["c2"] for e in events if isinstance(e, ToolCallArgumentsDelta))
+    unknown, wrong_type = [e for e in events if isinstance(e, RejectedCall)]
+    assert unknown.name == "get_wether" and "did you mean 'get_weather'?" in unknown.reason
+    assert "is not of type 'string'" in wrong_type.reason
+    assert not [e for e in events if isinstance(e, ToolCall)]
+
+
+async def test_an_empty_call_id_is_replaced_by_voxcalls_own(server: FakeServer) -> None:
+    server.replies.append(Reply(responses_sse(
+        call_added(0, "", "get_weather"), args_done(0, '{"city":"Paris"}'),
+        call_added(1, "", "get_weather"), args_done(1, '{"city":"Rome"}'), completed())))
+    events = await collect(backend_for(server).stream(user()))
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert len({c.call_id for c in calls}) == 2 and all(c.call_id.startswith("call_") for c in calls)
 
 
 async def test_incomplete_response_is_length(server: FakeServer) -> None:
@@ -191,6 +226,13 @@ async def test_request_body(server: FakeServer, weather_tool: Tool) -> None:
         "tool_choice": {"type": "function", "name": "get_weather"},
         "max_output_tokens": 40, "temperature": 0.5, "reasoning": {"effort": "low"},
     }
+
+
+def test_input_items_carry_the_ids_the_provider_gave_when_they_are_distinct() -> None:
+    items: list[ChatItem] = [FunctionCallItem("call_v1", "f", "{}", "fc_a"), FunctionOutputItem("call_v1", "1")]
+    assert [i["call_id"] for i in response_input(items)] == ["fc_a", "fc_a"]
+    items += [FunctionCallItem("call_v2", "f", "{}", "fc_a"), FunctionOutputItem("call_v2", "2")]
+    assert [i["call_id"] for i in response_input(items)] == ["call_v1", "call_v1", "call_v2", "call_v2"]
 
 
 def test_input_items_keep_roles() -> None:

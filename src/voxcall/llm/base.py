@@ -5,8 +5,15 @@ tool calls from a cloud API, ``<code>`` blocks from a local model, a script), th
 
 - :class:`TextDelta` for text that may be shown and spoken;
 - per tool call, :class:`ToolCallStart`, zero or more :class:`ToolCallArgumentsDelta` with the same
-  ``call_id``, then the parsed :class:`ToolCall` (or a :class:`RejectedCall` when its arguments are unusable);
+  ``call_id``, then the parsed :class:`ToolCall` (or a :class:`RejectedCall` when the request's tools do not
+  accept it: an undeclared name, which is never announced, or unusable arguments);
 - exactly one :class:`Usage`, then exactly one :class:`Done`, last.
+
+Call ids are voxcall's own: every call a backend yields gets a fresh one
+(:func:`~voxcall.tools.calls.new_call_id`), whatever the provider sent (providers that number calls per reply
+send ``call_0`` in every reply; some send none). The provider's id travels alongside as ``provider_call_id``,
+and a backend sends it back in later requests where that keeps each request's ids distinct
+(:func:`~voxcall.llm.history.provider_items`).
 
 A failure is raised as :class:`LLMError`, whose message is safe to show a client.
 
@@ -36,10 +43,14 @@ from voxcall.tools.schema import Tool
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
-    """The model began a call of ``name``; its arguments follow as :class:`ToolCallArgumentsDelta`."""
+    """The model began a call of ``name``; its arguments follow as :class:`ToolCallArgumentsDelta`.
+
+    ``provider_call_id`` is the id the provider gave the call ("" when it gave none, or the path has no provider).
+    """
 
     call_id: str
     name: str
+    provider_call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +93,13 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class FunctionCallItem:
-    """A tool call the assistant made earlier; ``arguments`` is its JSON text."""
+    """A tool call the assistant made earlier; ``arguments`` is its JSON text, ``provider_call_id`` the id the
+    provider gave it ("" for a call a client created, or one from a path without provider ids)."""
 
     call_id: str
     name: str
     arguments: str
+    provider_call_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

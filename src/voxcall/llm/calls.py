@@ -1,31 +1,104 @@
-"""Turning a model's tool-call text into events: parsing the arguments, announcing a finished call, and keeping
-to one call per reply when a request turns parallel tool calls off."""
+"""Turning a model's tool-call text into events: checking a native call against the request's tools, announcing a
+finished call, keeping to one call per reply when a request turns parallel tool calls off, and showing the model
+a call it botched so that it can write it again."""
 
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
-from voxcall.llm.base import LLMEvent, ToolCallArgumentsDelta, ToolCallStart
-from voxcall.tools.calls import ToolCall
+from voxcall.llm.base import (
+    ChatItem,
+    FunctionCallItem,
+    FunctionOutputItem,
+    LLMEvent,
+    ToolCallArgumentsDelta,
+    ToolCallStart,
+)
+from voxcall.tools.calls import ToolCall, new_call_id
 from voxcall.tools.codecalls.events import CodeCallEvent, RejectedCall
+from voxcall.tools.codecalls.segments import ToolIndex
 
 _ONE_CALL = "parallel tool calls are off for this request: only the first call of a reply runs"
+_NOT_A_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-def parse_call(call_id: str, name: str, arguments: str) -> ToolCall | RejectedCall:
-    """Read ``arguments`` (JSON text) into a :class:`ToolCall`, or reject the call with a reason to give back.
+class NativeCall:
+    """One tool call a model writes natively (a cloud API's streamed call, or a script's), checked as the local
+    path checks its code calls: by :meth:`ToolIndex.check <voxcall.tools.codecalls.segments.ToolIndex.check>`.
 
-    Empty arguments count as ``{}``: some servers send nothing at all for a tool without parameters.
+    The call gets voxcall's own id, whatever the provider sent (kept as ``provider_call_id``). A call of an
+    undeclared tool is never announced (:meth:`start` and :meth:`delta` yield nothing), so no client ever sees it
+    as a ``function_call``; :meth:`finish` rejects it.
     """
-    if not arguments.strip():
-        return ToolCall(name=name, arguments={}, call_id=call_id)
+
+    def __init__(self, index: ToolIndex, name: str, provider_call_id: str = "") -> None:
+        """``index`` holds the request's tools (``native=True``); ``name`` is the tool name as written."""
+        self.call_id = new_call_id()
+        self.provider_call_id = provider_call_id
+        self.written = name
+        self.tool = index.resolve(name)
+        self._index = index
+
+    def start(self) -> list[LLMEvent]:
+        """The call's start event, or nothing for an undeclared tool."""
+        if self.tool is None:
+            return []
+        return [ToolCallStart(self.call_id, self.tool.name, self.provider_call_id)]
+
+    def delta(self, fragment: str) -> list[LLMEvent]:
+        """The event for a fragment of the arguments, or nothing (an empty fragment, an undeclared tool)."""
+        return [ToolCallArgumentsDelta(self.call_id, fragment)] if fragment and self.tool is not None else []
+
+    def finish(self, arguments: str) -> ToolCall | RejectedCall:
+        """The call with ``arguments`` (the JSON text as written; empty counts as ``{}``, as some servers send
+        nothing for a tool without parameters), or its rejection with the reason to give back."""
+        if not self.written:
+            rejected = RejectedCall("", arguments, "the call has no function name")
+        elif self.tool is None:
+            rejected = self._index.unknown(self.written, arguments)
+        else:
+            parsed = _json_object(arguments)
+            if isinstance(parsed, dict):
+                checked = self._index.check(self.tool, self.written, parsed, arguments)
+                if isinstance(checked, ToolCall):
+                    return ToolCall(checked.name, checked.arguments, self.call_id, checked.warnings)
+                rejected = checked
+            else:
+                rejected = RejectedCall(self.written, arguments, f"{self.tool.name}: {parsed}")
+        announced = self.call_id if self.tool is not None else ""
+        return RejectedCall(rejected.name, rejected.source, rejected.reason, announced, repairable=True)
+
+
+def _json_object(text: str) -> dict[str, Any] | str:
+    """``text`` read as a JSON object, or why it is not one."""
+    if not text.strip():
+        return {}
     try:
-        parsed = json.loads(arguments)
+        parsed = json.loads(text)
     except json.JSONDecodeError as exc:
-        return RejectedCall(name=name, source=arguments, reason=f"arguments are not valid JSON: {exc.msg}")
-    if not isinstance(parsed, dict):
-        return RejectedCall(name=name, source=arguments, reason="arguments must be a JSON object")
-    return ToolCall(name=name, arguments=parsed, call_id=call_id)
+        return f"arguments are not valid JSON: {exc.msg}"
+    return parsed if isinstance(parsed, dict) else "arguments must be a JSON object"
+
+
+def repair_items(rejected: RejectedCall) -> list[ChatItem]:
+    """What the model is shown of a call it botched, so that it can write it again: the call as written, and as
+    its output why it was rejected.
+
+    Providers take back only what they could have sent (vLLM parses a call's arguments; OpenAI checks names), so
+    the call carries a name made of the allowed characters and its arguments only when they are a JSON object;
+    the output quotes what was written.
+    """
+    call_id = new_call_id()
+    name = _NOT_A_NAME.sub("_", rejected.name)[:64] or "unnamed"
+    readable = isinstance(_json_object(rejected.source), dict)
+    output = f"error: the call was not run: {rejected.reason}"
+    if not readable:
+        output += f"\narguments as written: {rejected.source}"
+    output += "\nWrite the call again, corrected, or answer without it."
+    return [FunctionCallItem(call_id, name, rejected.source if readable and rejected.source.strip() else "{}"),
+            FunctionOutputItem(call_id, output)]
 
 
 def announce_call(call: ToolCall, fragments: int = 1) -> list[LLMEvent]:

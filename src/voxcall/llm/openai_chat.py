@@ -1,9 +1,10 @@
 """``OpenAIChatBackend``: any Chat Completions server (OpenAI, vLLM, llama.cpp, Ollama), native tools.
 
-Streamed tool-call deltas arrive keyed by index; each call is announced as soon as its id and name are known,
-its argument fragments are forwarded as they come, and the parsed :class:`ToolCall` is yielded the moment the
-call is complete (the next call begins, text follows, or the stream ends), so a client tool can start before
-the model has finished writing its sibling calls.
+Streamed tool-call deltas arrive keyed by index; each call is announced as soon as its name is known (under
+voxcall's own id: :class:`~voxcall.llm.calls.NativeCall`), its argument fragments are forwarded as they come,
+and the checked :class:`ToolCall` (or its rejection) is yielded the moment the call is complete (the next call
+begins, text follows, or the stream ends), so a client tool can start before the model has finished writing its
+sibling calls.
 
 Reasoning: with ``disable_reasoning`` the request carries ``chat_template_kwargs={"enable_thinking": False}``,
 which vLLM, SGLang and llama.cpp hand to the chat template (Qwen3 and similar models then answer without a
@@ -29,12 +30,10 @@ from voxcall.llm.base import (
     LLMError,
     LLMEvent,
     LLMRequest,
-    ToolCallArgumentsDelta,
-    ToolCallStart,
     Usage,
 )
-from voxcall.llm.calls import finish_reason, parse_call
-from voxcall.llm.history import pair_calls_with_outputs
+from voxcall.llm.calls import NativeCall, finish_reason
+from voxcall.llm.history import provider_items
 from voxcall.llm.openai_client import (
     DEFAULT_TIMEOUT,
     is_openai_url,
@@ -42,16 +41,18 @@ from voxcall.llm.openai_client import (
     resolve_base_url,
     translate_errors,
 )
-from voxcall.tools.calls import ToolCall, new_call_id
-from voxcall.tools.codecalls.events import RejectedCall, TextDelta
+from voxcall.tools.calls import ToolCall
+from voxcall.tools.codecalls.events import TextDelta
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
+from voxcall.tools.codecalls.segments import ToolIndex
+from voxcall.tools.schema import Tool
 
 
 def chat_messages(instructions: str, items: list[ChatItem]) -> list[dict[str, Any]]:
     """The Chat Completions ``messages`` for a conversation: instructions first as a system message, each
     assistant text merged with the calls that follow it, each output as a ``tool`` message after its call."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
-    for item in pair_calls_with_outputs(items):
+    for item in provider_items(items):
         if isinstance(item, FunctionCallItem):
             call = {"id": item.call_id, "type": "function",
                     "function": {"name": item.name, "arguments": item.arguments}}
@@ -79,15 +80,16 @@ class _PendingCall:
 
     index: int
     name: str = ""
-    call_id: str = ""
+    provider_call_id: str = ""
     arguments: list[str] = field(default_factory=list)
-    started: bool = False
+    call: NativeCall | None = None  # once its name is known
 
 
 class _ChunkReader:
     """Turns Chat Completions chunks into events, keeping the state of the call being streamed."""
 
-    def __init__(self) -> None:
+    def __init__(self, tools: list[Tool]) -> None:
+        self.tools = ToolIndex(tools, native=True)
         self.current: _PendingCall | None = None
         self.finished_indexes: set[int] = set()
         self.usage = Usage(0, 0)
@@ -114,33 +116,30 @@ class _ChunkReader:
                 events += self.finish_call()
             if self.current is None:
                 self.current = _PendingCall(fragment.index)
-            call = self.current
+            pending = self.current
             function = fragment.function
-            call.call_id = call.call_id or fragment.id or ""
-            call.name = call.name or (function.name if function is not None and function.name else "")
+            pending.provider_call_id = pending.provider_call_id or fragment.id or ""
+            pending.name = pending.name or (function.name if function is not None and function.name else "")
             arguments = function.arguments if function is not None and function.arguments else ""
-            call.arguments.append(arguments)
-            if not call.started and call.name:
-                call.started = True
-                call.call_id = call.call_id or new_call_id()
-                events.append(ToolCallStart(call.call_id, call.name))
-                arguments = "".join(call.arguments)  # fragments that came before the name
-            if call.started and arguments:
-                events.append(ToolCallArgumentsDelta(call.call_id, arguments))
+            pending.arguments.append(arguments)
+            if pending.call is None and pending.name:
+                pending.call = NativeCall(self.tools, pending.name, pending.provider_call_id)
+                events += pending.call.start()
+                arguments = "".join(pending.arguments)  # fragments that came before the name
+            if pending.call is not None:
+                events += pending.call.delta(arguments)
         if choice.finish_reason is not None:
             self.finish_reason = choice.finish_reason
         return events
 
     def finish_call(self) -> list[LLMEvent]:
         """The final event of the call being streamed, if any: its :class:`ToolCall` or a rejection."""
-        call, self.current = self.current, None
-        if call is None:
+        pending, self.current = self.current, None
+        if pending is None:
             return []
-        self.finished_indexes.add(call.index)
-        arguments = "".join(call.arguments)
-        if not call.name:
-            return [RejectedCall(name="", source=arguments, reason="the call has no function name")]
-        result = parse_call(call.call_id, call.name, arguments)
+        self.finished_indexes.add(pending.index)
+        call = pending.call or NativeCall(self.tools, "", pending.provider_call_id)
+        result = call.finish("".join(pending.arguments))
         self.made_calls = self.made_calls or isinstance(result, ToolCall)
         return [result]
 
@@ -201,7 +200,7 @@ class OpenAIChatBackend:
 
     async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
         """Stream the reply to ``request``; closing the generator closes the HTTP response."""
-        reader = _ChunkReader()
+        reader = _ChunkReader(request.tools)
         with translate_errors():
             chunks: openai.AsyncStream[ChatCompletionChunk] = await self._client.chat.completions.create(
                 **self.request_params(request))

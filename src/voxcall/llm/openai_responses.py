@@ -2,6 +2,7 @@
 
 Nothing is stored on the provider (``store=False``): the conversation is sent whole each time, as with Chat
 Completions, so both backends see the same history and a discarded speculative response leaves no trace.
+Each call is checked against the request's tools and given voxcall's own id (:class:`~voxcall.llm.calls.NativeCall`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 import openai
 from openai.types.responses import (
     Response,
-    ResponseFunctionToolCall,
     ResponseStreamEvent,
 )
 
@@ -25,12 +25,10 @@ from voxcall.llm.base import (
     LLMError,
     LLMEvent,
     LLMRequest,
-    ToolCallArgumentsDelta,
-    ToolCallStart,
     Usage,
 )
-from voxcall.llm.calls import parse_call
-from voxcall.llm.history import pair_calls_with_outputs
+from voxcall.llm.calls import NativeCall
+from voxcall.llm.history import provider_items
 from voxcall.llm.openai_client import (
     DEFAULT_TIMEOUT,
     make_client,
@@ -39,6 +37,8 @@ from voxcall.llm.openai_client import (
     translate_errors,
 )
 from voxcall.tools.codecalls.events import TextDelta
+from voxcall.tools.codecalls.segments import ToolIndex
+from voxcall.tools.schema import Tool
 
 _INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
@@ -46,7 +46,7 @@ _INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "content
 def response_input(items: list[ChatItem]) -> list[dict[str, Any]]:
     """The Responses ``input`` items for a conversation (messages, function calls, function call outputs)."""
     result: list[dict[str, Any]] = []
-    for item in pair_calls_with_outputs(items):
+    for item in provider_items(items):
         if isinstance(item, FunctionCallItem):
             result.append({"type": "function_call", "call_id": item.call_id, "name": item.name,
                            "arguments": item.arguments})
@@ -60,8 +60,9 @@ def response_input(items: list[ChatItem]) -> list[dict[str, Any]]:
 class _EventReader:
     """Turns Responses stream events into events, remembering the calls in flight by output index."""
 
-    def __init__(self) -> None:
-        self.calls: dict[int, ResponseFunctionToolCall] = {}
+    def __init__(self, tools: list[Tool]) -> None:
+        self.tools = ToolIndex(tools, native=True)
+        self.calls: dict[int, NativeCall] = {}
         self.finished: set[int] = set()
         self.ended = False
 
@@ -73,14 +74,15 @@ class _EventReader:
         if event.type in ("response.output_text.delta", "response.refusal.delta"):
             return [TextDelta(event.delta)] if event.delta else []
         if event.type == "response.output_item.added" and event.item.type == "function_call":
-            self.calls[event.output_index] = event.item
-            return [ToolCallStart(event.item.call_id, event.item.name)]
+            call = self.calls[event.output_index] = NativeCall(self.tools, event.item.name, event.item.call_id)
+            return call.start()
         if event.type == "response.function_call_arguments.delta" and event.output_index in self.calls:
-            return [ToolCallArgumentsDelta(self.calls[event.output_index].call_id, event.delta)]
+            return self.calls[event.output_index].delta(event.delta)
         if event.type == "response.function_call_arguments.done":
             return self._finish_call(event.output_index, event.arguments)
         if event.type == "response.output_item.done" and event.item.type == "function_call":
-            self.calls.setdefault(event.output_index, event.item)
+            if event.output_index not in self.calls:
+                self.calls[event.output_index] = NativeCall(self.tools, event.item.name, event.item.call_id)
             return self._finish_call(event.output_index, event.item.arguments)
         if event.type == "response.completed":
             return self._end(event.response, "tool_calls" if self.finished else "stop")
@@ -101,7 +103,7 @@ class _EventReader:
         if call is None or output_index in self.finished:
             return []
         self.finished.add(output_index)
-        return [parse_call(call.call_id, call.name, arguments)]
+        return [call.finish(arguments)]
 
     def _end(self, response: Response, finish_reason: str) -> list[LLMEvent]:
         self.ended = True
@@ -152,7 +154,7 @@ class OpenAIResponsesBackend:
 
     async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
         """Stream the reply to ``request``; closing the generator closes the HTTP response."""
-        reader = _EventReader()
+        reader = _EventReader(request.tools)
         with translate_errors():
             provider_events: openai.AsyncStream[ResponseStreamEvent] = await self._client.responses.create(
                 **self.request_params(request))

@@ -124,10 +124,10 @@ def to_chat_items(items: Iterable[Item]) -> list[ChatItem]:
         if isinstance(item, MessageItem) and item.text:
             out.append(Message(item.role, item.text))
         elif isinstance(item, CallItem) and item.status == "completed":
-            out.append(FunctionCallItem(item.call_id, item.name, item.arguments))
+            out.append(FunctionCallItem(item.call_id, item.name, item.arguments, item.provider_call_id))
         elif isinstance(item, CallOutputItem):
             out.append(FunctionOutputItem(item.call_id, item.output))
         elif isinstance(item, McpCallItem) and item.status != "in_progress":  # a server tool: call and result
-            out.append(FunctionCallItem(item.call_id, item.called_as, item.arguments))
+            out.append(FunctionCallItem(item.call_id, item.called_as, item.arguments, item.provider_call_id))
             out.append(FunctionOutputItem(item.call_id, item.output if item.error is None else f"error: {item.error}"))
     return out

@@ -90,7 +90,10 @@ class MessageItem:
 
 @dataclass
 class CallItem:
-    """A call of a client tool (``function_call``): the client runs it and sends a :class:`CallOutputItem`."""
+    """A call of a client tool (``function_call``): the client runs it and sends a :class:`CallOutputItem`.
+
+    ``call_id`` is voxcall's; ``provider_call_id`` the id the model's provider gave the call (never sent to clients).
+    """
 
     type: ClassVar[Literal["function_call"]] = "function_call"
     id: str
@@ -98,6 +101,7 @@ class CallItem:
     name: str
     arguments: str = ""
     status: Status = "completed"
+    provider_call_id: str = field(default="", repr=False, compare=False)
 
     @property
     def called_as(self) -> str:
@@ -127,7 +131,7 @@ class CallOutputItem:
 @dataclass
 class McpCallItem:
     """A call of a server tool, run by voxcall: ``name`` on its server ``server_label``, ``alias`` as the model
-    calls it; ``error`` says why it failed."""
+    calls it; ``error`` says why it failed; ``provider_call_id`` as on :class:`CallItem`."""
 
     type: ClassVar[Literal["mcp_call"]] = "mcp_call"
     id: str
@@ -140,6 +144,7 @@ class McpCallItem:
     error: str | None = None
     approval_request_id: str | None = None
     status: Status = "completed"
+    provider_call_id: str = field(default="", repr=False, compare=False)
 
     @property
     def called_as(self) -> str:

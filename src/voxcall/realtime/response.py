@@ -6,6 +6,12 @@ carrying the full output, the usage and the status. Where its events go (the soc
 and where its items go (the conversation, a deferred view of it, or nowhere for out-of-band responses) are
 given to it, so the same code runs visible responses and hidden speculative ones.
 
+A call the tools do not accept never becomes a ``function_call``: the client gets a ``voxcall.tool_call.rejected``
+event with the reason. When the backend marks it repairable (a native call: an undeclared name, arguments that are
+not a JSON object or break the schema) and ``repair_calls`` is on, the model is shown the call and the reason and
+generates once more within the same response (once per response; a reply that also called client tools ends
+the response instead, since the client must answer those first). A call still botched is only rejected.
+
 Cancelling the task (after setting :attr:`ResponseRun.cancel_reason`) ends the response with status
 ``cancelled``: the provider stream is closed, what the user already received stays in the history, and a call
 whose arguments never completed is removed so no dangling call is left behind.
@@ -19,6 +25,7 @@ from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
 from voxcall.llm import (
+    ChatItem,
     Done,
     LLMError,
     LLMEvent,
@@ -26,6 +33,7 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
+from voxcall.llm.calls import repair_items
 from voxcall.realtime.conversation import to_chat_items
 from voxcall.realtime.items import CallItem, Item, McpCallItem, MessageItem
 from voxcall.realtime.output_items import History, OutputItems
@@ -67,6 +75,7 @@ class ResponseRun:
         self._open_calls: dict[str, CallItem | McpCallItem] = {}
         self._server_calls: list[tuple[McpCallItem, ToolCall]] = []  # finished arguments, not yet run
         self._client_calls = False  # the round produced calls the client must answer
+        self._botched: list[RejectedCall] = []  # the round's repairable rejections
         self._not_run = ""  # why server calls left in _server_calls were not run, when not because of the end
         self._runner: ServerCalls | None = None
 
@@ -118,24 +127,33 @@ class ResponseRun:
             await self._end("cancelled", {"type": "cancelled", "reason": self.cancel_reason})
 
     async def _stream(self) -> None:
-        """Generate; while the model calls server tools, run them and generate again (up to the round limit)."""
+        """Generate; while the model calls server tools, run them and generate again (up to the round limit); when
+        it botched a call, show it why and generate again (once)."""
         rounds = 0
+        repairs = 1 if self.inputs.repair_calls else 0
+        toolbox = self.inputs.toolbox
         while True:
             start = len(self.output)
             finish = await self._generate()
-            if not self._server_calls or finish == "length" or self.inputs.toolbox is None:
+            if finish == "length":
                 break
-            if rounds >= self.inputs.toolbox.max_rounds:  # the model called tools although they were switched off
-                self._not_run = "the tool round limit was reached"
+            repair = self._repair() if repairs and not self._client_calls else []
+            if self._server_calls and toolbox is not None:
+                if rounds >= toolbox.max_rounds:  # the model called tools although they were switched off
+                    self._not_run = "the tool round limit was reached"
+                    break
+                calls, self._server_calls = self._server_calls, []
+                await self.released.wait()  # a hidden follow-up runs no tool until it is claimed
+                rounds += 1
+                await self._tool_runner(toolbox).run_round(calls, rounds)
+            elif not repair:
                 break
-            calls, self._server_calls = self._server_calls, []
-            await self.released.wait()  # a hidden follow-up runs no tool until it is claimed
-            rounds += 1
-            await self._tool_runner(self.inputs.toolbox).run_round(calls, rounds)
             if self._client_calls:  # only the client's calls remain: it answers them, then asks again
                 break
-            self.request.items.extend(to_chat_items(self.output[start:]))
-            if rounds >= self.inputs.toolbox.max_rounds:
+            if repair:
+                repairs -= 1
+            self.request.items.extend([*to_chat_items(self.output[start:]), *repair])
+            if toolbox is not None and rounds >= toolbox.max_rounds:
                 self.request.tool_choice = "none"  # a final answer, with tools disabled
         if finish == "length":
             await self._end("incomplete", {"type": "incomplete", "reason": "max_output_tokens"})
@@ -153,6 +171,7 @@ class ResponseRun:
         stream: AsyncGenerator[LLMEvent, None] = self.inputs.backend.stream(self.request)
         finish = "stop"
         self._client_calls = False
+        self._botched = []
         try:
             while True:
                 async with asyncio.timeout(self.inputs.llm_timeout):
@@ -175,7 +194,7 @@ class ResponseRun:
         if isinstance(ev, TextDelta):
             await self._text(ev.text)
         elif isinstance(ev, ToolCallStart):
-            await self._start_call(ev.call_id, ev.name)
+            await self._start_call(ev.call_id, ev.name, ev.provider_call_id)
         elif isinstance(ev, ToolCallArgumentsDelta):
             item = self._open_calls.get(ev.call_id)
             if item is not None:
@@ -253,16 +272,16 @@ class ResponseRun:
 
     # -- calls --------------------------------------------------------------------------------------------------
 
-    async def _start_call(self, call_id: str, name: str) -> CallItem | McpCallItem:
+    async def _start_call(self, call_id: str, name: str, provider_call_id: str = "") -> CallItem | McpCallItem:
         """Open the item of a call: a ``function_call`` for the client, an ``mcp_call`` for a server tool."""
         await self._close_message("completed")
         server = self.inputs.toolbox.get(name) if self.inputs.toolbox is not None else None
         item: CallItem | McpCallItem
         if server is None:
-            item = CallItem(new_id("item"), call_id, name, status="in_progress")
+            item = CallItem(new_id("item"), call_id, name, status="in_progress", provider_call_id=provider_call_id)
         else:
             item = McpCallItem(new_id("item"), call_id, server.remote_name, name, server.server_label,
-                               status="in_progress")
+                               status="in_progress", provider_call_id=provider_call_id)
         self._open_calls[call_id] = item
         await self.out.add(item)
         return item
@@ -294,12 +313,18 @@ class ResponseRun:
 
     async def _reject(self, rejected: RejectedCall) -> None:
         """A call the model botched: drop its item (if one was started) and tell the client why."""
-        started = next((i for i in self._open_calls.values() if i.called_as == rejected.name), None)
+        started = self._open_calls.get(rejected.call_id) if rejected.call_id else None
         if started is not None:
             await self._drop(started)
+        if rejected.repairable:
+            self._botched.append(rejected)
         log.info("response %s: rejected call %r: %s", self.id, rejected.name, rejected.reason)
         await self.emit(event("voxcall.tool_call.rejected", response_id=self.id, name=rejected.name,
                               reason=rejected.reason))
+
+    def _repair(self) -> list[ChatItem]:
+        """What the model is shown of the round's botched calls to write them again (nothing when none was)."""
+        return [item for rejected in self._botched for item in repair_items(rejected)]
 
     async def _drop(self, item: CallItem | McpCallItem) -> None:
         self._open_calls.pop(item.call_id, None)

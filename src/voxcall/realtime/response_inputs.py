@@ -64,6 +64,7 @@ class ResponseInputs:
     context: ToolContext = field(default_factory=ToolContext)
     approvals: Approvals | None = None
     timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
+    repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
 
 
 @dataclass

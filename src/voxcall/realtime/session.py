@@ -299,7 +299,8 @@ class Session:
         return ResponseRun(ResponseInputs(
             self.backend, self._request(settings, context), params, history, emit, llm_timeout=self.options.llm_timeout,
             tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
-            context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming()))
+            context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming(),
+            repair_calls=self.options.repair_tool_calls))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""

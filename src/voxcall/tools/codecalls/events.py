@@ -18,12 +18,17 @@ class TextDelta:
 class RejectedCall:
     """A call the model wrote that cannot be run, with a reason the model could act on.
 
-    ``name`` is the tool name as written (empty when none could be read), ``source`` the call's source text.
+    ``name`` is the tool name as written (empty when none could be read), ``source`` the call's source text (on a
+    native path, its arguments as written). ``call_id`` names the call when it was announced (its started item is
+    taken back), else it is empty. ``repairable``: a native call the tools do not accept (an undeclared name,
+    arguments that are not a JSON object or break the schema), which the model may be asked to write again.
     """
 
     name: str
     source: str
     reason: str
+    call_id: str = ""
+    repairable: bool = False
 
 
 CodeCallEvent = TextDelta | ToolCall | RejectedCall

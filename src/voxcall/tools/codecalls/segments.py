@@ -36,10 +36,16 @@ class _NotLiteral(ValueError):
 
 
 class ToolIndex:
-    """Finds tools by the names a model writes: the real name, its Python alias, or a dotted form of either."""
+    """Finds tools by the names a model writes: the real name, its Python alias, or a dotted form of either; and
+    checks a call of one (:meth:`check`), the one check every tool-calling path makes.
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    ``native``: the model was shown the tools by their own names (a native tool-calling API), so reasons name
+    them so; otherwise by their Python names, as the local path's prompt shows them.
+    """
+
+    def __init__(self, tools: Iterable[Tool], *, native: bool = False) -> None:
         self.tools: list[Tool] = list(tools)
+        self._native = native
         self._by_name: dict[str, Tool] = {}
         for tool in self.tools:
             self._by_name.setdefault(tool.name, tool)
@@ -56,9 +62,13 @@ class ToolIndex:
                 return self._by_name[candidate]
         return None
 
+    def shown(self, tool: Tool) -> str:
+        """The name the model was shown for ``tool``."""
+        return tool.name if self._native else tool.code_name
+
     def closest(self, written: str, cutoff: float = 0.5) -> str | None:
         """The known tool name most like ``written`` (a likely misspelling), if any is close enough."""
-        names = [t.code_name for t in self.tools]
+        names = [self.shown(t) for t in self.tools]
         close = difflib.get_close_matches(written.split(".")[-1], names, n=1, cutoff=cutoff)
         return close[0] if close else None
 
@@ -67,8 +77,23 @@ class ToolIndex:
         close = self.closest(written)
         if close:
             return f"did you mean {close!r}?"
-        names = [t.code_name for t in self.tools]
+        names = [self.shown(t) for t in self.tools]
         return f"available tools: {', '.join(names)}" if names else "no tools are available"
+
+    def unknown(self, written: str, source: str) -> RejectedCall:
+        """The rejection of a call whose name ``written`` is no known tool's."""
+        return RejectedCall(written, source, f"unknown tool {written!r}; {self.suggest(written)}")
+
+    def check(self, tool: Tool, written: str, arguments: Any, source: str) -> ToolCall | RejectedCall:
+        """A call of ``tool`` (written ``written``) with ``arguments``: validated and repaired as
+        :func:`~voxcall.tools.validation.validate_arguments` allows, or rejected with the reason."""
+        try:
+            args, warnings = validate_arguments(tool, arguments)
+        except ArgumentError as exc:
+            return RejectedCall(written, source, f"{self.shown(tool)}: {exc}")
+        for warning in warnings:
+            log.info("tool call %s: %s", tool.name, warning)
+        return ToolCall(name=tool.name, arguments=args, warnings=warnings)
 
     def means_tool(self, written: str) -> bool:
         """Whether ``written`` names a known tool or is an evident misspelling of one."""
@@ -227,15 +252,12 @@ def _convert(node: ast.Call, text: str, index: ToolIndex) -> ToolCall | Rejected
         return RejectedCall("", source, "call a tool by its name, like name(arg='value')")
     tool = index.resolve(written)
     if tool is None:
-        return RejectedCall(written, source, f"unknown tool {written!r}; {index.suggest(written)}")
+        return index.unknown(written, source)
     try:
         arguments = _bind(node, tool, index)
-        args, warnings = validate_arguments(tool, arguments)
-    except (_NotLiteral, ArgumentError) as exc:
-        return RejectedCall(written, source, f"{tool.code_name}: {exc}")
-    for warning in warnings:
-        log.info("tool call %s: %s", tool.name, warning)
-    return ToolCall(name=tool.name, arguments=args, warnings=warnings)
+    except _NotLiteral as exc:
+        return RejectedCall(written, source, f"{index.shown(tool)}: {exc}")
+    return index.check(tool, written, arguments, source)
 
 
 def _bind(node: ast.Call, tool: Tool, index: ToolIndex) -> dict[str, Any]:
