@@ -84,7 +84,7 @@ def apps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ServerSettings, Any]]:
     through :class:`Models`)."""
     created: list[tuple[ServerSettings, Any]] = []
 
-    def create_app(settings: ServerSettings, backend: Any, voice: Any = None) -> Starlette:
+    def create_app(settings: ServerSettings, backend: Any, voice: Any = None, admission: Any = None) -> Starlette:
         created.append((settings, backend))
         return Starlette()
 
@@ -384,6 +384,9 @@ FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
     "allow_origin": (("--allow-origin", "https://app.example", "--allow-origin", "http://127.0.0.1:3000"),
                      ["https://app.example", "http://127.0.0.1:3000"]),
     "log_level": (("--log-level", "debug"), "debug"),
+    "max_sessions": (("--max-sessions", "7"), 7),
+    "max_sessions_per_key": (("--max-sessions-per-key", "3"), 3),
+    "shutdown_grace": (("--shutdown-grace", "2.5"), 2.5),
     "instructions": (("--instructions", "Be brief."), "Be brief."),
     "prefetch": (("--no-prefetch",), False),
     "max_speculative": (("--max-speculative", "3"), 3),

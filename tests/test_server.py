@@ -7,15 +7,23 @@ Tests that load the ``[local]`` extra's models skip without it, except under CI 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx2 as httpx
 import pytest
+import websockets
+import yaml
 from starlette.testclient import TestClient
 
 from voxcall import server
@@ -23,6 +31,8 @@ from voxcall.config import ConfigError, ServerSettings, SpeechSettings
 from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, ScriptedBackend, create_backend, resolve_kind
 from voxcall.speech import EspeakTTS, SpeechModelError
 from voxcall.startup import Startup
+
+from .tools.mcp.conftest import process_alive
 
 TEXT_ONLY = {"speech": {"enabled": False}}
 
@@ -178,6 +188,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 
 from voxcall.config import ServerSettings
+from voxcall.realtime.admission import Admission
 from voxcall.server import Server, run_server
 
 
@@ -188,7 +199,7 @@ class MarkerBackend:
         Path(sys.argv[1]).write_text("closed")
 
 
-run_server(Server(ServerSettings.load(None, port=0), Starlette(), MarkerBackend(), None))
+run_server(Server(ServerSettings.load(None, port=0), Starlette(), MarkerBackend(), None, Admission(1, 1)))
 print("returned", flush=True)
 """
 
@@ -217,3 +228,132 @@ def test_stop_signal_shuts_down_gracefully_and_closes_the_backend(stop: signal.S
 
 def test_ws_max_size_leaves_room_for_an_error_event() -> None:
     assert server.ws_max_size(1000) == 1000 + server.FRAME_SLACK_BYTES
+
+
+# --- draining on a stop signal: a real ``voxcall serve`` ------------------------------------------------------------
+
+DEMO_MCP = Path(__file__).resolve().parent / "tools" / "mcp" / "demo_server.py"
+GRACE = 8.0
+EXIT_MARGIN = 15.0  # start-up of nothing, but closing the MCP server and a slow machine's scheduling
+
+
+class Served:
+    """``voxcall serve`` in a subprocess: scripted backend, text only, an stdio MCP server, ``grace`` seconds of
+    grace; its port, and its descendants (the MCP server) once it listens."""
+
+    def __init__(self, folder: Path, script: dict[str, Any], grace: float = GRACE) -> None:
+        (folder / "script.yaml").write_text(yaml.safe_dump(script))
+        (folder / "voxcall.yaml").write_text(yaml.safe_dump({
+            "llm": "scripted", "script": str(folder / "script.yaml"), "port": 0, "shutdown_grace": grace,
+            "speech": {"enabled": False}, "session": {"prefetch": False},
+            "mcp": {"servers": {"demo": {"command": sys.executable, "args": [str(DEMO_MCP)]}}}}))
+        self.log = folder / "serve.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "voxcall", "serve", "--config",
+                                             str(folder / "voxcall.yaml")], cwd=folder, stdout=log, stderr=log)
+        self.port = self._port()
+        self.children = descendants(self.process.pid)
+
+    def _port(self) -> int:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = re.search(r"Uvicorn running on http://127\.0\.0\.1:(\d+)", self.log.read_text())
+            if found:
+                return int(found.group(1))
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        self.process.kill()
+        pytest.fail(f"voxcall serve did not start:\n{self.log.read_text()}")
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/v1/realtime"
+
+    async def health(self) -> httpx.Response:
+        async with httpx.AsyncClient() as http:
+            return await http.get(f"http://127.0.0.1:{self.port}/healthz")
+
+    async def exited(self, timeout: float) -> int:
+        """The exit status, once the process has exited (killed, and the test failed, past ``timeout``)."""
+        try:
+            return await asyncio.to_thread(self.process.wait, timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            pytest.fail(f"voxcall serve did not exit within {timeout} s:\n{self.log.read_text()}")
+
+
+def descendants(pid: int) -> list[int]:
+    """The live processes under ``pid`` (children, grandchildren …), from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [child for child, ppid in parents.items() if ppid == parent]
+        found += children
+        todo += children
+    return found
+
+
+async def start_a_response(ws: Any) -> None:
+    """Ask ``ws``'s session a question and return once its response has started."""
+    assert json.loads(await ws.recv())["type"] == "session.created"
+    await ws.send(json.dumps({"type": "conversation.item.create", "item": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text": "tell me"}]}}))
+    await ws.send(json.dumps({"type": "response.create"}))
+    while json.loads(await ws.recv())["type"] != "response.created":
+        pass
+
+
+async def until_draining(served: Served) -> None:
+    for _ in range(200):
+        answer = await served.health()
+        if answer.status_code == 503:
+            assert answer.json()["status"] == "draining"
+            return
+        await asyncio.sleep(0.02)
+    pytest.fail("/healthz never answered 503 while draining")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
+async def test_sigterm_lets_the_running_response_finish_then_closes_with_1001(tmp_path: Path) -> None:
+    served = Served(tmp_path, {"rules": [{"match": "tell", "reply": "Here it comes, slowly.", "delay": 2}]})
+    assert served.children, "the stdio MCP server should run under voxcall serve"
+    async with websockets.connect(served.url) as ws:
+        await start_a_response(ws)
+        served.process.send_signal(signal.SIGTERM)
+        await until_draining(served)
+        with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+            async with websockets.connect(served.url):
+                pass
+        assert refused.value.response.status_code == 503
+        seen = []
+        with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+            while True:
+                seen.append(json.loads(await ws.recv()))
+        done = [ev for ev in seen if ev["type"] == "response.done"]
+        assert len(done) == 1 and done[0]["response"]["status"] == "completed"
+        assert done[0]["response"]["output"][0]["content"][0]["text"] == "Here it comes, slowly."
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+    assert await served.exited(GRACE + EXIT_MARGIN) == 0
+    assert not [pid for pid in served.children if process_alive(pid)]
+    assert "Cancel" not in served.log.read_text()  # uvicorn had nothing left to cancel
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
+async def test_a_second_signal_cuts_the_grace_short(tmp_path: Path) -> None:
+    served = Served(tmp_path, {"rules": [{"match": "tell", "reply": "Never mind.", "delay": 600}]}, grace=600)
+    async with websockets.connect(served.url) as ws:
+        await start_a_response(ws)
+        served.process.send_signal(signal.SIGTERM)
+        await until_draining(served)
+        served.process.send_signal(signal.SIGTERM)
+        with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+            while True:
+                assert json.loads(await ws.recv())["type"] != "response.done"
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+    assert await served.exited(EXIT_MARGIN) == 0  # not the 600 s of grace
+    assert not [pid for pid in served.children if process_alive(pid)]

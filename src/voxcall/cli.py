@@ -48,6 +48,8 @@ SETTING_OF_FLAG: dict[str, str] = {
     "host": "host", "port": "port", "llm": "llm", "model": "model", "base_url": "base_url", "api_key": "api_key",
     "tool_format": "tool_format", "script": "script", "api_key_file": "api_key_file",
     "insecure_no_auth": "insecure_no_auth", "allow_origin": "allowed_origins", "log_level": "log_level",
+    "max_sessions": "max_sessions", "max_sessions_per_key": "max_sessions_per_key",
+    "shutdown_grace": "shutdown_grace",
     "instructions": "session.instructions", "prefetch": "session.prefetch",
     "max_speculative": "session.max_speculative", "llm_timeout": "session.llm_timeout",
     "max_frame_bytes": "session.max_frame_bytes", "max_history_items": "session.max_history_items",
@@ -183,6 +185,18 @@ def serve(
     )] = None,
     log_level: Annotated[LogLevel | None, typer.Option(
         help="Log level of voxcall and uvicorn.", show_default=_default("log_level"),
+    )] = None,
+    max_sessions: Annotated[int | None, typer.Option(
+        help="Realtime sessions served at once; one more is refused with HTTP 503.",
+        show_default=_default("max_sessions"),
+    )] = None,
+    max_sessions_per_key: Annotated[int | None, typer.Option(
+        help="Sessions one client API key may hold at once (with client keys); one more is refused with HTTP 429.",
+        show_default=_default("max_sessions_per_key"),
+    )] = None,
+    shutdown_grace: Annotated[float | None, typer.Option(
+        help="Seconds a stop signal (SIGTERM, Ctrl-C) gives running responses to finish before every session is "
+        "closed (code 1001); a second signal cuts it short.", show_default=_default("shutdown_grace"),
     )] = None,
 ) -> None:
     """Serve the OpenAI Realtime protocol on ws://HOST:PORT/v1/realtime (and GET /healthz, /metrics).

@@ -2,8 +2,9 @@
 
 :func:`build_server` resolves the backend kind ("auto" included), loads the speech models the ``speech:`` section
 asks for (each once), builds the LLM backend and the web app; :func:`run_server` serves it on uvicorn until a stop
-signal and then closes the backend. Nothing here parses arguments or prints a summary (that is :mod:`voxcall.cli`),
-so tests and embedders call it directly. Progress and notes go to a :class:`~voxcall.startup.Startup`.
+signal, drains its sessions (:mod:`voxcall.draining`) and then closes the backend. Nothing here parses arguments
+or prints a summary (that is :mod:`voxcall.cli`), so tests and embedders call it directly. Progress and notes
+go to a :class:`~voxcall.startup.Startup`.
 
 Heavy modules (the LLM backends, the speech models, the web app, uvicorn) are imported inside the functions that
 need them, so importing this module is cheap.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from voxcall.llm import LLMBackend
+    from voxcall.realtime.admission import Admission
     from voxcall.realtime.voice import Voice
     from voxcall.speech import TTS
 
@@ -47,18 +49,24 @@ deprecated). Both honour ``ws_max_size``."""
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 """Signals that stop the server gracefully."""
 
+CLOSE_TIMEOUT = 5
+"""Seconds uvicorn waits, once the sessions are drained and closed, for the connections and their handlers to end
+(a session's own MCP servers stop there) before it cancels them and stops the app."""
+
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Server:
     """What :func:`run_server` serves: the effective settings (the backend kind resolved), the web app, the LLM
-    backend it answers with, and the shared speech models (None: text only)."""
+    backend it answers with, the shared speech models (None: text only) and the app's admission (its session
+    limits, drained when the server stops)."""
 
     settings: ServerSettings
     app: Starlette
     backend: LLMBackend
     voice: Voice | None
+    admission: Admission
 
     def summary(self) -> str:
         """One line saying what is served: URL, backend, speech, prefetch, auth (never a key)."""
@@ -79,6 +87,7 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     when the backend cannot be built (unknown kind, missing model, an option it cannot honour, unreadable script …)
     or when speech is required (``speech.enabled: true``) and a model is missing.
     """
+    from voxcall.realtime.admission import Admission
     from voxcall.realtime.app import create_app
 
     startup = startup or Startup()
@@ -88,7 +97,9 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     with startup.step(f"{settings.llm} LLM") as step:
         backend = build_backend(settings)
         step.name = backend.name
-    return Server(settings, create_app(settings, backend, voice=voice), backend, voice)
+    admission = Admission(settings.max_sessions, settings.max_sessions_per_key)
+    return Server(settings, create_app(settings, backend, voice=voice, admission=admission), backend, voice,
+                  admission)
 
 
 def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
@@ -184,15 +195,21 @@ def configure_logging(level: str) -> None:
 
 
 def run_server(server: Server) -> None:
-    """Serve ``server`` with uvicorn until it is stopped (Ctrl-C, SIGTERM), then close its backend."""
+    """Serve ``server`` with uvicorn until it is stopped (Ctrl-C, SIGTERM), then close its backend.
+
+    A stop drains the sessions first: new connections are refused (503), running responses get ``shutdown_grace``
+    seconds to finish, every session is closed with code 1001; then uvicorn shuts down (waiting at most
+    :data:`CLOSE_TIMEOUT` for the connections to end) and stops the MCP servers."""
     import uvicorn
+
+    from voxcall.draining import DrainingServer
 
     settings = server.settings
     config = uvicorn.Config(
         server.app, host=settings.host, port=settings.port, log_level=settings.log_level, ws=WS_IMPLEMENTATION,
-        ws_max_size=ws_max_size(settings.session.max_frame_bytes),
+        ws_max_size=ws_max_size(settings.session.max_frame_bytes), timeout_graceful_shutdown=CLOSE_TIMEOUT,
     )
-    web = uvicorn.Server(config)
+    web = DrainingServer(config, server.admission, settings.shutdown_grace)
     try:
         with _stop_signals_interrupt(), asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
             runner.run(_serve_then_close(web, server.backend))

@@ -13,6 +13,7 @@ from openai import AsyncOpenAI
 
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend, ScriptedBackend
+from voxcall.realtime.admission import Admission
 from voxcall.realtime.app import create_app
 from voxcall.realtime.server_events import ENV_VAR
 
@@ -39,7 +40,8 @@ class Server:
     """A uvicorn server running in the test's event loop."""
 
     def __init__(self, settings: ServerSettings, backend: LLMBackend) -> None:
-        self.app = create_app(settings, backend)
+        self.admission = Admission(settings.max_sessions, settings.max_sessions_per_key)
+        self.app = create_app(settings, backend, admission=self.admission)
         self.backend = backend
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",
                                 lifespan="on")

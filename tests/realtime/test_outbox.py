@@ -36,6 +36,25 @@ async def test_events_are_written_in_order() -> None:
     assert [e["n"] for e in socket.sent] == [0, 1, 2, 3, 4]
 
 
+async def test_a_flush_cut_short_still_stops_the_writer() -> None:
+    """A client that stops reading: the writer hangs in send and the queue is full; cancelling the flushing close
+    (a drain giving up on it) must not leave the writer behind."""
+    stuck = asyncio.Event()
+
+    async def send(ev: dict[str, Any]) -> None:
+        await stuck.wait()
+
+    outbox = Outbox(send, maxsize=1)
+    outbox.start()
+    for n in range(2):  # one in the writer's hands, one filling the queue
+        await outbox.put(event("input_audio_buffer.cleared", n=n))
+    writers = [t for t in asyncio.all_tasks() if t.get_name() == "voxcall-outbox"]
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(outbox.close(flush=True), 0.1)
+    await asyncio.sleep(0)
+    assert outbox.closed and all(t.done() for t in writers)
+
+
 async def test_beta_outbox_renames_and_drops() -> None:
     socket = Socket()
     outbox = Outbox(socket.send, beta=True)

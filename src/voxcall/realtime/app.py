@@ -4,7 +4,9 @@
 One backend (and so one set of loaded models) serves every session of the process; a session costs only its
 conversation and a few tasks. When client API keys are configured, a connection must present one
 (``Authorization: Bearer KEY``, or the browser subprotocol ``openai-insecure-api-key.KEY``) or is refused
-before the WebSocket is accepted; ``/metrics`` then needs one too (``Authorization: Bearer KEY``).
+before the WebSocket is accepted; ``/metrics`` then needs one too (``Authorization: Bearer KEY``). Past the
+session limits (:mod:`voxcall.realtime.admission`) a connection is refused with an HTTP error before the upgrade
+too; while the server drains, ``/healthz`` answers 503.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voxcall import __version__
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend
+from voxcall.realtime.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SHUTTING_DOWN, Admission, Refusal
 from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 from voxcall.realtime.metrics import CONTENT_TYPE, Metrics
 from voxcall.realtime.prefetch import SpeculationSlots
@@ -36,15 +39,18 @@ from voxcall.realtime.voice import Voice
 log = logging.getLogger(__name__)
 
 _POLICY_VIOLATION = 1008
+_TRY_AGAIN_LATER = 1013
 
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
-               toolbox: Toolbox | None = None) -> Starlette:
+               toolbox: Toolbox | None = None, admission: Admission | None = None) -> Starlette:
     """The voxcall server for ``settings``, answering every session with ``backend``; with ``voice`` (shared
     speech models) sessions hear and speak, without it they are text-only. Server-side tools come from
     ``toolbox``, or are built from the settings' ``tools``/``mcp`` sections when the app starts (and the MCP
-    servers stopped when it stops)."""
+    servers stopped when it stops). ``admission`` keeps the session limits and drains the sessions when the
+    server stops (default: one with the settings' limits)."""
     keys = settings.client_keys()
+    admission = admission or Admission(settings.max_sessions, settings.max_sessions_per_key)
     tools: dict[str, Toolbox | None] = {"box": toolbox}
 
     @contextlib.asynccontextmanager
@@ -59,7 +65,6 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             if built is not None:
                 await built.aclose()
     slots = SpeculationSlots(settings.session.max_speculative)
-    sessions: set[Session] = set()
     metrics = Metrics()
 
     async def realtime(ws: WebSocket) -> None:
@@ -69,42 +74,52 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
                      ws.headers.get("origin"))
             await ws.close(code=_POLICY_VIOLATION, reason="origin not allowed")
             return
-        if keys and not key_is_valid(extract_client_key(ws.headers, offered), keys):
+        key = extract_client_key(ws.headers, offered)
+        if keys and not key_is_valid(key, keys):
             log.info("refused a realtime connection from %s: missing or unknown API key", ws.client)
             await ws.close(code=_POLICY_VIOLATION, reason="invalid or missing API key")
             return
-        model = ws.query_params.get("model") or settings.model or settings.llm or "voxcall"
-        beta = "realtime=v1" in ws.headers.get("openai-beta", "")
-        await ws.accept(subprotocol=choose_subprotocol(offered))
+        admitted = admission.admit(key if keys else None)
+        if isinstance(admitted, Refusal):
+            log.info("refused a realtime connection from %s: %s", ws.client, admitted.code)
+            metrics.sessions_refused.labels(admitted.code).inc()
+            await _refuse(ws, admitted, choose_subprotocol(offered))
+            return
+        with admitted as seat:
+            model = ws.query_params.get("model") or settings.model or settings.llm or "voxcall"
+            beta = "realtime=v1" in ws.headers.get("openai-beta", "")
+            await ws.accept(subprotocol=choose_subprotocol(offered))
 
-        async def send(ev: Event) -> None:
-            await ws.send_text(json.dumps(ev, ensure_ascii=False))
+            async def send(ev: Event) -> None:
+                await ws.send_text(json.dumps(ev, ensure_ascii=False))
 
-        session = Session(backend, send, options=settings.session, tools=settings.tools, model=model, beta=beta,
-                          slots=slots, voice=voice, toolbox=tools["box"], metrics=metrics)
-        sessions.add(session)
-        metrics.sessions_total.inc()
-        metrics.sessions_active.inc()
-        try:
-            await session.start()
-            while True:
-                message = await ws.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                data = message.get("text")
-                await session.handle_frame(data if data is not None else message.get("bytes") or b"")
-        except WebSocketDisconnect:
-            pass
-        finally:
-            sessions.discard(session)
-            metrics.sessions_active.dec()
-            await session.close()
+            session = Session(backend, send, options=settings.session, tools=settings.tools, model=model,
+                              beta=beta, slots=slots, voice=voice, toolbox=tools["box"], metrics=metrics)
+            metrics.sessions_total.inc()
+            metrics.sessions_active.inc()
+            try:
+                if not seat.occupy(session, ws):  # the server began to stop during the handshake
+                    await ws.close(code=GOING_AWAY, reason=SHUTTING_DOWN)
+                    return
+                await session.start()
+                while True:
+                    message = await ws.receive()
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    data = message.get("text")
+                    await session.handle_frame(data if data is not None else message.get("bytes") or b"")
+            except WebSocketDisconnect:
+                pass
+            finally:
+                metrics.sessions_active.dec()
+                await session.close()
 
     async def healthz(request: Request) -> JSONResponse:
-        body: dict[str, Any] = {"status": "ok", "version": __version__, "backend": backend.name,
-                                "speech": voice is not None, "sessions": len(sessions),
+        body: dict[str, Any] = {"status": "draining" if admission.draining else "ok", "version": __version__,
+                                "backend": backend.name, "speech": voice is not None,
+                                "sessions": admission.active, "max_sessions": admission.max_sessions,
                                 "speculation": dataclasses.asdict(slots.stats)}
-        return JSONResponse(body)
+        return JSONResponse(body, status_code=503 if admission.draining else 200)
 
     async def metrics_page(request: Request) -> Response:
         if keys and not key_is_valid(extract_client_key(request.headers, []), keys):
@@ -113,3 +128,16 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
 
     return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz),
                              Route("/metrics", metrics_page)], lifespan=lifespan)
+
+
+async def _refuse(ws: WebSocket, refusal: Refusal, subprotocol: str | None) -> None:
+    """Refuse a connection before the upgrade: an HTTP response with ``refusal``'s status, its JSON body and a
+    ``Retry-After``. A server without the ASGI WebSocket denial-response extension cannot send one (closing
+    before the upgrade would read as 403): there the connection is accepted and closed with code 1013, "try
+    again later", with the refusal's code as its reason."""
+    if "websocket.http.response" in ws.scope.get("extensions", {}):
+        await ws.send_denial_response(JSONResponse(refusal.body(), status_code=refusal.status,
+                                                   headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))
+        return
+    await ws.accept(subprotocol=subprotocol)
+    await ws.close(code=_TRY_AGAIN_LATER, reason=refusal.code)

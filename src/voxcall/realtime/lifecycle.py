@@ -134,6 +134,12 @@ class ResponseLifecycle:
             self._last_done = run
             self.speculate()
 
+    async def settled(self) -> None:
+        """Return once the visible response running now (if any) has ended; cancelling the wait leaves it running."""
+        task = self._task
+        if self.phase is Phase.VISIBLE and task is not None:
+            await asyncio.wait([task])
+
     async def cancel(self, reason: CancelReason) -> None:
         """``VISIBLE`` → ``IDLE``: the response ends with ``response.done`` (cancelled) before this returns."""
         run, task = self.visible, self._task

@@ -3,11 +3,12 @@
 One :class:`Metrics` per app (an instance with its own registry, so tests can make their own). The session parts
 report to it at the points where a figure is final: the heard audio after each transcription, the response
 lifecycle when a response ends (its status, tokens and :class:`~voxcall.realtime.timing.ResponseTiming`) and when
-a hidden response starts, is claimed or discarded; the app counts sessions.
+a hidden response starts, is claimed or discarded; the app counts sessions, and connections refused one.
 
 Names (all prefixed ``voxcall_``): histograms ``end_of_turn_seconds``, ``stt_seconds``, ``llm_first_token_seconds``,
 ``first_audio_seconds`` (end of speech, or ``response.create``, to the first audio), ``tool_duration_seconds``
-(label ``tool``), ``tool_to_audio_seconds``; counters ``sessions_total``, ``responses_total`` (``status``),
+(label ``tool``), ``tool_to_audio_seconds``; counters ``sessions_total``, ``sessions_refused_total`` (``reason``:
+the limit, ``max_sessions``, ``max_sessions_per_key``, or ``shutting_down``), ``responses_total`` (``status``),
 ``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``speculation_total`` (``kind``, ``event``:
 ``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
 ``discarded_tokens_total`` (``direction``); gauge ``sessions_active``.
@@ -48,6 +49,8 @@ class Metrics:
                                        "A server tool's result to the next answer audio", buckets=_LATENCY_BUCKETS,
                                        registry=r)
         self.sessions_total = Counter("voxcall_sessions", "Sessions opened", registry=r)
+        self.sessions_refused = Counter("voxcall_sessions_refused", "Connections refused a session, by reason",
+                                        ["reason"], registry=r)
         self.sessions_active = Gauge("voxcall_sessions_active", "Sessions open now", registry=r)
         self.responses = Counter("voxcall_responses", "Responses that ended, by status", ["status"], registry=r)
         self.tool_calls = Counter("voxcall_tool_calls", "Tool calls, by outcome", ["outcome"], registry=r)

@@ -62,17 +62,24 @@ class Outbox:
                 return
 
     async def close(self, *, flush: bool = True) -> None:
-        """Stop the writer, after writing what is queued when ``flush``."""
+        """Stop the writer, after writing what is queued when ``flush`` (for at most 5 s: a client may have stopped
+        reading). Cancelling the call still stops the writer."""
         writer, self._writer = self._writer, None
         if writer is None:
             return
-        if flush and not self.closed:
-            await self._queue.put(None)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(writer), timeout=5)
-        self.closed = True
-        writer.cancel()
+        try:
+            if flush and not self.closed:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._write_out(writer), timeout=5)
+        finally:
+            self.closed = True
+            writer.cancel()
         await asyncio.wait([writer])
+
+    async def _write_out(self, writer: asyncio.Task[None]) -> None:
+        """Queue the end mark and wait for ``writer`` to reach it."""
+        await self._queue.put(None)
+        await asyncio.shield(writer)
 
 
 class OutputGate:

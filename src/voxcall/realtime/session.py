@@ -127,6 +127,20 @@ class Session:
         await self.tools.close()
         await self.outbox.close(flush=False)
 
+    async def finish(self, expired: asyncio.Event) -> None:
+        """The server is stopping: let the response running now (if any) end, unless ``expired`` is set first; then
+        write out what is queued (nothing more once expired) and stop writing. The caller then closes the
+        connection, which ends the session (and a response still running)."""
+        ended = asyncio.ensure_future(self.responses.settled())
+        cut = asyncio.ensure_future(expired.wait())
+        try:
+            await asyncio.wait([ended, cut], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            settled = ended.done() and not ended.cancelled()
+            ended.cancel()
+            cut.cancel()
+        await self.outbox.close(flush=settled)
+
     def to_wire(self) -> dict[str, Any]:
         """The GA session object."""
         return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
