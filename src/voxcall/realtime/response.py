@@ -222,7 +222,7 @@ class ResponseRun:
             ready = _open_event() if self.speak_ahead and host is None else self.released
             self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain, self._send_audio,
                                     ready, host, speed=self.params.speed)
-            item.spoken = self._speaker.spoken  # the clauses spoken so far, also when the response is cut off
+            item.spoken = self._speaker.audio  # the audio sent so far, also when the response is cut off
 
     async def _send_audio(self, chunk: str) -> None:
         if self._message is not None:
