@@ -6,7 +6,9 @@ the model keeps generating, then sent as ``response.output_audio.delta`` chunks.
 is what the ``<code>`` parser released. A speaker of a hidden (speculative) response waits for its claim before
 it synthesises anything. Each clause is recorded with its audio span as its audio starts to go out, and every
 chunk sent is counted (:class:`~voxcall.realtime.items.SpokenAudio`), so ``conversation.item.truncate`` can cut
-the transcript to what the user actually heard, wherever a cancel stopped the speech.
+the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also reported
+to the session's :class:`~voxcall.realtime.playback.Playback`, which keeps the host's music down until the client
+has played it.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from collections.abc import Awaitable, Callable
 
 from voxcall.audio.codec import apply_gain, encode_audio, pcm_duration_ms, resample
 from voxcall.audio.formats import AudioFormat
-from voxcall.audio.output import AudioOutput
 from voxcall.realtime.items import Spoken, SpokenAudio
+from voxcall.realtime.playback import Playback
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
 
@@ -29,17 +31,16 @@ class Speaker:
 
     def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
                  send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event,
-                 host: AudioOutput | None = None, *, speed: float = 1.0) -> None:
-        """``host`` is the host's audio output (music): it pauses or ducks while this speaker talks. ``speed`` is
-        the speaking rate the TTS is asked for."""
+                 playback: Playback | None = None, *, speed: float = 1.0) -> None:
+        """``playback`` paces the session's speech on the host's audio output (music): the speaker holds it while
+        it speaks and reports every chunk sent. ``speed`` is the speaking rate the TTS is asked for."""
         self._tts = tts
         self._speed = speed
         self._fmt = fmt
         self._gain = gain
         self._send_audio = send_audio
         self._released = released
-        self._host = host
-        self._talking = False  # the host output was told this speaker is talking
+        self._playback = playback
         self._splitter = ClauseSplitter()
         self._clauses: asyncio.Queue[str | None] = asyncio.Queue()
         self.audio = SpokenAudio()
@@ -75,20 +76,22 @@ class Speaker:
 
     async def _speak(self) -> None:
         await self._released.wait()
+        if self._playback is None:
+            await self._speak_clauses()
+            return
+        self._playback.hold()  # the music stays down while this message is spoken, even between two clauses
         try:
             await self._speak_clauses()
         finally:
-            if self._host is not None and self._talking:
-                self._host.speech_finished()
+            self._playback.release()
 
     async def _speak_clauses(self) -> None:
         while (clause := await self._clauses.get()) is not None:
-            if self._host is not None and not self._talking:
-                self._talking = True
-                self._host.speech_started()
             chunks = await asyncio.to_thread(self._render, clause)
             start = self.audio.sent_ms
             self.audio.clauses.append(Spoken(clause, start, start + sum(ms for _, ms in chunks)))
             for chunk, ms in chunks:
                 await self._send_audio(chunk)
                 self.audio.sent_ms += ms
+                if self._playback is not None:
+                    self._playback.sent(self.audio, ms)
