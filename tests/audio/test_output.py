@@ -137,6 +137,24 @@ async def test_speech_pauses_the_music_and_its_end_resumes_it(output: AudioOutpu
     await sink.wait_for_chunks(count + 1)
 
 
+async def test_music_comes_back_only_when_every_speaker_has_finished(output: AudioOutput, sink: RecordingSink,
+                                                                     song: Path) -> None:
+    """Sessions share the host output: one session's speech ending must not bring the music back over another's."""
+    await playing(output, sink, song)
+    output.speech_started()
+    output.speech_started()
+    output.speech_finished()
+    count = len(sink.chunks)
+    assert output.state == "paused" and output.speakers == 1
+    assert await played_after(sink, count) == 0
+    output.speech_finished()
+    assert output.state == "playing" and output.speakers == 0
+    output.speech_finished()  # unmatched: ignored, never below zero
+    output.speech_started()
+    assert output.state == "paused"
+    output.speech_finished()
+
+
 async def test_speech_ducks_the_music_under_the_duck_policy(song: Path) -> None:
     sink = RecordingSink(fast=True)
     output = AudioOutput(sink, speech_policy="duck", duck_gain=0.25)

@@ -16,8 +16,8 @@ from voxcall.realtime.items import (
     McpCallItem,
     MessageItem,
     Spoken,
+    SpokenAudio,
     item_from_client,
-    transcript_until,
 )
 from voxcall.realtime.protocol import ProtocolError
 
@@ -87,6 +87,6 @@ def test_what_voxcall_does_not_take_is_named(item: dict[str, Any], param: str) -
 
 
 def test_transcript_until_keeps_the_share_of_a_cut_clause() -> None:
-    spoken = [Spoken("one two", 0, 1000), Spoken("three four five six", 1000, 2000)]
-    assert transcript_until(spoken, 1500) == "one two three four"
-    assert transcript_until(spoken, 0) == ""
+    spoken = SpokenAudio([Spoken("one two", 0, 1000), Spoken("three four five six", 1000, 2000)], sent_ms=2000)
+    assert spoken.transcript_until(1500) == "one two three four"
+    assert spoken.transcript_until(0) == ""

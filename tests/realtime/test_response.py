@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 from voxcall.llm import LLMRequest
 from voxcall.realtime.conversation import Conversation
 from voxcall.realtime.output_items import OutOfBand
+from voxcall.realtime.protocol import ProtocolError
 from voxcall.realtime.response import ResponseRun
 from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
 from voxcall.realtime.server_events import check_server_event
@@ -95,6 +97,36 @@ async def test_cancel_at_every_event_boundary_ends_with_exactly_one_done() -> No
         assert run.status in ("cancelled", "completed")
         assert all(i.status != "in_progress" for i in conversation.items), f"cancel after event {boundary}"
         assert not any(i.type == "function_call" and i.status != "completed" for i in conversation.items)
+
+
+async def test_the_audio_length_counts_every_chunk_sent_wherever_a_cancel_lands() -> None:
+    """A client slow to read makes the response wait on every audio chunk, so a cancel can land between two chunks
+    of one clause: the item's audio length is still all the audio sent, and a truncate at it is accepted."""
+    for cut in range(1, 7):  # "Let me check that for" (five chunks), then "you." (one)
+        events: list[dict[str, Any]] = []
+        tasks: list[asyncio.Task[None]] = []
+
+        async def emit(ev: dict[str, Any], cut: int = cut, events: list[dict[str, Any]] = events,
+                       tasks: list[asyncio.Task[None]] = tasks) -> None:
+            check_server_event(ev)
+            if ev["type"] != "response.output_audio.delta":
+                events.append(ev)
+                return
+            await asyncio.sleep(0)  # the socket is slow: each chunk waits for room (cancelled there: not sent)
+            events.append(ev)
+            if sum(e["type"] == "response.output_audio.delta" for e in events) == cut:
+                tasks[0].cancel()
+
+        conversation = Conversation()
+        run = spoken_run(Turn("Let me check that for you.", [("get_weather", {"city": "Oslo"})]), emit, conversation)
+        tasks.append(asyncio.create_task(run.run()))
+        await asyncio.wait(tasks)
+        message = run.output[0]
+        sent = sum(e["type"] == "response.output_audio.delta" for e in events)
+        assert sent == cut and message.audio_ms == 100 * sent, f"cancel after chunk {cut}"
+        conversation.check_truncate(message.id, 0, message.audio_ms)
+        with pytest.raises(ProtocolError):
+            conversation.check_truncate(message.id, 0, message.audio_ms + 1)
 
 
 async def test_out_of_band_items_join_no_conversation() -> None:

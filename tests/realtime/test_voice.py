@@ -153,7 +153,7 @@ async def test_truncate_trims_the_transcript_to_the_audio_heard(voice: Voice) ->
         await h.send(type="response.create")
         await h.wait("response.done", timeout=30)
         item = h.session.conversation.items[-1]
-        cut = item.spoken[0].end_ms + 10
+        cut = item.spoken.clauses[0].end_ms + 10
         await h.send(type="conversation.item.truncate", item_id=item.id, content_index=0, audio_end_ms=cut)
         assert h.of("conversation.item.truncated")[0]["audio_end_ms"] == cut
         transcript = item.content[0]["transcript"]

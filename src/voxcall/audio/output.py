@@ -6,7 +6,8 @@ music sounds is computed from three independent facts rather than kept as a stat
 
 - a track is loaded (``play`` loads one; ``stop`` and the end of the track unload it);
 - the user paused it (``pause``; cleared by ``resume``, ``play`` and ``stop``);
-- the assistant is speaking (``speech_started`` / ``speech_finished``).
+- the assistant is speaking (``speech_started`` / ``speech_finished``, counted: every session of a server shares
+  the one host output, and the music comes back only when none of them speaks).
 
 So speech ending never undoes a user's pause, and never restarts music that was stopped while it spoke: those are
 the races users of voice assistants hit ("music resumes after an interrupt").
@@ -66,7 +67,7 @@ class AudioOutput:
         self._volume = 1.0
         self._track: Path | None = None
         self._user_paused = False
-        self._speaking = False
+        self._speakers = 0  # speakers talking now (a session's speech counts as one until its client played it)
         self._audible = asyncio.Event()  # set while the loaded track may be heard
         self._task: asyncio.Task[None] | None = None
         self._switching = asyncio.Lock()  # play and stop replace the task one at a time
@@ -144,26 +145,32 @@ class AudioOutput:
 
     # -- speech ----------------------------------------------------------------------------------------------
 
+    @property
+    def speakers(self) -> int:
+        """How many speakers are talking now (each ``speech_started`` not yet finished)."""
+        return self._speakers
+
     def speech_started(self) -> None:
-        """The assistant started speaking: pause or duck the music. Calls are not counted (one voice speaks)."""
-        self._speaking = True
+        """A speaker (one session's assistant) started: pause or duck the music until every speaker has finished."""
+        self._speakers += 1
         self._update()
 
     def speech_finished(self) -> None:
-        """The assistant stopped speaking (or was interrupted): music that was paused or ducked for it comes back."""
-        self._speaking = False
+        """A speaker stopped (or was interrupted): once none is left, music that was paused or ducked comes back.
+        Each call must match a ``speech_started``; an unmatched one is ignored."""
+        self._speakers = max(0, self._speakers - 1)
         self._update()
 
     # -- inside ----------------------------------------------------------------------------------------------
 
     def _gain(self) -> float:
-        ducked = self._speaking and self.speech_policy == "duck"
+        ducked = self._speakers > 0 and self.speech_policy == "duck"
         return self._volume * (self.duck_gain if ducked else 1.0)
 
     def _update(self) -> None:
         """Recompute whether music may be heard; when it just fell silent, drop what the sink still holds."""
         audible = (self._track is not None and not self._user_paused
-                   and not (self._speaking and self.speech_policy == "pause"))
+                   and not (self._speakers > 0 and self.speech_policy == "pause"))
         if audible:
             self._audible.set()
         elif self._audible.is_set():

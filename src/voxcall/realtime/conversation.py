@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from voxcall.llm import ChatItem, FunctionCallItem, FunctionOutputItem, Message
-from voxcall.realtime.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem, transcript_until
+from voxcall.realtime.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem
 from voxcall.realtime.protocol import ProtocolError, new_id
 
 
@@ -92,7 +92,8 @@ class Conversation:
                                 param="item.call_id")
 
     def check_truncate(self, item_id: str, index: int, end_ms: int) -> None:
-        """Raise a protocol error unless part ``index`` of ``item_id`` is assistant audio at least ``end_ms`` long."""
+        """Raise a protocol error unless part ``index`` of ``item_id`` is assistant audio of which at least ``end_ms``
+        was sent (every chunk sent counts, also of a clause cut off by a cancel)."""
         item = self.require(item_id)
         if not isinstance(item, MessageItem) or item.role != "assistant" or not 0 <= index < len(item.content):
             raise ProtocolError("only the content of an assistant message can be truncated", code="invalid_value",
@@ -100,15 +101,17 @@ class Conversation:
         if item.content[index].get("type") != "output_audio":
             raise ProtocolError("only audio content can be truncated", code="invalid_value", param="content_index")
         if not 0 <= end_ms <= item.audio_ms:
-            raise ProtocolError(f"audio_end_ms must be from 0 to the item's audio length ({item.audio_ms} ms)",
-                                code="invalid_value", param="audio_end_ms")
+            raise ProtocolError(f"audio_end_ms must be from 0 to the item's audio length ({item.audio_ms} ms, the "
+                                "audio sent for it)", code="invalid_value", param="audio_end_ms")
 
-    def truncate(self, item_id: str, index: int, end_ms: int) -> None:
-        """Cut an assistant audio part (checked with :meth:`check_truncate`) to what was heard by ``end_ms``."""
+    def truncate(self, item_id: str, index: int, end_ms: int) -> MessageItem:
+        """Cut an assistant audio part (checked with :meth:`check_truncate`) to what was heard by ``end_ms``;
+        returns the item."""
         item = self.require(item_id)
         assert isinstance(item, MessageItem)
-        item.content[index]["transcript"] = transcript_until(item.spoken, end_ms)
-        item.spoken = [s for s in item.spoken if s.start_ms < end_ms]
+        item.content[index]["transcript"] = item.spoken.transcript_until(end_ms)
+        item.spoken.truncate(end_ms)
+        return item
 
     def unanswered_calls(self) -> list[CallItem]:
         """Completed function calls that have no output yet."""

@@ -24,7 +24,7 @@ from voxcall.realtime.protocol import ProtocolError, new_id
 from voxcall.tools.calls import new_call_id
 
 __all__ = ["ApprovalRequestItem", "ApprovalResponseItem", "CallItem", "CallOutputItem", "Item", "McpCallItem",
-           "MessageItem", "Spoken", "item_from_client", "transcript_until"]
+           "MessageItem", "Spoken", "SpokenAudio", "item_from_client"]
 
 Status = Literal["completed", "incomplete", "in_progress"]
 Role = Literal["user", "assistant", "system"]
@@ -35,26 +35,40 @@ _MAX_ID = 64
 
 @dataclass(frozen=True)
 class Spoken:
-    """A clause of an assistant message that was sent as audio, and its span in the item's audio (ms)."""
+    """A clause of an assistant message spoken as audio, and its span in the item's audio (ms) once all of it is
+    sent: a clause cut off mid-way keeps its full span, so a cut inside it keeps its share of the words."""
 
     text: str
     start_ms: int
     end_ms: int
 
 
-def transcript_until(spoken: list[Spoken], audio_end_ms: int) -> str:
-    """The transcript the user heard when playback stopped at ``audio_end_ms``; a cut clause keeps its share."""
-    parts: list[str] = []
-    for clause in spoken:
-        if clause.start_ms >= audio_end_ms:
-            break
-        if clause.end_ms <= audio_end_ms:
-            parts.append(clause.text)
-        else:
-            share = (audio_end_ms - clause.start_ms) / max(1, clause.end_ms - clause.start_ms)
-            words = clause.text.split()
-            parts.append(" ".join(words[:round(len(words) * share)]))
-    return " ".join(p for p in parts if p)
+@dataclass
+class SpokenAudio:
+    """The audio of an assistant message as the client received it: the clauses, each recorded as its audio starts
+    to go out, and ``sent_ms``, the milliseconds of audio actually sent (a clause cut off counts what was sent)."""
+
+    clauses: list[Spoken] = field(default_factory=list)
+    sent_ms: int = 0
+
+    def transcript_until(self, audio_end_ms: int) -> str:
+        """The transcript the user heard when playback stopped at ``audio_end_ms``; a cut clause keeps its share."""
+        parts: list[str] = []
+        for clause in self.clauses:
+            if clause.start_ms >= audio_end_ms:
+                break
+            if clause.end_ms <= audio_end_ms:
+                parts.append(clause.text)
+            else:
+                share = (audio_end_ms - clause.start_ms) / max(1, clause.end_ms - clause.start_ms)
+                words = clause.text.split()
+                parts.append(" ".join(words[:round(len(words) * share)]))
+        return " ".join(p for p in parts if p)
+
+    def truncate(self, audio_end_ms: int) -> None:
+        """Playback stopped at ``audio_end_ms``: the audio is that long, and clauses after it are gone."""
+        self.clauses = [c for c in self.clauses if c.start_ms < audio_end_ms]
+        self.sent_ms = audio_end_ms
 
 
 def _base(item: Item) -> dict[str, Any]:
@@ -64,19 +78,19 @@ def _base(item: Item) -> dict[str, Any]:
 @dataclass
 class MessageItem:
     """A message; ``content`` holds its parts in wire form (``{"type": "input_text", "text": ...}``), and
-    ``spoken`` the clauses of an assistant message sent as audio."""
+    ``spoken`` the audio sent for an assistant message."""
 
     type: ClassVar[Literal["message"]] = "message"
     id: str
     role: Role
     content: list[dict[str, Any]]
     status: Status = "completed"
-    spoken: list[Spoken] = field(default_factory=list, repr=False, compare=False)
+    spoken: SpokenAudio = field(default_factory=SpokenAudio, repr=False, compare=False)
 
     @property
     def audio_ms(self) -> int:
-        """Milliseconds of audio sent for this message."""
-        return self.spoken[-1].end_ms if self.spoken else 0
+        """Milliseconds of audio sent for this message (every chunk, also of a clause cut off)."""
+        return self.spoken.sent_ms
 
     @property
     def text(self) -> str:

@@ -236,12 +236,12 @@ class ResponseRun:
         empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
         await self.out.event("response.content_part.added", item, content_index=0, part=empty)
         if spoken and self.inputs.tts is not None:
-            host = self.inputs.toolbox.output if self.inputs.toolbox is not None else None
+            playback = self.inputs.playback
             # Speaking ahead never starts the host's speech arbitration (music ducking) before the claim.
-            ready = _open_event() if self.speak_ahead and host is None else self.released
+            ready = _open_event() if self.speak_ahead and playback is None else self.released
             self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain, self._send_audio,
-                                    ready, host, speed=self.params.speed)
-            item.spoken = self._speaker.spoken  # the clauses spoken so far, also when the response is cut off
+                                    ready, playback, speed=self.params.speed)
+            item.spoken = self._speaker.audio  # the audio sent so far, also when the response is cut off
 
     async def _send_audio(self, chunk: str) -> None:
         if self._message is not None:

@@ -15,6 +15,7 @@ from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.llm import LLMBackend, LLMRequest, Usage
 from voxcall.realtime.outbox import Send
 from voxcall.realtime.output_items import History
+from voxcall.realtime.playback import Playback
 from voxcall.realtime.server_calls import Approvals
 from voxcall.realtime.timing import ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
@@ -50,7 +51,8 @@ def _unit_gain() -> float:
 @dataclass
 class ResponseInputs:
     """What a response is given: the backend and the request for it, the settings, where its items and events go,
-    and what it may use (speech, server tools, the session's tool context and approvals)."""
+    and what it may use (speech, server tools, the session's tool context and approvals, the pacing of its speech
+    on the host's audio output)."""
 
     backend: LLMBackend
     request: LLMRequest
@@ -65,6 +67,7 @@ class ResponseInputs:
     approvals: Approvals | None = None
     timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
     repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
+    playback: Playback | None = None  # the session's speech as the client plays it, when music shares the host
 
 
 @dataclass

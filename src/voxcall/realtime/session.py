@@ -40,6 +40,7 @@ from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History, OutOfBand
+from voxcall.realtime.playback import Playback
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, new_id
 from voxcall.realtime.response import ResponseRun
@@ -85,6 +86,8 @@ class Session:
         self.outbox = Outbox(send, beta=beta)
         self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=tools.allow_session_mcp,
                                   allow_remote_mcp=tools.allow_remote_session_mcp)
+        host = toolbox.output if toolbox is not None else None  # music shares it with the assistant's speech
+        self.playback = Playback(host) if host is not None else None
         slots = slots or SpeculationSlots(options.max_speculative)
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
@@ -123,6 +126,8 @@ class Session:
             self._preparing.cancel()
             await asyncio.wait([self._preparing])
         await self.responses.close()
+        if self.playback is not None:
+            self.playback.stop()
         await self.audio.close()
         await self.tools.close()
         await self.outbox.close(flush=False)
@@ -227,7 +232,9 @@ class Session:
         item_id, index, end_ms = model.item_id, model.content_index, model.audio_end_ms
         self.conversation.check_truncate(item_id, index, end_ms)
         await self.responses.discard("conversation.item.truncate")
-        self.conversation.truncate(item_id, index, end_ms)
+        item = self.conversation.truncate(item_id, index, end_ms)
+        if self.playback is not None:
+            self.playback.stopped(item.spoken)
         await self.outbox.put(event("conversation.item.truncated", item_id=item_id, content_index=index,
                                     audio_end_ms=end_ms))
 
@@ -241,8 +248,14 @@ class Session:
         await self.audio.clear()
 
     async def _output_audio_clear(self, model: object, ev: Event) -> None:
-        raise ProtocolError("output_audio_buffer.clear is for WebRTC connections; over WebSocket, cancel the "
-                            "response and truncate the item instead", code="unsupported_event", param="type")
+        """The client dropped the audio it had not played (the JS Agents SDK does on every interruption): the
+        session's speech is over now, and ``output_audio_buffer.cleared`` names the latest response the client was
+        sent. A response still running is not cancelled: the protocol has the client send ``response.cancel``."""
+        if self.playback is not None:
+            self.playback.stop()
+        heard = self.responses.heard
+        if heard is not None:
+            await self.outbox.put(event("output_audio_buffer.cleared", response_id=heard.id))
 
     async def _response_create(self, model: ResponseCreateEvent, ev: Event) -> None:
         timing = ResponseTiming()  # a response asked for is timed from the request
@@ -314,7 +327,8 @@ class Session:
             self.backend, self._request(settings, context), params, history, emit, llm_timeout=self.options.llm_timeout,
             tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming(),
-            repair_calls=self.options.repair_tool_calls))
+            repair_calls=self.options.repair_tool_calls,
+            playback=self.playback))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""

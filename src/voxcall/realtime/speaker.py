@@ -1,11 +1,14 @@
 """Speaking one assistant message as its text streams: clause by clause, never waiting for whole sentences.
 
-Text deltas go through a :class:`~voxcall.speech.clauses.ClauseSplitter`; each complete clause is synthesised in a
-worker thread while the model keeps generating, then resampled to the session's output format, scaled by the
-session's voice gain and sent as ``response.output_audio.delta`` chunks. Tool syntax never gets here: the text
+Text deltas go through a :class:`~voxcall.speech.clauses.ClauseSplitter`; each complete clause is synthesised,
+resampled to the session's output format, scaled by the session's voice gain and encoded in a worker thread while
+the model keeps generating, then sent as ``response.output_audio.delta`` chunks. Tool syntax never gets here: the text
 is what the ``<code>`` parser released. A speaker of a hidden (speculative) response waits for its claim before
-it synthesises anything. Each spoken clause is recorded with its audio span, so ``conversation.item.truncate``
-can cut the transcript to what the user actually heard.
+it synthesises anything. Each clause is recorded with its audio span as its audio starts to go out, and every
+chunk sent is counted (:class:`~voxcall.realtime.items.SpokenAudio`), so ``conversation.item.truncate`` can cut
+the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also reported
+to the session's :class:`~voxcall.realtime.playback.Playback`, which keeps the host's music down until the client
+has played it.
 """
 
 from __future__ import annotations
@@ -13,13 +16,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-import numpy as np
-import numpy.typing as npt
-
-from voxcall.audio.codec import apply_gain, encode_audio, resample
+from voxcall.audio.codec import apply_gain, encode_audio, pcm_duration_ms, resample
 from voxcall.audio.formats import AudioFormat
-from voxcall.audio.output import AudioOutput
-from voxcall.realtime.items import Spoken
+from voxcall.realtime.items import Spoken, SpokenAudio
+from voxcall.realtime.playback import Playback
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
 
@@ -31,21 +31,19 @@ class Speaker:
 
     def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
                  send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event,
-                 host: AudioOutput | None = None, *, speed: float = 1.0) -> None:
-        """``host`` is the host's audio output (music): it pauses or ducks while this speaker talks. ``speed`` is
-        the speaking rate the TTS is asked for."""
+                 playback: Playback | None = None, *, speed: float = 1.0) -> None:
+        """``playback`` paces the session's speech on the host's audio output (music): the speaker holds it while
+        it speaks and reports every chunk sent. ``speed`` is the speaking rate the TTS is asked for."""
         self._tts = tts
         self._speed = speed
         self._fmt = fmt
         self._gain = gain
         self._send_audio = send_audio
         self._released = released
-        self._host = host
-        self._talking = False  # the host output was told this speaker is talking
+        self._playback = playback
         self._splitter = ClauseSplitter()
         self._clauses: asyncio.Queue[str | None] = asyncio.Queue()
-        self.spoken: list[Spoken] = []
-        self.audio_ms = 0
+        self.audio = SpokenAudio()
         self._task = asyncio.create_task(self._speak(), name="voxcall-speaker")
 
     def feed(self, text: str) -> None:
@@ -65,28 +63,35 @@ class Speaker:
         self._task.cancel()
         await asyncio.wait([self._task])
 
-    def _synthesize(self, clause: str) -> list[npt.NDArray[np.int16]]:
-        return list(self._tts.synthesize(clause, speed=self._speed))
+    def _render(self, clause: str) -> list[tuple[str, int]]:
+        """The clause's audio in the session's format and volume: encoded chunks, each with its length (ms)."""
+        chunks: list[tuple[str, int]] = []
+        step = self._fmt.rate * _CHUNK_MS // 1000
+        for pcm in self._tts.synthesize(clause, speed=self._speed):
+            audio = apply_gain(resample(pcm, self._tts.sample_rate, self._fmt.rate), self._gain())
+            for i in range(0, len(audio), step):
+                piece = audio[i:i + step]
+                chunks.append((encode_audio(piece, self._fmt), pcm_duration_ms(len(piece), self._fmt.rate)))
+        return chunks
 
     async def _speak(self) -> None:
         await self._released.wait()
+        if self._playback is None:
+            await self._speak_clauses()
+            return
+        self._playback.hold()  # the music stays down while this message is spoken, even between two clauses
         try:
             await self._speak_clauses()
         finally:
-            if self._host is not None and self._talking:
-                self._host.speech_finished()
+            self._playback.release()
 
     async def _speak_clauses(self) -> None:
         while (clause := await self._clauses.get()) is not None:
-            if self._host is not None and not self._talking:
-                self._talking = True
-                self._host.speech_started()
-            start = self.audio_ms
-            for pcm in await asyncio.to_thread(self._synthesize, clause):
-                audio = apply_gain(resample(pcm, self._tts.sample_rate, self._fmt.rate), self._gain())
-                step = self._fmt.rate * _CHUNK_MS // 1000
-                for i in range(0, len(audio), step):
-                    piece = audio[i:i + step]
-                    await self._send_audio(encode_audio(piece, self._fmt))
-                    self.audio_ms += len(piece) * 1000 // self._fmt.rate
-            self.spoken.append(Spoken(clause, start, self.audio_ms))
+            chunks = await asyncio.to_thread(self._render, clause)
+            start = self.audio.sent_ms
+            self.audio.clauses.append(Spoken(clause, start, start + sum(ms for _, ms in chunks)))
+            for chunk, ms in chunks:
+                await self._send_audio(chunk)
+                self.audio.sent_ms += ms
+                if self._playback is not None:
+                    self._playback.sent(self.audio, ms)
