@@ -13,6 +13,10 @@ hidden and claimed when the turn ends, or dropped when the user speaks on.
 A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
 the answer waits for the end of the whole sentence, which then answers every part of it.
 
+A turn lasts at most ``max_turn_ms``: there it ends as if the user had paused (``speech_stopped``, committed,
+transcribed, answered), so the audio held never grows past it. A user who speaks on starts a new turn at once, and,
+as above, the answer then waits for the end of everything they say.
+
 ``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
 neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
 its first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered,
@@ -53,10 +57,13 @@ class HeardAudio:
 
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
-                 metrics: Metrics, *, eager_turn_ms: int = 0, on_speech: Callable[[], None] = lambda: None) -> None:
-        """``respond`` answers a turn with the session's settings (under ``create_response``); ``eager_turn_ms``
-        (0: off) is the pause after which an answer is prepared hidden; ``on_speech`` is told when a turn begins."""
+                 metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0,
+                 on_speech: Callable[[], None] = lambda: None) -> None:
+        """``respond`` answers a turn with the session's settings (under ``create_response``); ``max_turn_ms`` is
+        the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
+        hidden; ``on_speech`` is told when a turn begins."""
         self.voice = voice
+        self._max_turn_ms = max_turn_ms
         self._on_speech = on_speech
         self._eager_turn_ms = eager_turn_ms
         self._eager: EagerTurn | None = None
@@ -84,7 +91,8 @@ class HeardAudio:
             eager = self._eager_turn_ms if turns.create_response and self._eager_turn_ms > 0 else None
             detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
                                     prefix_padding_ms=turns.prefix_padding_ms,
-                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager)
+                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager,
+                                    max_turn_ms=self._max_turn_ms)
         self.buffer.use_detector(detector)
 
     def need_voice(self) -> Voice:
@@ -119,7 +127,7 @@ class HeardAudio:
                 eager, self._eager = self._eager, None
                 await self._drop_eager(eager, "speech resumed")
             else:
-                await self._speech_stopped(boundary.audio_end_ms)
+                await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
         await self._check_idle()
 
     async def commit(self) -> None:
@@ -208,8 +216,9 @@ class HeardAudio:
         audio after it arrived since (an estimate that is exact for real-time streams)."""
         return time.monotonic() - max(0, self.buffer.position_ms - end_ms) / 1000
 
-    async def _speech_stopped(self, end_ms: int) -> None:
-        waited = self._turns.silence_duration_ms if self._turns is not None else 0
+    async def _speech_stopped(self, end_ms: int, *, cut: bool) -> None:
+        """The turn ended at ``end_ms``: after the silence that ends a turn, or ``cut`` at its longest."""
+        waited = self._turns.silence_duration_ms if self._turns is not None and not cut else 0
         speech_end = self._speech_end(end_ms - waited)
         item_id = self._turn_item or new_id("item")
         self._turn_item = None

@@ -91,7 +91,8 @@ class Session:
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items, metrics=metrics)
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
-                                metrics, eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
+                                metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
+                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
