@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ from voxcall.realtime.outbox import Outbox, Send
 from voxcall.realtime.output_items import History, OutOfBand
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, new_id
+from voxcall.realtime.rate_limits import Admission, Clock, EventRate, ResponseRate
 from voxcall.realtime.response import ResponseRun
 from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
 from voxcall.realtime.session_tools import SessionTools
@@ -66,10 +68,11 @@ class Session:
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
                  tools: ToolsSettings | None = None, model: str = "voxcall", beta: bool = False,
                  slots: SpeculationSlots | None = None, voice: Voice | None = None,
-                 toolbox: Toolbox | None = None, metrics: Metrics | None = None) -> None:
+                 toolbox: Toolbox | None = None, metrics: Metrics | None = None,
+                 clock: Clock = time.monotonic) -> None:
         """``options`` and ``tools`` are the server's ``session:`` and ``tools:`` sections; ``model`` is the name
         the session reports, ``beta`` picks the beta protocol's event names. ``slots``, ``voice``, ``toolbox`` and
-        ``metrics`` are the process's, shared by all its sessions."""
+        ``metrics`` are the process's, shared by all its sessions; the rate limits count time on ``clock``."""
         self.id = new_id("sess")
         self.metrics = metrics = metrics or Metrics()
         self.options = options = options or SessionOptions()
@@ -83,6 +86,8 @@ class Session:
                                         output_modalities=["audio"] if voice else ["text"])
         self.conversation = Conversation()
         self.outbox = Outbox(send, beta=beta)
+        self._event_rate = EventRate(options.events_per_second, clock)
+        self._response_rate = ResponseRate(options.responses_per_minute, clock)
         self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=tools.allow_session_mcp,
                                   allow_remote_mcp=tools.allow_remote_session_mcp)
         slots = slots or SpeculationSlots(options.max_speculative)
@@ -136,11 +141,17 @@ class Session:
     # -- client events ------------------------------------------------------------------------------------------
 
     async def handle_frame(self, data: str | bytes) -> None:
-        """Handle one client frame; a bad one is answered with an ``error`` event."""
+        """Handle one client frame; a bad one is answered with an ``error`` event, one over the rate limit is
+        dropped (see :class:`~voxcall.realtime.rate_limits.EventRate`)."""
+        admission = self._event_rate.admit()
+        if admission is not Admission.ACCEPTED:
+            if admission is Admission.REFUSED:
+                await self.outbox.put(error_event(self._event_rate.error(), self._event_id(data)))
+            return
         client_event_id: str | None = None
         try:
             ev = self._decode(data)
-            client_event_id = ev.get("event_id") if isinstance(ev.get("event_id"), str) else None
+            client_event_id = _event_id_of(ev)
             parsed = parse_client_event(ev)
             await self._handlers[parsed.kind](parsed.model, parsed.data)
         except ProtocolError as err:
@@ -150,6 +161,13 @@ class Session:
             await self.outbox.put(error_event(ProtocolError(
                 "the server failed to handle this event; the session goes on", code="server_error",
                 kind="server_error"), client_event_id))
+
+    def _event_id(self, data: str | bytes) -> str | None:
+        """The ``event_id`` of a frame that is not handled, if it has one."""
+        try:
+            return _event_id_of(self._decode(data))
+        except ProtocolError:
+            return None
 
     def _decode(self, data: str | bytes) -> Event:
         if len(data) > self.options.max_frame_bytes:
@@ -245,8 +263,10 @@ class Session:
         out_of_band = _conversation_mode(data) == "none"
         inputs = model.response.input if model.response is not None else None
         items = self._input_items(inputs) if inputs is not None else None
+        self._response_rate.take()
         for warning in warnings:
             await self.outbox.put(warning.to_event())
+        await self.outbox.put(self._response_rate.to_event())
         await self.audio.transcribed()  # the model must read what the user just said
         if only_metadata(data) and await self.responses.claim(metadata):
             return
@@ -326,6 +346,11 @@ class Session:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
                 else item_from_client(model, where=f"response.input[{n}].") for n, model in enumerate(models)]
+
+
+def _event_id_of(ev: Event) -> str | None:
+    event_id = ev.get("event_id")
+    return event_id if isinstance(event_id, str) else None
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:
