@@ -34,7 +34,7 @@ from openai.types.realtime import (
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest, Warmable, warm
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
-from voxcall.realtime.conversation import Conversation, to_chat_items
+from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
 from voxcall.realtime.items import ApprovalResponseItem, CallOutputItem, Item, item_from_client
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
@@ -94,7 +94,8 @@ class Session:
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
-                                           max_history_items=options.max_history_items, metrics=metrics)
+                                           max_history_items=options.max_history_items,
+                                           max_conversation_bytes=options.max_conversation_bytes, metrics=metrics)
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
                                 eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
@@ -204,6 +205,10 @@ class Session:
 
     async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
         item = item_from_client(model.item)
+        size, limit = item_bytes(item), self.options.max_conversation_bytes
+        if size > limit:
+            raise ProtocolError(f"the item is {size} bytes of JSON, more than a whole conversation may hold ({limit}, "
+                                "session.max_conversation_bytes)", code="item_too_large", param="item")
         if isinstance(item, CallOutputItem):
             self.conversation.check_output(item.call_id)
         if isinstance(item, ApprovalResponseItem):
