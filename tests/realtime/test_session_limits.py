@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
+
+import httpx2 as httpx
+import pytest
+import websockets
 
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
 from voxcall.realtime.conversation import item_bytes
 
-from .harness import ControlledBackend, Harness
+from .conftest import ServerFactory
+from .harness import ControlledBackend, Harness, Turn
 
 
 async def test_oldest_items_are_deleted_before_a_response_until_the_conversation_fits() -> None:
@@ -53,3 +59,47 @@ async def test_an_item_bigger_than_the_conversation_limit_is_refused() -> None:
         assert details["code"] == "item_too_large" and details["event_id"] == "evt_big"
         assert "session.max_conversation_bytes" in details["message"] and details["param"] == "item"
         assert len(h.session.conversation) == 0 and not h.of("conversation.item.added")
+
+
+class Hangup:
+    """Records how a session ended its connection."""
+
+    def __init__(self) -> None:
+        self.closed = asyncio.Event()
+        self.calls: list[tuple[int, str]] = []
+
+    async def __call__(self, code: int, reason: str) -> None:
+        self.calls.append((code, reason))
+        self.closed.set()
+
+
+async def test_an_idle_session_is_closed_with_a_reason_naming_the_limit(make_server: ServerFactory) -> None:
+    server = await make_server(session={"idle_timeout": 0.05})
+    async with websockets.connect(f"ws://127.0.0.1:{server.port}/v1/realtime") as ws:
+        assert json.loads(await ws.recv())["type"] == "session.created"
+        with pytest.raises(websockets.exceptions.ConnectionClosedOK) as closed:
+            await asyncio.wait_for(ws.recv(), 10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+    assert "session.idle_timeout" in closed.value.rcvd.reason
+    await asyncio.wait_for(_no_sessions(server), 10)  # the server let go of it
+
+
+async def _no_sessions(server: Any) -> None:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
+        while (await http.get("/healthz")).json()["sessions"]:
+            await asyncio.sleep(0.01)
+
+
+async def test_a_running_response_keeps_the_session_open() -> None:
+    turn = Turn("Thinking", hold=True)
+    hangup = Hangup()
+    async with Harness(ControlledBackend(turn), idle_timeout=0.05, close_socket=hangup) as h:
+        await h.send(type="response.create")
+        await turn.started.wait()
+        await asyncio.sleep(0.3)  # six idle timeouts, all while the response runs
+        assert not hangup.calls
+        turn.release.set()
+        await h.wait("response.done")
+        await asyncio.wait_for(hangup.closed.wait(), 10)
+        assert hangup.calls == [(1000, "idle for 0.05 s (session.idle_timeout)")]
+

@@ -137,6 +137,11 @@ class ResponseLifecycle:
             self._last_done = run
             self.speculate()
 
+    async def settled(self) -> None:
+        """Wait until no visible response runs (return at once when none does)."""
+        while self.phase is Phase.VISIBLE and self._task is not None:
+            await asyncio.wait([self._task])
+
     async def cancel(self, reason: CancelReason) -> None:
         """``VISIBLE`` → ``IDLE``: the response ends with ``response.done`` (cancelled) before this returns."""
         run, task = self.visible, self._task

@@ -10,6 +10,9 @@ carries on. The parts:
 - :class:`~voxcall.realtime.lifecycle.ResponseLifecycle`: the visible response and any hidden one;
 - :class:`~voxcall.realtime.session_tools.SessionTools`: server tools, the tool context, approvals;
 - :class:`~voxcall.realtime.outbox.Outbox`: the ordered way out to the socket.
+
+A session idle for ``session.idle_timeout`` (no client event, no response running) ends its connection through the
+``close_socket`` it was given (code 1000, a reason naming the setting).
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ from voxcall.realtime.voice import Voice
 
 log = logging.getLogger(__name__)
 
+CloseSocket = Callable[[int, str], Awaitable[None]]
+"""Ends a session's connection with a WebSocket close code and reason."""
+
+IDLE_CLOSE_CODE = 1000
+"""The close code of a session ended for idleness (a normal closure: nothing went wrong)."""
+
 
 class Session:
     """The state and behaviour of one client connection."""
@@ -69,10 +78,12 @@ class Session:
                  tools: ToolsSettings | None = None, model: str = "voxcall", beta: bool = False,
                  slots: SpeculationSlots | None = None, voice: Voice | None = None,
                  toolbox: Toolbox | None = None, metrics: Metrics | None = None,
-                 clock: Clock = time.monotonic) -> None:
+                 clock: Clock = time.monotonic, close_socket: CloseSocket | None = None) -> None:
         """``options`` and ``tools`` are the server's ``session:`` and ``tools:`` sections; ``model`` is the name
         the session reports, ``beta`` picks the beta protocol's event names. ``slots``, ``voice``, ``toolbox`` and
-        ``metrics`` are the process's, shared by all its sessions; the rate limits count time on ``clock``."""
+        ``metrics`` are the process's, shared by all its sessions; the rate limits count time on ``clock``.
+        ``close_socket`` ends the connection of a session idle for ``idle_timeout`` (None: it is never ended for
+        idleness)."""
         self.id = new_id("sess")
         self.metrics = metrics = metrics or Metrics()
         self.options = options = options or SessionOptions()
@@ -88,6 +99,9 @@ class Session:
         self.outbox = Outbox(send, beta=beta)
         self._event_rate = EventRate(options.events_per_second, clock)
         self._response_rate = ResponseRate(options.responses_per_minute, clock)
+        self._close_socket = close_socket
+        self._active_at = 0.0  # when (event loop time) the client last sent an event or a response last ran
+        self._idle_watch: asyncio.Task[None] | None = None
         self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=tools.allow_session_mcp,
                                   allow_remote_mcp=tools.allow_remote_session_mcp)
         slots = slots or SpeculationSlots(options.max_speculative)
@@ -121,18 +135,39 @@ class Session:
     async def start(self) -> None:
         """Start writing and greet the client with ``session.created``."""
         self.outbox.start()
+        if self._close_socket is not None:
+            self._active_at = asyncio.get_running_loop().time()
+            self._idle_watch = asyncio.create_task(self._expire_when_idle(self._close_socket),
+                                                   name=f"voxcall-idle-{self.id}")
         await self.outbox.put(event("session.created", session=self.to_wire()))
 
     async def close(self) -> None:
         """The client went away: stop every task of the session; nothing more is written."""
         self.outbox.closed = True
-        if self._preparing is not None:
-            self._preparing.cancel()
-            await asyncio.wait([self._preparing])
+        for task in (self._preparing, self._idle_watch):
+            if task is not None:
+                task.cancel()
+                await asyncio.wait([task])
         await self.responses.close()
         await self.audio.close()
         await self.tools.close()
         await self.outbox.close(flush=False)
+
+    async def _expire_when_idle(self, close_socket: CloseSocket) -> None:
+        """End the connection once the session has been idle for ``idle_timeout``: counted from the client's last
+        event or the end of the last response, whichever is later; never while a response runs."""
+        loop = asyncio.get_running_loop()
+        timeout = self.options.idle_timeout
+        while True:
+            if self.responses.phase is Phase.VISIBLE:
+                await self.responses.settled()
+                self._active_at = loop.time()
+            left = self._active_at + timeout - loop.time()
+            if left <= 0:
+                break
+            await asyncio.sleep(left)
+        log.info("session %s: idle for %g s; closing it", self.id, timeout)
+        await close_socket(IDLE_CLOSE_CODE, f"idle for {timeout:g} s (session.idle_timeout)")
 
     def to_wire(self) -> dict[str, Any]:
         """The GA session object."""
@@ -144,6 +179,7 @@ class Session:
     async def handle_frame(self, data: str | bytes) -> None:
         """Handle one client frame; a bad one is answered with an ``error`` event, one over the rate limit is
         dropped (see :class:`~voxcall.realtime.rate_limits.EventRate`)."""
+        self._active_at = asyncio.get_running_loop().time()
         admission = self._event_rate.admit()
         if admission is not Admission.ACCEPTED:
             if admission is Admission.REFUSED:
