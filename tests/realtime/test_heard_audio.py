@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from voxcall.realtime.heard_audio import MAX_TRANSCRIBING
 from voxcall.realtime.voice import PCM, Voice
 
 from .harness import ControlledBackend, Harness, Turn
@@ -165,3 +168,31 @@ async def test_one_big_chunk_of_speech_is_cut_into_whole_turns() -> None:
         await h.wait("conversation.item.input_audio_transcription.completed", 3)
         assert stt.heard == [16_384] * 3  # each turn whole: none empty, none sharing audio with another
         assert h.session.audio.buffer.duration_ms <= 3500 - 3 * 1024
+
+
+class GatedSTT(CountingSTT):
+    """Hears "hello" once the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def transcribe(self, pcm: PCM) -> str:
+        self.gate.wait(10)
+        return super().transcribe(pcm)
+
+
+async def test_audio_faster_than_transcription_waits_instead_of_piling_up() -> None:
+    stt = GatedSTT()
+    async with Harness(ControlledBackend(), voice=fake_voice(stt), max_turn_seconds=1) as h:
+        await long_turns_session(h)
+        sending = asyncio.create_task(h.send(type="input_audio_buffer.append", audio=tone(4500)))  # four turns end
+        while len(h.of("input_audio_buffer.committed")) < MAX_TRANSCRIBING:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        assert not sending.done()  # the third turn waits for a transcript: so does the client's next event
+        assert len(h.of("input_audio_buffer.committed")) == MAX_TRANSCRIBING  # the third is not committed yet
+        stt.gate.set()
+        await asyncio.wait_for(sending, 10)
+        await h.wait("conversation.item.input_audio_transcription.completed", 4)
+        assert stt.heard == [16_384] * 4

@@ -15,7 +15,9 @@ the answer waits for the end of the whole sentence, which then answers every par
 
 A turn lasts at most ``max_turn_ms``: there it ends as if the user had paused (``speech_stopped``, committed,
 transcribed, answered), so the audio held never grows past it. A user who speaks on starts a new turn at once, and,
-as above, the answer then waits for the end of everything they say.
+as above, the answer then waits for the end of everything they say. At most :data:`MAX_TRANSCRIBING` turns are
+transcribed at once: a client that sends audio faster than it can be transcribed waits (its next event is read when
+a transcript is done) rather than piling up turns in memory.
 
 ``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
 neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
@@ -50,6 +52,9 @@ log = logging.getLogger(__name__)
 
 MIN_COMMIT_MS = 100
 """The shortest audio a client may commit (as OpenAI's server requires)."""
+
+MAX_TRANSCRIBING = 2
+"""Turns of one session being transcribed at once; committing another waits for one of them to finish."""
 
 
 class HeardAudio:
@@ -250,7 +255,10 @@ class HeardAudio:
     async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False,
                       speech_end: float | None = None, waited_ms: int = 0) -> None:
         """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
-        or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now)."""
+        or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now).
+        Waits first while :data:`MAX_TRANSCRIBING` turns are being transcribed."""
+        while len(self._transcriptions) >= MAX_TRANSCRIBING:
+            await asyncio.wait(self._transcriptions, return_when=asyncio.FIRST_COMPLETED)
         await self._responses.discard("new user audio")
         item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
         previous = self._conversation.add(item)
