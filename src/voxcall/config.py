@@ -82,14 +82,14 @@ class SessionOptions(BaseModel):
     """Longest spoken turn under server VAD: at this length the turn ends (is committed) as if the speaker had
     paused. Push-to-talk buffers are capped at 5 minutes without a commit."""
     events_per_second: int = Field(default=200, ge=1)
-    """Client events a session may send per second, sustained (bursts up to one second's worth); more are dropped
-    with a ``rate_limit_exceeded`` error naming this limit."""
+    """Client events a session may send per second, sustained (bursts up to one second's worth); more are dropped,
+    the first of each burst with a ``rate_limit_exceeded`` error naming this limit."""
     responses_per_minute: int = Field(default=60, ge=1)
     """``response.create`` events a session may send per minute; more are refused with a ``rate_limit_exceeded``
     error (the session's ``rate_limits.updated`` events report what is left)."""
     max_conversation_bytes: int = Field(default=2_097_152, ge=1024)
     """Size (JSON bytes) of the conversation a response may send to the LLM; before a response, the oldest items
-    are deleted until it fits (a call is never separated from its output)."""
+    are deleted until it fits (a call is never separated from its output); a single item larger than this is refused."""
     idle_timeout: float = Field(default=900.0, gt=0)
     """Seconds without a client event and with no response running after which the session is closed (code 1000,
     reason naming this limit)."""

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
 from voxcall.realtime.prefetch import SpeculationSlots
+from voxcall.realtime.rate_limits import Clock
 from voxcall.realtime.server_events import check_server_event
-from voxcall.realtime.session import Session
+from voxcall.realtime.session import CloseSocket, Session
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import TextDelta
 
@@ -78,14 +80,16 @@ class Harness:
     """A session whose outbox records events; ``send`` feeds it client events as JSON frames."""
 
     def __init__(self, backend: Any, *, slots: SpeculationSlots | None = None, voice: Any = None,
-                 toolbox: Any = None, beta: bool = False, **options: Any) -> None:
-        """``options`` are fields of the ``session:`` section, or of the ``tools:`` one (``allow_session_mcp``)."""
+                 toolbox: Any = None, beta: bool = False, clock: Clock = time.monotonic,
+                 close_socket: CloseSocket | None = None, **options: Any) -> None:
+        """``options`` are fields of the ``session:`` section, or of the ``tools:`` one (``allow_session_mcp``);
+        ``clock`` is the session's rate limits' clock; ``close_socket`` is how it would end its connection."""
         self.events: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
         tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
         self.session = Session(backend, self._record, options=SessionOptions(**options),
                                tools=ToolsSettings(**tools), beta=beta, slots=slots or SpeculationSlots(4),
-                               voice=voice, toolbox=toolbox)
+                               voice=voice, toolbox=toolbox, clock=clock, close_socket=close_socket)
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_server_event(ev)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, Message
 from voxcall.realtime.client_events import parse_client_event
-from voxcall.realtime.conversation import Conversation, to_chat_items
+from voxcall.realtime.conversation import Conversation, item_bytes, overflow, to_chat_items
 from voxcall.realtime.items import (
     ApprovalResponseItem,
     CallItem,
@@ -58,6 +59,30 @@ def test_calls_outputs_and_what_the_backend_sees() -> None:
     assert to_chat_items(conversation.items) == [
         Message("user", "weather?"), FunctionCallItem("c1", "get_weather", "{}"), FunctionOutputItem("c1", '{"t": 21}'),
         FunctionCallItem("c2", "clock__now", "{}"), FunctionOutputItem("c2", "noon")]
+
+
+def call_pair(call_id: str, arguments: str = "{}") -> list[Item]:
+    return [read({"type": "function_call", "name": "f", "call_id": call_id, "arguments": arguments,
+                  "id": f"call-{call_id}"}),
+            read({"type": "function_call_output", "call_id": call_id, "output": "ok", "id": f"out-{call_id}"})]
+
+
+def test_overflow_drops_the_oldest_until_count_and_size_fit() -> None:
+    items = [user("x" * 100, f"u{n}") for n in range(5)]
+    size = item_bytes(items[0])
+    assert size == len(json.dumps(items[0].to_wire(), separators=(",", ":")))
+    assert overflow(items, max_items=5, max_bytes=5 * size) == []
+    assert [i.id for i in overflow(items, max_items=3, max_bytes=5 * size)] == ["u0", "u1"]
+    assert [i.id for i in overflow(items, max_items=5, max_bytes=4 * size - 1)] == ["u0", "u1"]
+    assert item_bytes(user("é")) == item_bytes(user("e")) + 1  # UTF-8 bytes, not characters
+
+
+def test_overflow_never_separates_a_call_from_its_output() -> None:
+    items = [*call_pair("c1"), user("then", "u1")]
+    assert [i.id for i in overflow(items, max_items=2, max_bytes=10**6)] == ["call-c1", "out-c1"]
+    big = [user("hi", "u0"), *call_pair("c2", json.dumps({"text": "y" * 500})), user("z" * 300, "u1")]
+    limit = sum(map(item_bytes, big)) - item_bytes(big[0]) - item_bytes(big[1]) + 1  # fits without u0 and the call
+    assert [i.id for i in overflow(big, max_items=10, max_bytes=limit)] == ["u0", "call-c2", "out-c2"]
 
 
 def test_each_item_type_has_its_own_class_and_wire_form() -> None:

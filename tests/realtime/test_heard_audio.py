@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from voxcall.realtime.heard_audio import MAX_TRANSCRIBING
 from voxcall.realtime.voice import PCM, Voice
 
 from .harness import ControlledBackend, Harness, Turn
@@ -48,9 +51,8 @@ class Beeps:
             yield np.full(round(1600 / speed), 100, np.int16)
 
 
-def fake_voice() -> Voice:
-    stt: Any = SilentSTT()
-    return Voice(stt=stt, tts=Beeps(), vad=EnergyVAD)
+def fake_voice(stt: Any = None) -> Voice:
+    return Voice(stt=stt or SilentSTT(), tts=Beeps(), vad=EnergyVAD)
 
 
 async def silence(h: Harness, ms: int) -> None:
@@ -97,3 +99,100 @@ async def test_without_idle_timeout_silence_is_just_silence() -> None:
     async with Harness(ControlledBackend(), voice=fake_voice()) as h:
         await silence(h, 3000)
         assert not h.of("input_audio_buffer.timeout_triggered") and not h.of("response.created")
+
+
+class CountingSTT:
+    """Hears "hello" in anything, and records how many samples each turn held."""
+
+    language = "en"
+
+    def __init__(self) -> None:
+        self.heard: list[int] = []
+
+    def transcribe(self, pcm: PCM) -> str:
+        self.heard.append(len(pcm))
+        return "hello"
+
+
+def tone(ms: int) -> str:
+    """``ms`` of a loud 440 Hz tone (speech to the energy VAD), 24 kHz PCM, base64."""
+    t = np.arange(24 * ms) / 24_000
+    return base64.b64encode((8000 * np.sin(2 * np.pi * 440 * t)).astype(np.int16).tobytes()).decode()
+
+
+async def long_turns_session(h: Harness) -> None:
+    await h.send(type="session.update", session={
+        "type": "realtime", "output_modalities": ["text"],
+        "audio": {"input": {"turn_detection": {"type": "server_vad", "silence_duration_ms": 10_000}}}})
+
+
+async def test_a_turn_that_never_pauses_ends_at_max_turn_seconds() -> None:
+    stt = CountingSTT()
+    async with Harness(ControlledBackend(), voice=fake_voice(stt), max_turn_seconds=1) as h:
+        await long_turns_session(h)
+        chunk = tone(CHUNK_MS)
+        held = []
+        for _ in range(5000 // CHUNK_MS):  # five seconds without a pause
+            await h.send(type="input_audio_buffer.append", audio=chunk)
+            held.append(h.session.audio.buffer.duration_ms)
+        assert max(held) <= 1024 + CHUNK_MS  # the turn (in 32 ms frames) and the chunk that ended it, never more
+        stopped = h.of("input_audio_buffer.speech_stopped")
+        assert len(stopped) == 4  # at 1, 2, 3 and 4 s (in frames); the fifth second is still being spoken
+        await h.wait("conversation.item.input_audio_transcription.completed", 4)
+        committed = [e["item_id"] for e in h.of("input_audio_buffer.committed")]
+        assert committed == [e["item_id"] for e in stopped]
+        assert all(abs(n - 16_384) <= 512 for n in stt.heard)  # a second each (32 frames), nothing lost between
+        assert not h.of("error")
+
+
+async def test_a_turn_cut_at_its_longest_is_answered_as_usual() -> None:
+    async with Harness(ControlledBackend(Turn("Go on.")), voice=fake_voice(CountingSTT()), max_turn_seconds=1) as h:
+        await long_turns_session(h)
+        for _ in range(1040 // CHUNK_MS):
+            await h.send(type="input_audio_buffer.append", audio=tone(CHUNK_MS))
+        await silence(h, 200)
+        stopped = await h.wait("input_audio_buffer.speech_stopped")
+        assert stopped["audio_end_ms"] == 1024
+        done = await h.wait("conversation.item.input_audio_transcription.completed")
+        assert done["item_id"] == stopped["item_id"] and done["transcript"] == "hello"
+        assert (await h.wait("response.done"))["response"]["status"] == "completed"
+
+
+async def test_one_big_chunk_of_speech_is_cut_into_whole_turns() -> None:
+    stt = CountingSTT()
+    async with Harness(ControlledBackend(), voice=fake_voice(stt), max_turn_seconds=1) as h:
+        await long_turns_session(h)
+        await h.send(type="input_audio_buffer.append", audio=tone(3500))  # 168 kB: three turns end inside it
+        assert len(h.of("input_audio_buffer.speech_stopped")) == 3
+        assert len(h.of("input_audio_buffer.speech_started")) == 4
+        await h.wait("conversation.item.input_audio_transcription.completed", 3)
+        assert stt.heard == [16_384] * 3  # each turn whole: none empty, none sharing audio with another
+        assert h.session.audio.buffer.duration_ms <= 3500 - 3 * 1024
+
+
+class GatedSTT(CountingSTT):
+    """Hears "hello" once the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+
+    def transcribe(self, pcm: PCM) -> str:
+        self.gate.wait(10)
+        return super().transcribe(pcm)
+
+
+async def test_audio_faster_than_transcription_waits_instead_of_piling_up() -> None:
+    stt = GatedSTT()
+    async with Harness(ControlledBackend(), voice=fake_voice(stt), max_turn_seconds=1) as h:
+        await long_turns_session(h)
+        sending = asyncio.create_task(h.send(type="input_audio_buffer.append", audio=tone(4500)))  # four turns end
+        while len(h.of("input_audio_buffer.committed")) < MAX_TRANSCRIBING:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        assert not sending.done()  # the third turn waits for a transcript: so does the client's next event
+        assert len(h.of("input_audio_buffer.committed")) == MAX_TRANSCRIBING  # the third is not committed yet
+        stt.gate.set()
+        await asyncio.wait_for(sending, 10)
+        await h.wait("conversation.item.input_audio_transcription.completed", 4)
+        assert stt.heard == [16_384] * 4

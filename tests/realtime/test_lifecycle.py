@@ -31,7 +31,7 @@ class Parts:
         self.outbox.start()
         self.lifecycle = ResponseLifecycle(self.conversation, self.outbox, SpeculationSlots(slots), self.new_run,
                                            prefetch=prefetch, max_hidden_events=64, max_history_items=100,
-                                           metrics=Metrics())
+                                           max_conversation_bytes=1_000_000, metrics=Metrics())
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_server_event(ev)

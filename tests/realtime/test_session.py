@@ -69,7 +69,7 @@ async def test_response_event_order_and_done_payload() -> None:
         start = len(h.events)
         await h.send(type="response.create")
         done = await h.wait("response.done")
-        assert [e["type"] for e in h.events[start:]] == RESPONSE_EVENTS
+        assert [e["type"] for e in h.events[start:]] == ["rate_limits.updated", *RESPONSE_EVENTS]
         response = done["response"]
         assert response["status"] == "completed" and response["status_details"] is None
         assert [o["type"] for o in response["output"]] == ["message", "function_call"]

@@ -93,8 +93,12 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             async def send(ev: Event) -> None:
                 await ws.send_text(json.dumps(ev, ensure_ascii=False))
 
+            async def close_socket(code: int, reason: str) -> None:
+                await ws.close(code=code, reason=reason)
+
             session = Session(backend, send, options=settings.session, tools=settings.tools, model=model,
-                              beta=beta, slots=slots, voice=voice, toolbox=tools["box"], metrics=metrics)
+                              beta=beta, slots=slots, voice=voice, toolbox=tools["box"], metrics=metrics,
+                              close_socket=close_socket)
             metrics.sessions_total.inc()
             metrics.sessions_active.inc()
             try:

@@ -7,6 +7,7 @@ The items themselves (one class per type, their wire form, reading a client's it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -118,6 +119,33 @@ class Conversation:
         answered = {i.call_id for i in self._items if isinstance(i, CallOutputItem)}
         return [i for i in self._items
                 if isinstance(i, CallItem) and i.status == "completed" and i.call_id not in answered]
+
+
+def item_bytes(item: Item) -> int:
+    """The size of ``item``'s wire JSON in UTF-8 bytes: what ``session.max_conversation_bytes`` counts."""
+    return len(json.dumps(item.to_wire(), ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def overflow(items: list[Item], *, max_items: int, max_bytes: int) -> list[Item]:
+    """The oldest of ``items`` to drop so that the rest are at most ``max_items`` and ``max_bytes`` of JSON (see
+    :func:`item_bytes`). A function call and its output are dropped together, so that no model is ever sent a
+    call without its output or an output without its call."""
+    sizes = {item.id: item_bytes(item) for item in items}
+    count, total = len(items), sum(sizes.values())
+    calls: dict[str, list[Item]] = {}
+    for item in items:
+        if isinstance(item, CallItem | CallOutputItem):
+            calls.setdefault(item.call_id, []).append(item)
+    dropped: set[str] = set()
+    for item in items:
+        if count <= max_items and total <= max_bytes:
+            break
+        group = calls[item.call_id] if isinstance(item, CallItem | CallOutputItem) else [item]
+        for member in group:
+            if member.id not in dropped:
+                dropped.add(member.id)
+                count, total = count - 1, total - sizes[member.id]
+    return [item for item in items if item.id in dropped]
 
 
 def to_chat_items(items: Iterable[Item]) -> list[ChatItem]:

@@ -13,6 +13,12 @@ hidden and claimed when the turn ends, or dropped when the user speaks on.
 A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
 the answer waits for the end of the whole sentence, which then answers every part of it.
 
+A turn lasts at most ``max_turn_ms``: there it ends as if the user had paused (``speech_stopped``, committed,
+transcribed, answered), so the audio held never grows past it. A user who speaks on starts a new turn at once, and,
+as above, the answer then waits for the end of everything they say. At most :data:`MAX_TRANSCRIBING` turns are
+transcribed at once: a client that sends audio faster than it can be transcribed waits (its next event is read when
+a transcript is done) rather than piling up turns in memory.
+
 ``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
 neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
 its first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered,
@@ -47,16 +53,22 @@ log = logging.getLogger(__name__)
 MIN_COMMIT_MS = 100
 """The shortest audio a client may commit (as OpenAI's server requires)."""
 
+MAX_TRANSCRIBING = 2
+"""Turns of one session being transcribed at once; committing another waits for one of them to finish."""
+
 
 class HeardAudio:
     """A session's input audio: buffer, resampling, turn detection and transcription."""
 
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
-                 metrics: Metrics, *, eager_turn_ms: int = 0, on_speech: Callable[[], None] = lambda: None) -> None:
-        """``respond`` answers a turn with the session's settings (under ``create_response``); ``eager_turn_ms``
-        (0: off) is the pause after which an answer is prepared hidden; ``on_speech`` is told when a turn begins."""
+                 metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0,
+                 on_speech: Callable[[], None] = lambda: None) -> None:
+        """``respond`` answers a turn with the session's settings (under ``create_response``); ``max_turn_ms`` is
+        the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
+        hidden; ``on_speech`` is told when a turn begins."""
         self.voice = voice
+        self._max_turn_ms = max_turn_ms
         self._on_speech = on_speech
         self._eager_turn_ms = eager_turn_ms
         self._eager: EagerTurn | None = None
@@ -84,7 +96,8 @@ class HeardAudio:
             eager = self._eager_turn_ms if turns.create_response and self._eager_turn_ms > 0 else None
             detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
                                     prefix_padding_ms=turns.prefix_padding_ms,
-                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager)
+                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager,
+                                    max_turn_ms=self._max_turn_ms)
         self.buffer.use_detector(detector)
 
     def need_voice(self) -> Voice:
@@ -119,7 +132,7 @@ class HeardAudio:
                 eager, self._eager = self._eager, None
                 await self._drop_eager(eager, "speech resumed")
             else:
-                await self._speech_stopped(boundary.audio_end_ms)
+                await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
         await self._check_idle()
 
     async def commit(self) -> None:
@@ -208,8 +221,9 @@ class HeardAudio:
         audio after it arrived since (an estimate that is exact for real-time streams)."""
         return time.monotonic() - max(0, self.buffer.position_ms - end_ms) / 1000
 
-    async def _speech_stopped(self, end_ms: int) -> None:
-        waited = self._turns.silence_duration_ms if self._turns is not None else 0
+    async def _speech_stopped(self, end_ms: int, *, cut: bool) -> None:
+        """The turn ended at ``end_ms``: after the silence that ends a turn, or ``cut`` at its longest."""
+        waited = self._turns.silence_duration_ms if self._turns is not None and not cut else 0
         speech_end = self._speech_end(end_ms - waited)
         item_id = self._turn_item or new_id("item")
         self._turn_item = None
@@ -241,7 +255,10 @@ class HeardAudio:
     async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False,
                       speech_end: float | None = None, waited_ms: int = 0) -> None:
         """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
-        or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now)."""
+        or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now).
+        Waits first while :data:`MAX_TRANSCRIBING` turns are being transcribed."""
+        while len(self._transcriptions) >= MAX_TRANSCRIBING:
+            await asyncio.wait(self._transcriptions, return_when=asyncio.FIRST_COMPLETED)
         await self._responses.discard("new user audio")
         item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
         previous = self._conversation.add(item)

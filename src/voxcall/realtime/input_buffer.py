@@ -3,10 +3,15 @@ committed by the client (push-to-talk).
 
 Positions are counted on a stream clock in samples that never goes back, so the turn detector's milliseconds and
 the buffer's samples always agree, across clears and commits. Silence is never hoarded: while nobody speaks, only
-the last two seconds are kept (enough for any prefix padding).
+the last two seconds are kept (enough for any prefix padding); speech is bounded by the detector's longest turn.
+
+One chunk of audio may hold several turn boundaries (a turn that ends and the next one that starts); the buffer
+keeps the start of every turn not yet taken, so each is taken whole, in order.
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
@@ -31,7 +36,7 @@ class InputAudio:
         self._held = 0  # samples held
         self._base = 0  # stream position (samples) of the first sample held
         self._detector: TurnDetector | None = None
-        self._turn_start: int | None = None  # stream position where the current turn starts
+        self._turn_starts: deque[int] = deque()  # stream positions where the turns not yet taken start
 
     @property
     def duration_ms(self) -> int:
@@ -46,12 +51,12 @@ class InputAudio:
     @property
     def in_turn(self) -> bool:
         """Whether the turn detector hears a user turn in progress."""
-        return self._turn_start is not None
+        return bool(self._turn_starts)
 
     def use_detector(self, detector: TurnDetector | None) -> None:
         """Switch turn detection on (a fresh detector) or off (push-to-talk)."""
         self._detector = detector
-        self._turn_start = None
+        self._turn_starts.clear()
 
     def append(self, pcm: PCM) -> list[TurnEvent]:
         """Add audio; with a detector, return the turn boundaries it found."""
@@ -63,23 +68,21 @@ class InputAudio:
                 raise AudioBufferFull(f"more than {MAX_BUFFER_MS // 60000} minutes of audio without a commit")
             return []
         events = self._detector.feed(pcm)
-        for ev in events:
-            if isinstance(ev, SpeechStarted):
-                self._turn_start = ev.audio_start_ms * RATE // 1000
-        if self._turn_start is None and not self._detector.in_speech and self._held > 2 * _IDLE_KEEP:
+        self._turn_starts.extend(ev.audio_start_ms * RATE // 1000 for ev in events if isinstance(ev, SpeechStarted))
+        if not self._turn_starts and not self._detector.in_speech and self._held > 2 * _IDLE_KEEP:
             self._drop_before(self._base + self._held - _IDLE_KEEP)  # silence costs nothing: it is never hoarded
         return events
 
     def peek_turn(self, end_ms: int) -> PCM:
         """The audio of the turn in progress up to ``end_ms``, leaving it held (an eager turn's copy)."""
-        start = self._turn_start if self._turn_start is not None else self._base
+        start = self._turn_starts[0] if self._turn_starts else self._base
         return self._slice(start, end_ms * RATE // 1000)
 
     def take_turn(self, end_ms: int) -> PCM:
-        """The audio of the turn that just ended at ``end_ms`` (from its start, padding included)."""
-        start = self._turn_start if self._turn_start is not None else self._base
+        """The audio of the oldest turn not yet taken, which ended at ``end_ms`` (from its start, padding
+        included)."""
+        start = self._turn_starts.popleft() if self._turn_starts else self._base
         end = end_ms * RATE // 1000
-        self._turn_start = None
         audio = self._slice(start, end)
         self._drop_before(end)
         return audio
@@ -94,7 +97,7 @@ class InputAudio:
         """Forget the held audio (the stream clock keeps running)."""
         self._base += self._held
         self._chunks, self._held = [], 0
-        self._turn_start = None  # the detector keeps its clock: it has seen every sample, as this buffer has
+        self._turn_starts.clear()  # the detector keeps its clock: it has seen every sample, as this buffer has
 
     def _joined(self) -> PCM:
         if len(self._chunks) != 1:

@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.conversation import Conversation, overflow
 from voxcall.realtime.items import Item
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, OutputGate, Send
@@ -72,7 +72,8 @@ class ResponseLifecycle:
     """Owns the session's visible and hidden responses as one explicit :class:`Phase`."""
 
     def __init__(self, conversation: Conversation, outbox: Outbox, slots: SpeculationSlots, new_run: NewRun, *,
-                 prefetch: bool, max_hidden_events: int, max_history_items: int, metrics: Metrics) -> None:
+                 prefetch: bool, max_hidden_events: int, max_history_items: int, max_conversation_bytes: int,
+                 metrics: Metrics) -> None:
         """``new_run`` builds a response with the session's settings of the moment (follow-ups use it); every
         response that ends, and every hidden one's fate, is counted in ``metrics``."""
         self.phase = Phase.IDLE
@@ -88,18 +89,20 @@ class ResponseLifecycle:
         self._prefetch = prefetch
         self._max_hidden_events = max_hidden_events
         self._max_history_items = max_history_items
+        self._max_conversation_bytes = max_conversation_bytes
         self._task: asyncio.Task[None] | None = None
         self._last_done: ResponseRun | None = None  # the last visible response that completed
         self._failed_follow_up_for: str | None = None  # never retry a follow-up that failed for that response
 
     def context(self) -> Context:
-        """The items a response sees (the newest ``max_history_items``), and the trimming of older ones from the
-        conversation (irreversible, so a hidden response parks it until its claim)."""
+        """The items a response sees (the newest, at most ``max_history_items`` and ``max_conversation_bytes`` of
+        JSON, a call never without its output: :func:`~voxcall.realtime.conversation.overflow`), and the trimming
+        of older ones from the conversation (irreversible, so a hidden response parks it until its claim)."""
         items = self._conversation.items
-        excess = len(items) - self._max_history_items
-        if excess <= 0:
+        old = overflow(items, max_items=self._max_history_items, max_bytes=self._max_conversation_bytes)
+        if not old:
             return items, []
-        old = items[:excess]
+        gone = {item.id for item in old}
 
         async def trim() -> None:
             for item in old:
@@ -107,7 +110,7 @@ class ResponseLifecycle:
                     self._conversation.delete(item.id)
                     await self._outbox.put(event("conversation.item.deleted", item_id=item.id))
 
-        return items[excess:], [trim]
+        return [item for item in items if item.id not in gone], [trim]
 
     # -- visible responses --------------------------------------------------------------------------------------
 
@@ -135,10 +138,10 @@ class ResponseLifecycle:
             self.speculate()
 
     async def settled(self) -> None:
-        """Return once the visible response running now (if any) has ended; cancelling the wait leaves it running."""
-        task = self._task
-        if self.phase is Phase.VISIBLE and task is not None:
-            await asyncio.wait([task])
+        """Wait until no visible response runs (return at once when none does); cancelling the wait leaves the
+        response running."""
+        while self.phase is Phase.VISIBLE and self._task is not None:
+            await asyncio.wait([self._task])
 
     async def cancel(self, reason: CancelReason) -> None:
         """``VISIBLE`` → ``IDLE``: the response ends with ``response.done`` (cancelled) before this returns."""

@@ -10,6 +10,9 @@ carries on. The parts:
 - :class:`~voxcall.realtime.lifecycle.ResponseLifecycle`: the visible response and any hidden one;
 - :class:`~voxcall.realtime.session_tools.SessionTools`: server tools, the tool context, approvals;
 - :class:`~voxcall.realtime.outbox.Outbox`: the ordered way out to the socket.
+
+A session idle for ``session.idle_timeout`` (no client event, no response running) ends its connection through the
+``close_socket`` it was given (code 1000, a reason naming the setting).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,7 +37,7 @@ from openai.types.realtime import (
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest, Warmable, warm
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
-from voxcall.realtime.conversation import Conversation, to_chat_items
+from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
 from voxcall.realtime.items import ApprovalResponseItem, CallOutputItem, Item, item_from_client
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
@@ -43,6 +47,7 @@ from voxcall.realtime.output_items import History, OutOfBand
 from voxcall.realtime.playback import Playback
 from voxcall.realtime.prefetch import SpeculationSlots
 from voxcall.realtime.protocol import Event, ProtocolError, error_event, event, new_id
+from voxcall.realtime.rate_limits import Clock, EventFate, EventRate, ResponseRate
 from voxcall.realtime.response import ResponseRun
 from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
 from voxcall.realtime.session_tools import SessionTools
@@ -60,6 +65,12 @@ from voxcall.realtime.voice import Voice
 
 log = logging.getLogger(__name__)
 
+CloseSocket = Callable[[int, str], Awaitable[None]]
+"""Ends a session's connection with a WebSocket close code and reason."""
+
+IDLE_CLOSE_CODE = 1000
+"""The close code of a session ended for idleness (a normal closure: nothing went wrong)."""
+
 
 class Session:
     """The state and behaviour of one client connection."""
@@ -67,10 +78,13 @@ class Session:
     def __init__(self, backend: LLMBackend, send: Send, *, options: SessionOptions | None = None,
                  tools: ToolsSettings | None = None, model: str = "voxcall", beta: bool = False,
                  slots: SpeculationSlots | None = None, voice: Voice | None = None,
-                 toolbox: Toolbox | None = None, metrics: Metrics | None = None) -> None:
+                 toolbox: Toolbox | None = None, metrics: Metrics | None = None,
+                 clock: Clock = time.monotonic, close_socket: CloseSocket | None = None) -> None:
         """``options`` and ``tools`` are the server's ``session:`` and ``tools:`` sections; ``model`` is the name
         the session reports, ``beta`` picks the beta protocol's event names. ``slots``, ``voice``, ``toolbox`` and
-        ``metrics`` are the process's, shared by all its sessions."""
+        ``metrics`` are the process's, shared by all its sessions; the rate limits count time on ``clock``.
+        ``close_socket`` ends the connection of a session idle for ``idle_timeout`` (None: it is never ended for
+        idleness)."""
         self.id = new_id("sess")
         self.metrics = metrics = metrics or Metrics()
         self.options = options = options or SessionOptions()
@@ -84,6 +98,11 @@ class Session:
                                         output_modalities=["audio"] if voice else ["text"])
         self.conversation = Conversation()
         self.outbox = Outbox(send, beta=beta)
+        self._event_rate = EventRate(options.events_per_second, clock)
+        self._response_rate = ResponseRate(options.responses_per_minute, clock)
+        self._close_socket = close_socket
+        self._active_at = 0.0  # when (event loop time) the client last sent an event or a response last ran
+        self._idle_watch: asyncio.Task[None] | None = None
         self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=tools.allow_session_mcp,
                                   allow_remote_mcp=tools.allow_remote_session_mcp)
         host = toolbox.output if toolbox is not None else None  # music shares it with the assistant's speech
@@ -92,9 +111,11 @@ class Session:
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
-                                           max_history_items=options.max_history_items, metrics=metrics)
+                                           max_history_items=options.max_history_items,
+                                           max_conversation_bytes=options.max_conversation_bytes, metrics=metrics)
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
-                                metrics, eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
+                                metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
+                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
@@ -117,14 +138,19 @@ class Session:
     async def start(self) -> None:
         """Start writing and greet the client with ``session.created``."""
         self.outbox.start()
+        if self._close_socket is not None:
+            self._active_at = asyncio.get_running_loop().time()
+            self._idle_watch = asyncio.create_task(self._expire_when_idle(self._close_socket),
+                                                   name=f"voxcall-idle-{self.id}")
         await self.outbox.put(event("session.created", session=self.to_wire()))
 
     async def close(self) -> None:
         """The client went away: stop every task of the session; nothing more is written."""
         self.outbox.closed = True
-        if self._preparing is not None:
-            self._preparing.cancel()
-            await asyncio.wait([self._preparing])
+        for task in (self._preparing, self._idle_watch):
+            if task is not None:
+                task.cancel()
+                await asyncio.wait([task])
         await self.responses.close()
         if self.playback is not None:
             self.playback.stop()
@@ -146,6 +172,22 @@ class Session:
             cut.cancel()
         await self.outbox.close(flush=settled)
 
+    async def _expire_when_idle(self, close_socket: CloseSocket) -> None:
+        """End the connection once the session has been idle for ``idle_timeout``: counted from the client's last
+        event or the end of the last response, whichever is later; never while a response runs."""
+        loop = asyncio.get_running_loop()
+        timeout = self.options.idle_timeout
+        while True:
+            if self.responses.phase is Phase.VISIBLE:
+                await self.responses.settled()
+                self._active_at = loop.time()
+            left = self._active_at + timeout - loop.time()
+            if left <= 0:
+                break
+            await asyncio.sleep(left)
+        log.info("session %s: idle for %g s; closing it", self.id, timeout)
+        await close_socket(IDLE_CLOSE_CODE, f"idle for {timeout:g} s (session.idle_timeout)")
+
     def to_wire(self) -> dict[str, Any]:
         """The GA session object."""
         return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
@@ -154,11 +196,18 @@ class Session:
     # -- client events ------------------------------------------------------------------------------------------
 
     async def handle_frame(self, data: str | bytes) -> None:
-        """Handle one client frame; a bad one is answered with an ``error`` event."""
+        """Handle one client frame; a bad one is answered with an ``error`` event, one over the rate limit is
+        dropped (see :class:`~voxcall.realtime.rate_limits.EventRate`)."""
+        self._active_at = asyncio.get_running_loop().time()
+        fate = self._event_rate.admit()
+        if fate is not EventFate.ACCEPTED:
+            if fate is EventFate.REFUSED:
+                await self.outbox.put(error_event(self._event_rate.error(), self._event_id(data)))
+            return
         client_event_id: str | None = None
         try:
             ev = self._decode(data)
-            client_event_id = ev.get("event_id") if isinstance(ev.get("event_id"), str) else None
+            client_event_id = _event_id_of(ev)
             parsed = parse_client_event(ev)
             await self._handlers[parsed.kind](parsed.model, parsed.data)
         except ProtocolError as err:
@@ -168,6 +217,13 @@ class Session:
             await self.outbox.put(error_event(ProtocolError(
                 "the server failed to handle this event; the session goes on", code="server_error",
                 kind="server_error"), client_event_id))
+
+    def _event_id(self, data: str | bytes) -> str | None:
+        """The ``event_id`` of a frame that is not handled, if it has one."""
+        try:
+            return _event_id_of(self._decode(data))
+        except ProtocolError:
+            return None
 
     def _decode(self, data: str | bytes) -> Event:
         if len(data) > self.options.max_frame_bytes:
@@ -204,6 +260,10 @@ class Session:
 
     async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
         item = item_from_client(model.item)
+        size, limit = item_bytes(item), self.options.max_conversation_bytes
+        if size > limit:
+            raise ProtocolError(f"the item is {size} bytes of JSON, more than a whole conversation may hold ({limit}, "
+                                "session.max_conversation_bytes)", code="item_too_large", param="item")
         if isinstance(item, CallOutputItem):
             self.conversation.check_output(item.call_id)
         if isinstance(item, ApprovalResponseItem):
@@ -271,8 +331,10 @@ class Session:
         out_of_band = _conversation_mode(data) == "none"
         inputs = model.response.input if model.response is not None else None
         items = self._input_items(inputs) if inputs is not None else None
+        self._response_rate.take()
         for warning in warnings:
             await self.outbox.put(warning.to_event())
+        await self.outbox.put(self._response_rate.to_event())
         await self.audio.transcribed()  # the model must read what the user just said
         if only_metadata(data) and await self.responses.claim(metadata):
             return
@@ -354,6 +416,11 @@ class Session:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
                 else item_from_client(model, where=f"response.input[{n}].") for n, model in enumerate(models)]
+
+
+def _event_id_of(ev: Event) -> str | None:
+    event_id = ev.get("event_id")
+    return event_id if isinstance(event_id, str) else None
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:

@@ -5,7 +5,8 @@
 Realtime ``input_audio_buffer.speech_started`` / ``speech_stopped`` events carry them.
 
 - A turn starts after ``min_speech_ms`` of consecutive speech frames (a click or a cough is shorter), and its start
-  reaches back ``prefix_padding_ms`` before the first speech frame so the first syllable is not cut.
+  reaches back ``prefix_padding_ms`` before the first speech frame so the first syllable is not cut (never before
+  the end of the previous turn: no audio belongs to two turns).
 - It stops once ``silence_duration_ms`` of non-speech follow; the stop time is the end of that silence (the
   end of the audio the turn consumed), as the Realtime API reports it.
 - Once in speech, frames count as speech down to a lower threshold (``threshold - 0.15``, as Silero's own streaming
@@ -13,6 +14,9 @@ Realtime ``input_audio_buffer.speech_started`` / ``speech_stopped`` events carry
 - With ``pause_ms`` set, a silence inside a turn reports :class:`SpeechPaused` once it is ``pause_ms`` long (the
   turn may be over: a caller can start preparing an answer) and :class:`SpeechResumed` if speech comes back before
   the turn stopped (it was not over: drop what was prepared).
+- With ``max_turn_ms`` set, a turn that has lasted that long (from its start, padding included) stops there as if
+  the user had paused (:class:`SpeechStopped` with ``cut``); if they speak on, a new turn starts. A user who never
+  pauses, or a silence setting longer than their pauses, cannot make a turn of unbounded length.
 - Frames of (near) digital silence skip the VAD entirely and count as non-speech: a muted client sending megabytes
   of zeros costs a numpy pass, not thousands of model calls.
 """
@@ -38,9 +42,11 @@ class SpeechStarted:
 
 @dataclass(frozen=True)
 class SpeechStopped:
-    """The user ended a turn; ``audio_end_ms`` is where the trailing silence that ended it was complete."""
+    """The user ended a turn; ``audio_end_ms`` is where the trailing silence that ended it was complete, or, when
+    ``cut``, where the turn reached its longest allowed length (no silence was waited for)."""
 
     audio_end_ms: int
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,10 +74,10 @@ class TurnDetector:
 
     def __init__(self, vad: VAD, *, threshold: float = 0.5, prefix_padding_ms: int = 300,
                  silence_duration_ms: int = 500, min_speech_ms: int = 60, silence_floor: int = 8,
-                 pause_ms: int | None = None) -> None:
+                 pause_ms: int | None = None, max_turn_ms: int | None = None) -> None:
         """``silence_floor``: frames whose peak magnitude is at most this (int16 units; 8 ≈ -72 dBFS) are silence
         without asking the VAD. ``pause_ms``: report pauses of that length (shorter than ``silence_duration_ms``;
-        None: no pause events)."""
+        None: no pause events). ``max_turn_ms``: the longest turn (None: no limit)."""
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, not {threshold!r}")
         self.vad = vad
@@ -85,6 +91,7 @@ class TurnDetector:
         self._silence_samples_needed = silence_duration_ms * self._rate // 1000
         self._pause_samples = (None if pause_ms is None or pause_ms >= silence_duration_ms
                                else max(self._frame, pause_ms * self._rate // 1000))
+        self._max_turn_samples = None if max_turn_ms is None else max(self._frame, max_turn_ms * self._rate // 1000)
         self._paused = False  # a SpeechPaused was reported for the current silence
         self._pending = np.zeros(0, dtype=np.int16)
         self._position = 0  # samples of the stream consumed into frames
@@ -93,6 +100,8 @@ class TurnDetector:
         self._speech_run = 0  # consecutive speech frames while not yet in a turn
         self._onset = 0  # sample where that run began
         self._silence = 0  # samples of non-speech since the last speech frame, while in a turn
+        self._turn_start = 0  # sample where the current turn starts (prefix padding included)
+        self._stopped_at = 0  # sample where the last turn stopped (the next one's padding never reaches before it)
 
     @property
     def in_speech(self) -> bool:
@@ -157,9 +166,14 @@ class TurnDetector:
             if self._speech_run < self._min_speech_frames:
                 return None
             self._in_speech, self._speech_run, self._silence = True, 0, 0
-            start_ms = self._onset * 1000 // self._rate - self.prefix_padding_ms
-            return SpeechStarted(audio_start_ms=max(0, start_ms))
+            padded = self._onset * 1000 // self._rate - self.prefix_padding_ms
+            start_ms = max(self._stopped_at * 1000 // self._rate, padded)
+            self._turn_start = start_ms * self._rate // 1000
+            return SpeechStarted(audio_start_ms=start_ms)
         end = self._position + self._frame
+        if self._max_turn_samples is not None and end - self._turn_start >= self._max_turn_samples:
+            self._in_speech, self._paused, self._stopped_at = False, False, end
+            return SpeechStopped(audio_end_ms=end * 1000 // self._rate, cut=True)
         if speech:
             self._silence = 0
             if self._paused:
@@ -168,7 +182,7 @@ class TurnDetector:
             return None
         self._silence += self._frame
         if self._silence >= self._silence_samples_needed:
-            self._in_speech, self._paused = False, False
+            self._in_speech, self._paused, self._stopped_at = False, False, end
             return SpeechStopped(audio_end_ms=end * 1000 // self._rate)
         if self._pause_samples is not None and not self._paused and self._silence >= self._pause_samples:
             self._paused = True
