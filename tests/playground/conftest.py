@@ -58,10 +58,16 @@ def question_wav(speech_models: None, tmp_path_factory: pytest.TempPathFactory) 
     return path
 
 
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The path of Debian's Chromium, with Playwright installed to drive it; checked before any server starts."""
+    require_module("playwright.sync_api")
+    return require_program("chromium")
+
+
 @pytest.fixture(scope="module")
-def browser(question_wav: Path) -> Iterator[Any]:
+def browser(chromium: str, question_wav: Path) -> Iterator[Any]:
     """Headless Chromium whose microphone says the question (permission granted without asking)."""
-    chromium = require_program("chromium")
     sync_api = require_module("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium, args=[
