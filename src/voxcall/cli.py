@@ -199,7 +199,8 @@ def serve(
         "closed (code 1001); a second signal cuts it short.", show_default=_default("shutdown_grace"),
     )] = None,
 ) -> None:
-    """Serve the OpenAI Realtime protocol on ws://HOST:PORT/v1/realtime (and GET /healthz, /metrics).
+    """Serve the OpenAI Realtime protocol on ws://HOST:PORT/v1/realtime (and GET /healthz, /metrics, and the
+    playground page at http://HOST:PORT/).
 
     By default the server hears and speaks with the packaged offline models (Silero VAD, Whisper tiny.en, Piper
     joe) and thinks with the in-process SmolLM2 when llama.cpp is installed, else with the scripted demo. Nothing

@@ -392,6 +392,12 @@ DEFAULT_SCRIPT_DATA: dict[str, Any] = {
                 "try asking what is 12 times 8.",
     "rules": [
         *(_arithmetic_rule(operator, op) for op, operator in _OPERATORS.items()),
+        # the playground's own client tools (voxcall/playground/client-tools.js), when a page offers them
+        {"match": r"/\bwhat time\b|\bthe time\b/", "requires_tool": "get_local_time",
+         "reply": "Let me look at your clock.", "calls": [{"name": "get_local_time"}]},
+        {"match": r"/\b(?:make|paint|turn|colou?r) the page (?:to )?(?P<color>[a-z]+)/",
+         "requires_tool": "set_page_color", "reply": "Sure.",
+         "calls": [{"name": "set_page_color", "arguments": {"color": "{color}"}}]},
         {"match": f"/{_NUM}\\s*(?:{'|'.join(_OPERATORS.values())})\\s*{_NUM}/",
          "reply": "I'd use my calculator for that, but it isn't switched on right now."},
         {"match": r"/\b(help|what can you do)\b/",
@@ -405,7 +411,8 @@ DEFAULT_SCRIPT_DATA: dict[str, Any] = {
     "default": "I'm a scripted demo assistant, so I only understand a few things. "
                "Try asking: what is 12 times 8?",
 }
-"""The built-in script (dict form): greets, does arithmetic with ``calculator`` when offered, small talk."""
+"""The built-in script (dict form): greets, does arithmetic with ``calculator`` when offered, tells the time and
+colours the page with the playground's client tools when offered, small talk."""
 
 DEFAULT_SCRIPT = Script.from_dict(DEFAULT_SCRIPT_DATA)
 """The built-in script, parsed; what :class:`ScriptedBackend` uses when given none."""

@@ -1,5 +1,6 @@
 """The ASGI app: ``WS /v1/realtime`` (one :class:`~voxcall.realtime.session.Session` per connection),
-``GET /healthz`` and ``GET /metrics`` (Prometheus).
+``GET /healthz``, ``GET /metrics`` (Prometheus) and, at ``GET /``, the playground: a web page to talk to the
+server (static files shipped in the package, ``voxcall/playground/``).
 
 One backend (and so one set of loaded models) serves every session of the process; a session costs only its
 conversation and a few tasks. When client API keys are configured, a connection must present one
@@ -21,7 +22,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voxcall import __version__
@@ -131,7 +133,9 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
     return Starlette(routes=[WebSocketRoute("/v1/realtime", realtime), Route("/healthz", healthz),
-                             Route("/metrics", metrics_page)], lifespan=lifespan)
+                             Route("/metrics", metrics_page),
+                             Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True))],
+                     lifespan=lifespan)
 
 
 async def _refuse(ws: WebSocket, refusal: Refusal, subprotocol: str | None) -> None:
