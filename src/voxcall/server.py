@@ -210,12 +210,24 @@ def run_server(server: Server) -> None:
         server.app, host=settings.host, port=settings.port, log_level=settings.log_level, ws=WS_IMPLEMENTATION,
         ws_max_size=ws_max_size(settings.session.max_frame_bytes), timeout_graceful_shutdown=CLOSE_TIMEOUT,
     )
+    logging.getLogger("uvicorn.error").addFilter(_quiet_denials)
     web = DrainingServer(config, server.admission, settings.shutdown_grace)
     try:
         with _stop_signals_interrupt(), asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
             runner.run(_serve_then_close(web, server.backend))
     except KeyboardInterrupt:  # the stop signal, re-raised by uvicorn after its graceful shutdown
         pass
+
+
+_DENIAL_MISREPORT = "ASGI callable returned without completing handshake."
+"""What uvicorn's sans-I/O WebSocket layer logs as an error after every refusal sent as an HTTP response (the
+denial-response extension; it never marks that handshake complete). Refusals are voxcall's normal answer to a full
+server, so the line would flood the log of a busy one; uvicorn already logs each refusal with its status."""
+
+
+def _quiet_denials(record: logging.LogRecord) -> bool:
+    """Drop :data:`_DENIAL_MISREPORT` (voxcall's app completes every handshake it does not refuse)."""
+    return record.getMessage() != _DENIAL_MISREPORT
 
 
 def ws_max_size(max_frame_bytes: int) -> int:
