@@ -35,7 +35,7 @@ from openai.types.realtime import (
 )
 
 from voxcall.config import SessionOptions, ToolsSettings
-from voxcall.llm import LLMBackend, LLMRequest, Warmable, warm
+from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
 from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
@@ -112,7 +112,8 @@ class Session:
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items,
-                                           max_conversation_bytes=options.max_conversation_bytes, metrics=metrics)
+                                           max_conversation_bytes=options.max_conversation_bytes, metrics=metrics,
+                                           drop_images="image" not in media_of(backend))
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
                                 eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
@@ -259,7 +260,7 @@ class Session:
         self.responses.speculate()
 
     async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
-        item = item_from_client(model.item)
+        item = item_from_client(model.item, max_image_bytes=self.options.max_image_bytes)
         size, limit = item_bytes(item), self.options.max_conversation_bytes
         if size > limit:
             raise ProtocolError(f"the item is {size} bytes of JSON, more than a whole conversation may hold ({limit}, "
@@ -395,7 +396,7 @@ class Session:
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""
         toolbox = self.tools.toolbox
-        return LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
+        return LLMRequest(items=to_chat_items(context, media_of(self.backend)), instructions=settings.instructions,
                           tools=[*settings.tools, *(toolbox.tools if toolbox is not None else [])],
                           tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
                           temperature=settings.temperature, voice=settings.audio_out,
@@ -415,7 +416,8 @@ class Session:
     def _input_items(self, models: list[Any]) -> list[Item]:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
-                else item_from_client(model, where=f"response.input[{n}].") for n, model in enumerate(models)]
+                else item_from_client(model, where=f"response.input[{n}].", max_image_bytes=self.options.max_image_bytes)
+                for n, model in enumerate(models)]
 
 
 def _event_id_of(ev: Event) -> str | None:
