@@ -95,7 +95,8 @@ class Session:
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
         self._speech = ServerSpeech(speaks=True, languages=frozenset({voice.stt.language})) if voice else ServerSpeech()
         self.settings = SessionSettings(instructions=options.instructions,
-                                        output_modalities=["audio"] if voice else ["text"])
+                                        output_modalities=["audio"] if voice else ["text"],
+                                        audio_input=options.audio_input)
         self.conversation = Conversation()
         self.outbox = Outbox(send, beta=beta)
         self._event_rate = EventRate(options.events_per_second, clock)
@@ -116,7 +117,9 @@ class Session:
                                            drop_images="image" not in media_of(backend))
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
-                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
+                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare,
+                                direct=lambda: self.settings.audio_input == "direct",
+                                max_direct_audio_bytes=options.max_direct_audio_bytes)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
@@ -246,6 +249,10 @@ class Session:
         new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech,
                                       max_tools=self.options.max_tools)
         self.tools.check_names(new)
+        if new.audio_input == "direct" and "audio" not in media_of(self.backend):
+            raise ProtocolError(f"audio_input 'direct' needs a model that hears audio; the {self.backend.name} backend "
+                                "takes text (the server's model_inputs do not include audio)", code="invalid_value",
+                                param="session.audio.input.voxcall_audio_input")
         if new.mcp_servers != self.settings.mcp_servers:
             await self.tools.use_mcp_servers(new.mcp_servers)
         await self.responses.discard("session.update")
@@ -336,7 +343,8 @@ class Session:
         for warning in warnings:
             await self.outbox.put(warning.to_event())
         await self.outbox.put(self._response_rate.to_event())
-        await self.audio.transcribed()  # the model must read what the user just said
+        if self.settings.audio_input != "direct":
+            await self.audio.transcribed()  # the model must read what the user just said (unless it hears it)
         if only_metadata(data) and await self.responses.claim(metadata):
             return
         await self.responses.discard("response.create with overrides")
