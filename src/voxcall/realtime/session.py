@@ -423,8 +423,9 @@ class Session:
 
     def _input_items(self, models: list[Any]) -> list[Item]:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
+        limit = self.options.max_image_bytes
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
-                else item_from_client(model, where=f"response.input[{n}].", max_image_bytes=self.options.max_image_bytes)
+                else item_from_client(model, where=f"response.input[{n}].", max_image_bytes=limit)
                 for n, model in enumerate(models)]
 
 
