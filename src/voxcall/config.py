@@ -40,6 +40,12 @@ ToolFormat = Literal["native", "code"]
 """How a model calls tools: the API's native tool calls, or Python ``<code>`` blocks in its text (the local
 path). :mod:`voxcall.llm` uses this very type."""
 
+AudioInput = Literal["transcribe", "direct"]
+"""What the model is given of the user's speech: its transcript, or the audio itself (a model that hears)."""
+
+ModelInput = Literal["image", "audio"]
+"""Inputs besides text a model may take. :mod:`voxcall.llm` calls the same values ``Media``."""
+
 VadKind = Literal["silero", "webrtc"]
 """Voice activity detectors: Silero (ONNX, accurate) or WebRTC (light)."""
 
@@ -96,6 +102,15 @@ class SessionOptions(BaseModel):
     repair_tool_calls: bool = True
     """When a model's native tool call names no declared tool or its arguments break the schema, tell the model why
     and let it try once more within the same response (off: the call is only rejected)."""
+    audio_input: AudioInput = "transcribe"
+    """What the model is given of a spoken turn: ``transcribe``, the speech-to-text transcript; ``direct``, the audio
+    itself (WAV), for a Chat Completions model that hears (``openai-chat`` only; implies ``model_inputs: [audio]``).
+    The client still gets transcripts. A session may choose with ``audio.input.voxcall_audio_input``."""
+    max_direct_audio_bytes: int = Field(default=4_194_304, ge=65_536)
+    """Audio (WAV bytes) of the user's turns a session keeps for a model that hears it; past it, older turns keep
+    only their transcripts. The newest turn is always kept."""
+    max_image_bytes: int = Field(default=1_000_000, ge=1024)
+    """Largest image a user message may carry: the length of its ``data:`` URL; a larger one is refused."""
 
 
 class SpeechSettings(BaseModel):
@@ -159,6 +174,10 @@ class ServerSettings(BaseSettings):
     when llama.cpp and a model are installed, else ``scripted`` (see :func:`voxcall.llm.resolve_kind`)."""
     model: str | None = None
     """Model: a GGUF path for ``llamacpp`` (None: the packaged SmolLM2-135M), a name for the OpenAI kinds."""
+    model_inputs: list[ModelInput] = Field(default_factory=list)
+    """What the model takes besides text: ``image`` (``input_image`` parts reach it; otherwise they are replaced by
+    a note), ``audio`` (sessions may send it their speech: ``session.audio_input``). Only the OpenAI kinds
+    (``openai-responses``: images only); the server cannot know a remote model's abilities, so you say them."""
     base_url: str | None = None
     """OpenAI-compatible server URL (vLLM, llama.cpp, Ollama …); None means OpenAI itself."""
     api_key: SecretStr | None = Field(default=None, validation_alias=LLM_KEY_ENV)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import yaml
 
-from voxcall.config import ConfigError, ServerSettings, SpeechSettings, is_loopback
+from voxcall.config import ConfigError, ModelInput, ServerSettings, SpeechSettings, is_loopback
 from voxcall.startup import Startup
 
 if TYPE_CHECKING:
@@ -126,11 +126,18 @@ def build_backend(settings: ServerSettings) -> LLMBackend:
             kind, model=settings.model, base_url=settings.base_url,
             api_key=settings.api_key.get_secret_value() if settings.api_key else None,
             tool_format=settings.tool_format, script=settings.script,
-            timeout=settings.session.llm_timeout if kind in REMOTE_KINDS else None,
+            timeout=settings.session.llm_timeout if kind in REMOTE_KINDS else None, media=model_inputs(settings),
         )
     except (ValueError, OSError, yaml.YAMLError, LLMError) as exc:
         message = " ".join(str(exc).split())
         raise ConfigError(f"cannot create the {kind!r} LLM backend: {message}") from None
+
+
+def model_inputs(settings: ServerSettings) -> frozenset[ModelInput]:
+    """What the model takes besides text: ``model_inputs``, with audio when sessions send it audio by default
+    (``session.audio_input: direct``)."""
+    direct = settings.session.audio_input == "direct"
+    return frozenset(settings.model_inputs) | (frozenset({"audio"}) if direct else frozenset())
 
 
 def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:

@@ -26,7 +26,7 @@ from voxcall.realtime.protocol import ProtocolError
 def read(item: dict[str, Any]) -> Item:
     """An item as ``conversation.item.create`` reads it: the SDK's models first, then voxcall's checks."""
     model = parse_client_event({"type": "conversation.item.create", "item": item}).model
-    return item_from_client(model.item)  # type: ignore[attr-defined]
+    return item_from_client(model.item, max_image_bytes=1_000_000)  # type: ignore[attr-defined]
 
 
 def user(text: str, item_id: str | None = None) -> Item:

@@ -14,19 +14,24 @@ from typing import Any
 
 from voxcall.config import ToolFormat
 from voxcall.llm.base import (
+    AudioPart,
     ChatItem,
     Done,
     FunctionCallItem,
     FunctionOutputItem,
+    ImagePart,
     LLMBackend,
     LLMError,
     LLMEvent,
     LLMRequest,
+    Media,
     Message,
     ToolCallArgumentsDelta,
     ToolCallStart,
     Usage,
     Warmable,
+    check_media,
+    media_of,
     warm,
 )
 from voxcall.llm.code_format import CodeFormatBackend
@@ -86,6 +91,7 @@ def create_backend(
     timeout: float | None = None,
     disable_reasoning: bool = True,
     extra_body: dict[str, Any] | None = None,
+    media: frozenset[Media] = frozenset(),
 ) -> LLMBackend:
     """Build the backend ``kind`` (one of :data:`BACKEND_KINDS`; see :func:`resolve_kind` for "auto").
 
@@ -97,7 +103,9 @@ def create_backend(
     on and refuse one (a session's ``llm_timeout`` bounds every backend's silence). ``script`` is used by
     ``"scripted"`` only (None: the built-in script); ``disable_reasoning`` by ``"openai-chat"`` only (see
     :mod:`voxcall.llm.openai_chat`). Raises ``ValueError`` for an unknown kind or tool format, an option the kind
-    cannot honour, or a missing model; ``LLMError`` when a local model cannot be loaded.
+    cannot honour, or a missing model; ``LLMError`` when a local model cannot be loaded. ``media`` is what the
+    model takes besides text (images for the OpenAI kinds, audio for ``"openai-chat"``); the in-process kinds take
+    text only and refuse any.
     """
     if tool_format not in (None, "native", "code"):
         raise ValueError(f"unknown tool format {tool_format!r}; expected 'native' or 'code'")
@@ -106,6 +114,8 @@ def create_backend(
     if timeout is not None and kind not in REMOTE_KINDS:
         raise ValueError(f"the {kind} backend runs in process and has no request timeout to set; a response's "
                          "silence is bounded by the session's llm_timeout")
+    if kind in ("llamacpp", "scripted"):
+        check_media(kind, media, frozenset())
     if kind == "llamacpp":
         if tool_format == "native":
             raise ValueError("the llamacpp backend always uses code-format calls with a grammar; leave tool_format "
@@ -120,10 +130,10 @@ def create_backend(
         wait = timeout if timeout is not None else DEFAULT_TIMEOUT
         if kind == "openai-chat":
             backend = OpenAIChatBackend(model, base_url=base_url, api_key=api_key, timeout=wait,
-                                        disable_reasoning=disable_reasoning, extra_body=extra_body)
+                                        disable_reasoning=disable_reasoning, extra_body=extra_body, media=media)
         else:
             backend = OpenAIResponsesBackend(model, base_url=base_url, api_key=api_key, timeout=wait,
-                                             extra_body=extra_body)
+                                             extra_body=extra_body, media=media)
     return CodeFormatBackend(backend) if tool_format == "code" else backend
 
 
@@ -133,16 +143,19 @@ __all__ = [
     "FALLBACK_KIND",
     "LOCAL_KIND",
     "REMOTE_KINDS",
+    "AudioPart",
     "ChatItem",
     "CodeFormatBackend",
     "Done",
     "FunctionCallItem",
     "FunctionOutputItem",
+    "ImagePart",
     "LLMBackend",
     "LLMError",
     "LLMEvent",
     "LLMRequest",
     "LlamaCppBackend",
+    "Media",
     "Message",
     "OpenAIChatBackend",
     "OpenAIResponsesBackend",
@@ -157,8 +170,10 @@ __all__ = [
     "ToolFormat",
     "Usage",
     "Warmable",
+    "check_media",
     "create_backend",
     "local_model_available",
+    "media_of",
     "resolve_kind",
     "warm",
 ]

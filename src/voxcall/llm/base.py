@@ -83,12 +83,33 @@ class Done:
 LLMEvent = TextDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCall | RejectedCall | Usage | Done
 
 
+Media = Literal["image", "audio"]
+"""Inputs besides text that a backend may take (see :func:`media_of`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image in a user message: a ``data:image/...;base64,...`` URL, and the detail the model should see it at."""
+
+    url: str
+    detail: Literal["auto", "low", "high"] = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class AudioPart:
+    """The user's speech itself, for a model that hears it: a WAV file, base64-encoded."""
+
+    wav_base64: str
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
-    """A plain message of the conversation."""
+    """A message of the conversation: its text, then any images or audio it carries (user messages only, and only
+    for a backend that takes them: :func:`media_of`)."""
 
     role: Literal["system", "user", "assistant"]
     text: str
+    media: tuple[ImagePart | AudioPart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +203,23 @@ class Warmable(Protocol):
         """Prepare what every continuation of ``request``'s conversation shares; return when it is ready, or
         as soon as real work needs the backend."""
         ...
+
+
+def media_of(backend: LLMBackend) -> frozenset[Media]:
+    """What ``backend`` takes besides text: its ``media`` attribute; a backend without one takes text only."""
+    media: frozenset[Media] = getattr(backend, "media", frozenset())
+    return media
+
+
+def check_media(kind: str, wanted: frozenset[Media], able: frozenset[Media]) -> frozenset[Media]:
+    """``wanted`` when the backend ``kind`` can take all of it (``able``); otherwise a ``ValueError`` naming what
+    it cannot take."""
+    missing = sorted(wanted - able)
+    if missing:
+        takes = f"takes {' and '.join(sorted(able))} besides text" if able else "takes text only"
+        raise ValueError(f"the {kind} backend {takes}; it cannot be given {' or '.join(missing)} (asked for by the "
+                         "settings model_inputs, or session.audio_input: direct)")
+    return wanted
 
 
 async def warm(backend: LLMBackend, request: LLMRequest) -> None:

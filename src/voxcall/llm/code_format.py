@@ -25,6 +25,7 @@ from voxcall.llm.base import (
     LLMRequest,
     Message,
     Usage,
+    media_of,
     warm,
 )
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
@@ -64,6 +65,7 @@ class CodeFormatBackend:
     def __init__(self, inner: LLMBackend) -> None:
         self.inner = inner
         self.name = f"{inner.name}+code"
+        self.media = media_of(inner)  # the messages pass through with their images or audio
 
     def inner_request(self, request: LLMRequest) -> LLMRequest:
         """What the wrapped backend is asked: no native tools, the tools' prompt after the instructions."""
@@ -112,7 +114,7 @@ def _append(items: list[ChatItem], role: Literal["assistant", "user"], text: str
     """Add ``text`` as a ``role`` message, joined onto the last message when that has the same role."""
     last = items[-1] if items else None
     if isinstance(last, Message) and last.role == role:
-        items[-1] = Message(role=last.role, text=last.text + separator + text)
+        items[-1] = replace(last, text=last.text + separator + text)  # any images or audio stay
     else:
         items.append(Message(role=role, text=text))
 

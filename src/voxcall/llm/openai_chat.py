@@ -23,6 +23,7 @@ import openai
 from openai.types.chat import ChatCompletionChunk
 
 from voxcall.llm.base import (
+    AudioPart,
     ChatItem,
     Done,
     FunctionCallItem,
@@ -30,7 +31,10 @@ from voxcall.llm.base import (
     LLMError,
     LLMEvent,
     LLMRequest,
+    Media,
+    Message,
     Usage,
+    check_media,
 )
 from voxcall.llm.calls import NativeCall, finish_reason
 from voxcall.llm.history import provider_items
@@ -64,8 +68,22 @@ def chat_messages(instructions: str, items: list[ChatItem]) -> list[dict[str, An
         elif isinstance(item, FunctionOutputItem):
             messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
         else:
-            messages.append({"role": item.role, "content": item.text})
+            messages.append({"role": item.role, "content": chat_content(item)})
     return messages
+
+
+def chat_content(message: Message) -> str | list[dict[str, Any]]:
+    """A message's Chat Completions ``content``: its text, or, when it carries images or audio, a list of parts
+    (the text first, then ``image_url`` and ``input_audio`` parts in order)."""
+    if not message.media:
+        return message.text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    for part in message.media:
+        if isinstance(part, AudioPart):
+            parts.append({"type": "input_audio", "input_audio": {"data": part.wav_base64, "format": "wav"}})
+        else:
+            parts.append({"type": "image_url", "image_url": {"url": part.url, "detail": part.detail}})
+    return parts
 
 
 def chat_tool_choice(tool_choice: ToolChoice) -> ToolChoice:
@@ -153,7 +171,8 @@ class _ChunkReader:
 
 
 class OpenAIChatBackend:
-    """Chat Completions streaming over the official ``openai`` client."""
+    """Chat Completions streaming over the official ``openai`` client. ``media`` is what the model takes besides
+    text (images, audio): the operator says so, since the server cannot know a remote model's abilities."""
 
     name = "openai-chat"
 
@@ -167,9 +186,11 @@ class OpenAIChatBackend:
         max_retries: int = 1,
         disable_reasoning: bool = True,
         extra_body: dict[str, Any] | None = None,
+        media: frozenset[Media] = frozenset(),
     ) -> None:
         base_url = resolve_base_url(base_url)
         self.model = model
+        self.media = check_media(self.name, media, frozenset({"image", "audio"}))
         self._is_openai = is_openai_url(base_url)
         self._client = make_client(base_url, api_key, timeout, max_retries)
         body: dict[str, Any] = {}

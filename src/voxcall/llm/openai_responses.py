@@ -18,6 +18,7 @@ from openai.types.responses import (
 )
 
 from voxcall.llm.base import (
+    AudioPart,
     ChatItem,
     Done,
     FunctionCallItem,
@@ -25,7 +26,10 @@ from voxcall.llm.base import (
     LLMError,
     LLMEvent,
     LLMRequest,
+    Media,
+    Message,
     Usage,
+    check_media,
 )
 from voxcall.llm.calls import NativeCall
 from voxcall.llm.history import provider_items
@@ -53,8 +57,20 @@ def response_input(items: list[ChatItem]) -> list[dict[str, Any]]:
         elif isinstance(item, FunctionOutputItem):
             result.append({"type": "function_call_output", "call_id": item.call_id, "output": item.output})
         else:
-            result.append({"type": "message", "role": item.role, "content": item.text})
+            result.append({"type": "message", "role": item.role, "content": response_content(item)})
     return result
+
+
+def response_content(message: Message) -> str | list[dict[str, Any]]:
+    """A message's Responses ``content``: its text, or, when it carries images, ``input_text`` then ``input_image``
+    parts (the backend is never built to take audio, which the Responses API does not accept as input)."""
+    if not message.media:
+        return message.text
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": message.text}] if message.text else []
+    for part in message.media:
+        assert not isinstance(part, AudioPart), "audio reached the Responses backend"
+        parts.append({"type": "input_image", "image_url": part.url, "detail": part.detail})
+    return parts
 
 
 class _EventReader:
@@ -115,7 +131,8 @@ class _EventReader:
 
 
 class OpenAIResponsesBackend:
-    """Responses API streaming over the official ``openai`` client."""
+    """Responses API streaming over the official ``openai`` client; ``media`` as on
+    :class:`~voxcall.llm.openai_chat.OpenAIChatBackend`, images only."""
 
     name = "openai-responses"
 
@@ -128,8 +145,10 @@ class OpenAIResponsesBackend:
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 1,
         extra_body: dict[str, Any] | None = None,
+        media: frozenset[Media] = frozenset(),
     ) -> None:
         self.model = model
+        self.media = check_media(self.name, media, frozenset({"image"}))
         self._client = make_client(resolve_base_url(base_url), api_key, timeout, max_retries)
         self._extra_body = extra_body
 

@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from voxcall.llm import ChatItem, FunctionCallItem, FunctionOutputItem, Message
+from voxcall.llm import AudioPart, ChatItem, FunctionCallItem, FunctionOutputItem, ImagePart, Media, Message
+from voxcall.realtime.images import UNSEEN_IMAGE
 from voxcall.realtime.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem
 from voxcall.realtime.protocol import ProtocolError, new_id
 
@@ -148,12 +149,15 @@ def overflow(items: list[Item], *, max_items: int, max_bytes: int) -> list[Item]
     return [item for item in items if item.id in dropped]
 
 
-def to_chat_items(items: Iterable[Item]) -> list[ChatItem]:
-    """The neutral LLM items for ``items``; empty messages and unfinished calls are left out."""
+def to_chat_items(items: Iterable[Item], media: frozenset[Media] = frozenset()) -> list[ChatItem]:
+    """The neutral LLM items for ``items``, for a backend that takes ``media`` besides text; empty messages and
+    unfinished calls are left out. See :func:`chat_message` for images and audio."""
     out: list[ChatItem] = []
     for item in items:
-        if isinstance(item, MessageItem) and item.text:
-            out.append(Message(item.role, item.text))
+        if isinstance(item, MessageItem):
+            message = chat_message(item, media)
+            if message.text or message.media:
+                out.append(message)
         elif isinstance(item, CallItem) and item.status == "completed":
             out.append(FunctionCallItem(item.call_id, item.name, item.arguments, item.provider_call_id))
         elif isinstance(item, CallOutputItem):
@@ -162,3 +166,23 @@ def to_chat_items(items: Iterable[Item]) -> list[ChatItem]:
             out.append(FunctionCallItem(item.call_id, item.called_as, item.arguments, item.provider_call_id))
             out.append(FunctionOutputItem(item.call_id, item.output if item.error is None else f"error: {item.error}"))
     return out
+
+
+def chat_message(item: MessageItem, media: frozenset[Media]) -> Message:
+    """The LLM message for ``item``. A user turn's kept audio (:attr:`MessageItem.heard_wav`) goes as audio instead
+    of its transcript when the backend hears; each image goes as an image when it sees, else the model reads
+    :data:`~voxcall.realtime.images.UNSEEN_IMAGE` in its place (also for an image already dropped)."""
+    if item.heard_wav is not None and "audio" in media:
+        return Message(item.role, "", (AudioPart(item.heard_wav),))
+    if not any(part.get("type") == "input_image" for part in item.content):
+        return Message(item.role, item.text)
+    texts: list[str] = []
+    shown: list[ImagePart] = []
+    for part in item.content:
+        if part.get("type") != "input_image":
+            texts.append(str(part.get("text") or ""))
+        elif "image" in media and part.get("image_url"):
+            shown.append(ImagePart(part["image_url"], part["detail"]))
+        else:
+            texts.append(UNSEEN_IMAGE)
+    return Message(item.role, "\n".join(text for text in texts if text), tuple(shown))

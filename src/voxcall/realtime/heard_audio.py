@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
 from voxcall.audio.formats import AudioFormat
 from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.direct_audio import keep_recent_audio, wav_base64
 from voxcall.realtime.eager_turn import EagerTurn
 from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
 from voxcall.realtime.items import MessageItem
@@ -63,11 +64,16 @@ class HeardAudio:
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
                  metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0,
-                 on_speech: Callable[[], None] = lambda: None) -> None:
+                 on_speech: Callable[[], None] = lambda: None, direct: Callable[[], bool] = lambda: False,
+                 max_direct_audio_bytes: int = 0) -> None:
         """``respond`` answers a turn with the session's settings (under ``create_response``); ``max_turn_ms`` is
         the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
-        hidden; ``on_speech`` is told when a turn begins."""
+        hidden; ``on_speech`` is told when a turn begins. ``direct`` says whether the model hears turns themselves
+        (:mod:`voxcall.realtime.direct_audio`, at most ``max_direct_audio_bytes`` kept): a turn is then answered
+        at once, its transcript following for the client only, and no eager answer is prepared."""
         self.voice = voice
+        self._direct = direct
+        self._max_direct_audio_bytes = max_direct_audio_bytes
         self._max_turn_ms = max_turn_ms
         self._on_speech = on_speech
         self._eager_turn_ms = eager_turn_ms
@@ -202,7 +208,7 @@ class HeardAudio:
 
     def _paused(self, pause: SpeechPaused) -> None:
         """A short silence inside the turn: transcribe what was said and prepare the answer, hidden."""
-        if self.voice is None or self._turn_item is None or self._eager is not None:
+        if self.voice is None or self._turn_item is None or self._eager is not None or self._direct():
             return
         item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
         self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
@@ -261,14 +267,21 @@ class HeardAudio:
             await asyncio.wait(self._transcriptions, return_when=asyncio.FIRST_COMPLETED)
         await self._responses.discard("new user audio")
         item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
+        direct = self._direct()
+        if direct:
+            item.heard_wav = wav_base64(pcm)
         previous = self._conversation.add(item)
+        if direct:
+            keep_recent_audio(self._conversation.items, self._max_direct_audio_bytes)
         await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
         ended = time.monotonic() if speech_end is None else speech_end
-        task = asyncio.create_task(self._transcribe(item, pcm, respond, even_if_silent, ended, waited_ms,
-                                                    self._turns_begun), name=f"voxcall-stt-{item_id}")
+        task = asyncio.create_task(self._transcribe(item, pcm, respond and not direct, even_if_silent, ended,
+                                                    waited_ms, self._turns_begun), name=f"voxcall-stt-{item_id}")
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
+        if direct and respond and self._responses.phase is not Phase.VISIBLE:  # the model hears it: no waiting
+            await self._respond(HeardTurn(ended, waited_ms, time.monotonic()))
 
     async def _transcribe(self, item: MessageItem, pcm: PCM, respond: bool, even_if_silent: bool, speech_end: float,
                           waited_ms: int, turns_begun: int) -> None:

@@ -20,6 +20,7 @@ from openai.types.realtime import (
     RealtimeMcpApprovalResponse,
 )
 
+from voxcall.realtime.images import read_image_part
 from voxcall.realtime.protocol import ProtocolError, new_id
 from voxcall.tools.calls import new_call_id
 
@@ -77,8 +78,9 @@ def _base(item: Item) -> dict[str, Any]:
 
 @dataclass
 class MessageItem:
-    """A message; ``content`` holds its parts in wire form (``{"type": "input_text", "text": ...}``), and
-    ``spoken`` the audio sent for an assistant message."""
+    """A message; ``content`` holds its parts in wire form (``{"type": "input_text", "text": ...}``), ``spoken``
+    the audio sent for an assistant message, and ``heard_wav`` (base64 WAV) a user turn's audio kept for a model
+    that hears it (``session.audio_input: direct``; never sent to clients)."""
 
     type: ClassVar[Literal["message"]] = "message"
     id: str
@@ -86,6 +88,7 @@ class MessageItem:
     content: list[dict[str, Any]]
     status: Status = "completed"
     spoken: SpokenAudio = field(default_factory=SpokenAudio, repr=False, compare=False)
+    heard_wav: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def audio_ms(self) -> int:
@@ -213,15 +216,16 @@ _MESSAGES = (RealtimeConversationItemSystemMessage, RealtimeConversationItemUser
              RealtimeConversationItemAssistantMessage)
 
 
-def item_from_client(model: Any, *, where: str = "item.") -> Item:
+def item_from_client(model: Any, *, max_image_bytes: int, where: str = "item.") -> Item:
     """The item for a client's item (an SDK model from ``conversation.item.create`` or ``response.create``
-    input); a ``ProtocolError`` for what voxcall does not take."""
+    input); a ``ProtocolError`` for what voxcall does not take. Images longer than ``max_image_bytes`` (as data
+    URLs) are refused (:mod:`voxcall.realtime.images`)."""
     item_id = model.id or new_id("item")
     if len(item_id) > _MAX_ID:
         raise ProtocolError(f"'{where}id' must be at most {_MAX_ID} characters", code="invalid_value",
                             param=f"{where}id")
     if isinstance(model, _MESSAGES):
-        return _message(item_id, model, where)
+        return _message(item_id, model, where, max_image_bytes)
     if isinstance(model, RealtimeConversationItemFunctionCall):
         return CallItem(item_id, model.call_id or new_call_id(), _non_empty(model.name, f"{where}name"),
                         model.arguments or "{}")
@@ -240,16 +244,20 @@ def _non_empty(value: str, param: str) -> str:
     return value
 
 
-def _message(item_id: str, model: Any, where: str) -> MessageItem:
-    """A text message: voxcall takes text parts only (audio and images in items are not supported yet)."""
+def _message(item_id: str, model: Any, where: str, max_image_bytes: int) -> MessageItem:
+    """A message of text parts, and for a user message images too (audio in items is not supported yet)."""
     role: Role = model.role
     allowed = _TEXT_PART[role]
     parts: list[dict[str, Any]] = []
     for n, part in enumerate(model.content):
         param = f"{where}content[{n}]"
+        if role == "user" and part.type == "input_image":
+            parts.append(read_image_part(part, param, max_image_bytes))
+            continue
         if part.type != allowed:
-            raise ProtocolError(f"'{param}.type' must be {allowed} (audio and images are not supported in items "
-                                "yet)", code="invalid_value", param=f"{param}.type")
+            images = " or input_image" if role == "user" else ""
+            raise ProtocolError(f"'{param}.type' must be {allowed}{images} (audio is not supported in items yet)",
+                                code="invalid_value", param=f"{param}.type")
         if part.text is None:
             raise ProtocolError(f"'{param}.text' must be a string", code="invalid_type", param=f"{param}.text")
         parts.append({"type": allowed, "text": part.text})

@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable
 
 from voxcall.realtime.conversation import Conversation, overflow
-from voxcall.realtime.items import Item
+from voxcall.realtime.images import holds_images, strip_images
+from voxcall.realtime.items import Item, MessageItem
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, OutputGate, Send
 from voxcall.realtime.output_items import History
@@ -65,7 +66,7 @@ NewRun = Callable[[History, list[Item], Send], ResponseRun]
 """Builds a response with the session's current settings: ``(history, context items, emit) -> run``."""
 
 Context = tuple[list[Item], list[ParkedWork]]
-"""The items a response sees, and the irreversible work (history trimming) to do before it runs."""
+"""The items a response sees, and the irreversible work (history trimming, dropping images) to do before it runs."""
 
 
 class ResponseLifecycle:
@@ -73,9 +74,11 @@ class ResponseLifecycle:
 
     def __init__(self, conversation: Conversation, outbox: Outbox, slots: SpeculationSlots, new_run: NewRun, *,
                  prefetch: bool, max_hidden_events: int, max_history_items: int, max_conversation_bytes: int,
-                 metrics: Metrics) -> None:
+                 metrics: Metrics, drop_images: bool = False) -> None:
         """``new_run`` builds a response with the session's settings of the moment (follow-ups use it); every
-        response that ends, and every hidden one's fate, is counted in ``metrics``."""
+        response that ends, and every hidden one's fate, is counted in ``metrics``. ``drop_images``: the backend
+        does not see images, so their data leaves the conversation before a response
+        (:mod:`voxcall.realtime.images`)."""
         self.phase = Phase.IDLE
         self.visible: ResponseRun | None = None
         self.heard: ResponseRun | None = None  # the latest response the client was sent (started or claimed)
@@ -90,19 +93,24 @@ class ResponseLifecycle:
         self._max_hidden_events = max_hidden_events
         self._max_history_items = max_history_items
         self._max_conversation_bytes = max_conversation_bytes
+        self._drop_images = drop_images
         self._task: asyncio.Task[None] | None = None
         self._last_done: ResponseRun | None = None  # the last visible response that completed
         self._failed_follow_up_for: str | None = None  # never retry a follow-up that failed for that response
 
     def context(self) -> Context:
         """The items a response sees (the newest, at most ``max_history_items`` and ``max_conversation_bytes`` of
-        JSON, a call never without its output: :func:`~voxcall.realtime.conversation.overflow`), and the trimming
-        of older ones from the conversation (irreversible, so a hidden response parks it until its claim)."""
+        JSON, a call never without its output: :func:`~voxcall.realtime.conversation.overflow`), and the
+        irreversible work to do first, which a hidden response parks until its claim: trimming older items from
+        the conversation, and, for a backend that does not see images, dropping their data (the model reads a note
+        in their place either way: :func:`~voxcall.realtime.conversation.chat_message`)."""
         items = self._conversation.items
         old = overflow(items, max_items=self._max_history_items, max_bytes=self._max_conversation_bytes)
-        if not old:
-            return items, []
         gone = {item.id for item in old}
+        kept = [item for item in items if item.id not in gone]
+        unseen = [item for item in kept if self._drop_images and isinstance(item, MessageItem)
+                  and holds_images(item.content)]
+        work: list[ParkedWork] = []
 
         async def trim() -> None:
             for item in old:
@@ -110,7 +118,15 @@ class ResponseLifecycle:
                     self._conversation.delete(item.id)
                     await self._outbox.put(event("conversation.item.deleted", item_id=item.id))
 
-        return [item for item in items if item.id not in gone], [trim]
+        async def drop_images() -> None:
+            for item in unseen:
+                item.content[:] = strip_images(item.content)
+
+        if old:
+            work.append(trim)
+        if unseen:
+            work.append(drop_images)
+        return kept, work
 
     # -- visible responses --------------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from openai.types.realtime import (
 )
 
 from voxcall.config import SessionOptions, ToolsSettings
-from voxcall.llm import LLMBackend, LLMRequest, Warmable, warm
+from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
 from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
@@ -95,7 +95,8 @@ class Session:
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
         self._speech = ServerSpeech(speaks=True, languages=frozenset({voice.stt.language})) if voice else ServerSpeech()
         self.settings = SessionSettings(instructions=options.instructions,
-                                        output_modalities=["audio"] if voice else ["text"])
+                                        output_modalities=["audio"] if voice else ["text"],
+                                        audio_input=options.audio_input)
         self.conversation = Conversation()
         self.outbox = Outbox(send, beta=beta)
         self._event_rate = EventRate(options.events_per_second, clock)
@@ -112,10 +113,13 @@ class Session:
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items,
-                                           max_conversation_bytes=options.max_conversation_bytes, metrics=metrics)
+                                           max_conversation_bytes=options.max_conversation_bytes, metrics=metrics,
+                                           drop_images="image" not in media_of(backend))
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
-                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare)
+                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare,
+                                direct=lambda: self.settings.audio_input == "direct",
+                                max_direct_audio_bytes=options.max_direct_audio_bytes)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
@@ -245,6 +249,10 @@ class Session:
         new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech,
                                       max_tools=self.options.max_tools)
         self.tools.check_names(new)
+        if new.audio_input == "direct" and "audio" not in media_of(self.backend):
+            raise ProtocolError(f"audio_input 'direct' needs a model that hears audio; the {self.backend.name} backend "
+                                "takes text (the server's model_inputs do not include audio)", code="invalid_value",
+                                param="session.audio.input.voxcall_audio_input")
         if new.mcp_servers != self.settings.mcp_servers:
             await self.tools.use_mcp_servers(new.mcp_servers)
         await self.responses.discard("session.update")
@@ -259,7 +267,7 @@ class Session:
         self.responses.speculate()
 
     async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
-        item = item_from_client(model.item)
+        item = item_from_client(model.item, max_image_bytes=self.options.max_image_bytes)
         size, limit = item_bytes(item), self.options.max_conversation_bytes
         if size > limit:
             raise ProtocolError(f"the item is {size} bytes of JSON, more than a whole conversation may hold ({limit}, "
@@ -335,7 +343,8 @@ class Session:
         for warning in warnings:
             await self.outbox.put(warning.to_event())
         await self.outbox.put(self._response_rate.to_event())
-        await self.audio.transcribed()  # the model must read what the user just said
+        if self.settings.audio_input != "direct":
+            await self.audio.transcribed()  # the model must read what the user just said (unless it hears it)
         if only_metadata(data) and await self.responses.claim(metadata):
             return
         await self.responses.discard("response.create with overrides")
@@ -395,7 +404,7 @@ class Session:
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""
         toolbox = self.tools.toolbox
-        return LLMRequest(items=to_chat_items(context), instructions=settings.instructions,
+        return LLMRequest(items=to_chat_items(context, media_of(self.backend)), instructions=settings.instructions,
                           tools=[*settings.tools, *(toolbox.tools if toolbox is not None else [])],
                           tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
                           temperature=settings.temperature, voice=settings.audio_out,
@@ -414,8 +423,10 @@ class Session:
 
     def _input_items(self, models: list[Any]) -> list[Item]:
         """``response.input``: references to conversation items, and new items read as ``item.create`` reads them."""
+        limit = self.options.max_image_bytes
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
-                else item_from_client(model, where=f"response.input[{n}].") for n, model in enumerate(models)]
+                else item_from_client(model, where=f"response.input[{n}].", max_image_bytes=limit)
+                for n, model in enumerate(models)]
 
 
 def _event_id_of(ev: Event) -> str | None:

@@ -39,7 +39,8 @@ _SETTINGS = frozenset({"type", "instructions", "tools", "tool_choice", "output_m
                        "temperature", "audio", "parallel_tool_calls", "truncation", "include", "prompt", "tracing",
                        "model", "reasoning"})
 _ECHOED = frozenset({"object", "id", "expires_at", "client_secret"})
-_AUDIO_INPUT = frozenset({"format", "turn_detection", "transcription", "noise_reduction"})
+_AUDIO_INPUT = frozenset({"format", "turn_detection", "transcription", "noise_reduction", "voxcall_audio_input"})
+_AUDIO_INPUT_MODES = ("transcribe", "direct")
 _AUDIO_OUTPUT = frozenset({"format", "voice", "speed"})
 _RESPONSE_ONLY = frozenset({"metadata", "conversation", "input"})
 
@@ -71,6 +72,7 @@ class SessionSettings:
     speed: float = 1.0  # speaking rate, 0.25 to 1.5 (the TTS stretches or shortens its phonemes)
     parallel_tool_calls: bool = True  # False: at most one tool call per response
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # {type: "mcp", ...} tools, as the client sent
+    audio_input: str = "transcribe"  # "direct": the model hears the user's audio (audio.input.voxcall_audio_input)
 
     @property
     def audio_out(self) -> bool:
@@ -85,7 +87,8 @@ class SessionSettings:
                 "max_output_tokens": "inf" if self.max_output_tokens is None else self.max_output_tokens,
                 "parallel_tool_calls": self.parallel_tool_calls, "truncation": "auto",
                 "audio": {"input": {"format": self.input_format.to_wire(), "turn_detection": turns,
-                                    "transcription": self.transcription, "noise_reduction": None},
+                                    "transcription": self.transcription, "noise_reduction": None,
+                                    "voxcall_audio_input": self.audio_input},
                           "output": {"format": self.output_format.to_wire(), "voice": self.voice,
                                      "speed": self.speed}}}
 
@@ -146,6 +149,11 @@ def _apply_audio(new: SessionSettings, audio: Any, where: str) -> SessionSetting
         new.turn_detection = parse_turn_detection(heard["turn_detection"], where=f"{where}audio.input.turn_detection")
     if "transcription" in heard:
         new.transcription = heard["transcription"]
+    if heard.get("voxcall_audio_input") is not None:
+        param = f"{where}audio.input.voxcall_audio_input"
+        if heard["voxcall_audio_input"] not in _AUDIO_INPUT_MODES:
+            raise ProtocolError(f"'{param}' must be 'transcribe' or 'direct'", code="invalid_value", param=param)
+        new.audio_input = heard["voxcall_audio_input"]
     if spoken.get("format") is not None:
         new.output_format = _format(spoken["format"], f"{where}audio.output.format")
     if spoken.get("voice") is not None:
