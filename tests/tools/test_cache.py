@@ -10,7 +10,6 @@ import pytest
 from voxcall.tools import ToolContext, ToolRegistry, ToolResult
 from voxcall.tools.cache import ToolCache, canonical_arguments
 from voxcall.tools.effects import MCP_READ_ONLY_TTL, ToolEffects, mcp_effects
-from voxcall.tools.mcp.listing import MCPTool
 from voxcall.tools.modules import load_tool_module
 
 
@@ -119,7 +118,6 @@ def test_mcp_annotations_map_to_effects() -> None:
     assert mcp_effects(None, None) == ToolEffects()
     acts = mcp_effects(ToolAnnotations(read_only_hint=True), {"voxcall/returns": False})
     assert (acts.returns, acts.reusable) == (False, False)
-    assert MCPTool("s", "t", "", {}).effects == ToolEffects()
 
 
 # -- the registry ---------------------------------------------------------------------------------------------
@@ -194,7 +192,7 @@ def test_a_cache_ttl_is_refused_where_it_cannot_be_right() -> None:
     def volume(ctx: ToolContext) -> str:
         return "50 %"
 
-    with pytest.raises(ValueError, match="'volume'.*ToolContext"):
+    with pytest.raises(ValueError, match=r"'volume'.*ToolContext"):
         registry.register(volume, cache_ttl=5)
     with pytest.raises(ValueError, match="changes something"):
         registry.register(volume, name="other", cache_ttl=5, returns=False)
@@ -204,7 +202,7 @@ def test_a_cache_ttl_is_refused_where_it_cannot_be_right() -> None:
 
 async def test_registries_that_include_a_tool_share_its_results_and_not_another_registry_s() -> None:
     clock = Clock()
-    process, runs = counting_registry(clock)
+    process, _ = counting_registry(clock)
     session = ToolRegistry(cache=process.cache)
     session.include(process)
     await process.call("weather", {"city": "Oslo"})

@@ -31,7 +31,7 @@ class MCPTool:
     name: str
     description: str
     parameters: dict[str, Any]
-    effects: ToolEffects = ToolEffects()
+    effects: ToolEffects
 
 
 async def list_tools(client: Client, server: str, allowed: Collection[str] | None) -> list[MCPTool]:
