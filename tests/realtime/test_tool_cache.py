@@ -3,10 +3,15 @@ no report round after a fire-and-forget tool."""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from voxcall.config import ConfigError, ServerSettings
 from voxcall.realtime.toolbox import Toolbox
-from voxcall.tools import ToolError, ToolRegistry
+from voxcall.tools import ToolContext, ToolError, ToolRegistry
 
 from .harness import ControlledBackend, Harness, Turn
 from .test_server import sample
@@ -83,3 +88,25 @@ async def test_a_failed_action_or_a_round_with_a_result_is_reported() -> None:
         mixed = await ask(h, 2)
         assert [o["type"] for o in mixed["response"]["output"]] == ["mcp_call", "mcp_call", "message"]
         assert len(backend.requests) == 4
+
+
+async def test_tools_cache_in_voxcall_yaml_overrides_and_warns(tmp_path: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    module = tmp_path / "house.py"
+    module.write_text("from voxcall.tools import tool\n\nruns = []\n\n"
+                      "@tool\ndef temperature(room: str) -> str:\n"
+                      "    runs.append(room)\n    return f'{room}: {len(runs)}'\n\n"
+                      "@tool(returns=False)\ndef heat_up(room: str) -> None:\n    pass\n")
+    config = tmp_path / "voxcall.yaml"
+    config.write_text(f"tools:\n  modules: [{module}]\n  cache: {{temperature: 30, heat_up: 30, typo: 5}}\n")
+    caplog.set_level(logging.WARNING, logger="voxcall.realtime.toolbox")
+    box = await Toolbox.from_settings(ServerSettings.load(config))
+    try:
+        outputs = [(await box.run("temperature", {"room": "hall"}, ToolContext())).output for _ in range(2)]
+        assert outputs == ["hall: 1", "hall: 1"]
+        assert "'heat_up' is never cached" in caplog.text and "no tool is called 'typo'" in caplog.text
+    finally:
+        await box.aclose()
+    config.write_text("tools:\n  cache: {temperature: -1}\n")
+    with pytest.raises(ConfigError, match=r"tools\.cache"):
+        ServerSettings.load(config)
