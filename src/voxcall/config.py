@@ -143,6 +143,9 @@ class ToolsSettings(BaseModel):
     """Python tool modules: dotted module names or ``.py`` file paths."""
     max_tool_rounds: int = Field(default=5, ge=1, le=20)
     """Rounds of server tool calls within one response before a final answer is forced (tools disabled)."""
+    cache: dict[str, Annotated[float, Field(ge=0)]] = Field(default_factory=dict)
+    """Seconds a server tool's result is reused for the same arguments, by tool name (0: never), over what the
+    tool declares (``@tool(cache_ttl=…)``; MCP ``readOnlyHint: true``). Never for a tool that changes something."""
     allow_session_mcp: bool = False
     """Let sessions declare MCP servers (``{type: "mcp", server_url: …}``) in ``session.update``; loopback URLs only."""
     allow_remote_session_mcp: bool = False

@@ -9,7 +9,8 @@ Names (all prefixed ``voxcall_``): histograms ``end_of_turn_seconds``, ``stt_sec
 ``first_audio_seconds`` (end of speech, or ``response.create``, to the first audio), ``tool_duration_seconds``
 (label ``tool``), ``tool_to_audio_seconds``; counters ``sessions_total``, ``sessions_refused_total`` (``reason``:
 the limit, ``max_sessions``, ``max_sessions_per_key``, or ``shutting_down``), ``responses_total`` (``status``),
-``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``speculation_total`` (``kind``, ``event``:
+``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``tool_cache_hits_total`` (``tool``: server
+tool calls answered from the tool cache), ``speculation_total`` (``kind``, ``event``:
 ``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
 ``discarded_tokens_total`` (``direction``); gauge ``sessions_active``.
 """
@@ -54,6 +55,8 @@ class Metrics:
         self.sessions_active = Gauge("voxcall_sessions_active", "Sessions open now", registry=r)
         self.responses = Counter("voxcall_responses", "Responses that ended, by status", ["status"], registry=r)
         self.tool_calls = Counter("voxcall_tool_calls", "Tool calls, by outcome", ["outcome"], registry=r)
+        self.tool_cache_hits = Counter("voxcall_tool_cache_hits", "Server tool calls answered from the tool cache",
+                                       ["tool"], registry=r)
         self.speculation = Counter("voxcall_speculation", "Hidden responses, by kind and event", ["kind", "event"],
                                    registry=r)
         self.tokens = Counter("voxcall_tokens", "Model tokens of visible responses", ["direction"], registry=r)
@@ -85,6 +88,8 @@ class Metrics:
             if tool.ended is not None:
                 self.tool_duration.labels(tool.name).observe(tool.ended - tool.started)
                 self.tool_calls.labels("error" if tool.failed else "ok").inc()
+                if tool.cached:
+                    self.tool_cache_hits.labels(tool.name).inc()
                 if tool.next_audio is not None:
                     self.tool_to_audio.observe(tool.next_audio - tool.ended)
         if client_calls:

@@ -12,6 +12,10 @@ not a JSON object or break the schema) and ``repair_calls`` is on, the model is 
 generates once more within the same response (once per response; a reply that also called client tools ends
 the response instead, since the client must answer those first). A call still botched is only rejected.
 
+After a round of server tools the model generates again to report the results, except when every call of the
+round went to a tool that only acts and succeeded (fire-and-forget: ``@tool(returns=False)``, or an MCP tool
+marked so): then the response ends there, and what the model said before the calls is the whole answer.
+
 Cancelling the task (after setting :attr:`ResponseRun.cancel_reason`) ends the response with status
 ``cancelled``: the provider stream is closed, what the user already received stays in the history, and a call
 whose arguments never completed is removed so no dangling call is left behind.
@@ -138,6 +142,7 @@ class ResponseRun:
             if finish == "length":
                 break
             repair = self._repair() if repairs and not self._client_calls else []
+            to_report = bool(repair)  # what the next generation is for
             if self._server_calls and toolbox is not None:
                 if rounds >= toolbox.max_rounds:  # the model called tools although they were switched off
                     self._not_run = "the tool round limit was reached"
@@ -145,10 +150,12 @@ class ResponseRun:
                 calls, self._server_calls = self._server_calls, []
                 await self.released.wait()  # a hidden follow-up runs no tool until it is claimed
                 rounds += 1
-                await self._tool_runner(toolbox).run_round(calls, rounds)
+                to_report = await self._tool_runner(toolbox).run_round(calls, rounds) or to_report
             elif not repair:
                 break
             if self._client_calls:  # only the client's calls remain: it answers them, then asks again
+                break
+            if not to_report:  # tools that only act succeeded: no round just to say so
                 break
             if repair:
                 repairs -= 1

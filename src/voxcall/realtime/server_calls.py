@@ -5,7 +5,8 @@ The calls of a round run in parallel (each validated, limited and timed out by t
 ``voxcall.tool_call.started`` / ``.completed``. A tool that needs approval first gets an ``mcp_approval_request``
 item and waits for the client's ``mcp_approval_response``; a denial is reported to the model as the result. An
 identical call (same tool, same arguments) repeated within the response is answered from the first result and
-the model is told so, rather than running the tool twice.
+the model is told so, rather than running the tool twice. A result reused from the tool cache
+(:mod:`voxcall.tools.cache`) says ``cached: true`` in ``voxcall.tool_call.completed``.
 """
 
 from __future__ import annotations
@@ -75,14 +76,17 @@ class ServerCalls:
         self._results: dict[str, ToolResult] = {}
         self.running: dict[str, McpCallItem] = {}  # item id -> mcp_call item not finished yet
 
-    async def run_round(self, calls: list[tuple[McpCallItem, ToolCall]], round_no: int) -> None:
+    async def run_round(self, calls: list[tuple[McpCallItem, ToolCall]], round_no: int) -> bool:
         """Run the round's calls in parallel; every item ends completed or failed (or, if cancelled, stays in
-        :attr:`running` for the response to close)."""
+        :attr:`running` for the response to close). Return whether the model has anything to report: False
+        when every call went to a tool that only acts and succeeded (see :meth:`Toolbox.only_acts`)."""
         for item, _ in calls:
             self.running[item.id] = item
-        await asyncio.gather(*(self._one(item, call, round_no) for item, call in calls))
+        results = await asyncio.gather(*(self._one(item, call, round_no) for item, call in calls))
+        return not all(self._toolbox.only_acts(call.name) and not result.is_error
+                       for (_, call), result in zip(calls, results, strict=True))
 
-    async def _one(self, item: McpCallItem, call: ToolCall, round_no: int) -> None:
+    async def _one(self, item: McpCallItem, call: ToolCall, round_no: int) -> ToolResult:
         key = f"{call.name}\n{json.dumps(call.arguments, sort_keys=True)}"
         result = self._results.get(key)
         if result is not None:
@@ -92,6 +96,7 @@ class ServerCalls:
             result = await self._approved_run(item, call, round_no)
             self._results[key] = result
         await self._finish(item, call, result, round_no)
+        return result
 
     async def _approved_run(self, item: McpCallItem, call: ToolCall, round_no: int) -> ToolResult:
         tool = self._toolbox.get(call.name)
@@ -116,7 +121,7 @@ class ServerCalls:
         return await self._approvals.wait(request.id, future)
 
     async def _finish(self, item: McpCallItem, call: ToolCall, result: ToolResult, round_no: int) -> None:
-        self._timing.tool_ended(call.call_id, failed=result.is_error)
+        self._timing.tool_ended(call.call_id, failed=result.is_error, cached=result.cached)
         item.output = result.output
         item.error = result.output if result.is_error else None
         item.status = "completed"
@@ -125,5 +130,6 @@ class ServerCalls:
         await self._out.event(kind, item)
         await self._out.emit(event("voxcall.tool_call.completed", response_id=self._out.response_id,
                                         call_id=call.call_id, tool=call.name, result=result.output,
-                                        status="error" if result.is_error else "ok", round=round_no))
+                                        status="error" if result.is_error else "ok", cached=result.cached,
+                                        round=round_no))
         await self._out.done(item)

@@ -43,6 +43,7 @@ class ToolTiming:
     started: Clock
     ended: Clock | None = None
     failed: bool = False
+    cached: bool = False
     next_audio: Clock | None = None
 
     def to_wire(self) -> dict[str, Any]:
@@ -101,11 +102,12 @@ class ResponseTiming:
         """A server tool call began running."""
         self.tools.append(ToolTiming(call_id, name, time.monotonic()))
 
-    def tool_ended(self, call_id: str, *, failed: bool) -> None:
-        """The server tool call ``call_id`` finished (``failed``: with an error result)."""
+    def tool_ended(self, call_id: str, *, failed: bool, cached: bool = False) -> None:
+        """The server tool call ``call_id`` finished (``failed``: with an error result; ``cached``: its result
+        came from the tool cache)."""
         tool = next((t for t in self.tools if t.call_id == call_id and t.ended is None), None)
         if tool is not None:
-            tool.ended, tool.failed = time.monotonic(), failed
+            tool.ended, tool.failed, tool.cached = time.monotonic(), failed, cached
 
     def stages_ms(self) -> dict[str, int]:
         """The figures of ``timings_ms``; a stage that did not happen is absent."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from voxcall.tools import Tool, ToolContext, ToolRegistry, ToolResult
 from voxcall.tools.builtin import register_builtins
+from voxcall.tools.cache import ToolCache
 from voxcall.tools.modules import load_tool_module
 
 if TYPE_CHECKING:
@@ -55,6 +56,12 @@ class Toolbox:
             return None
         return self.details.get(name) or ServerTool(BUILTIN_LABEL, name)
 
+    def only_acts(self, name: str) -> bool:
+        """Whether the server tool ``name`` only acts (``@tool(returns=False)``, or an MCP tool whose ``_meta``
+        says ``"voxcall/returns": false``): once it succeeded, no model round runs just to report it."""
+        effects = self.registry.effects(name)
+        return effects is not None and not effects.returns
+
     async def run(self, name: str, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         """Run one call (validated, limited and timed out by the registry; never raises but for cancellation)."""
         return await self.registry.call(name, arguments, context=context)
@@ -74,7 +81,7 @@ class Toolbox:
         names); an MCP server that fails to start is logged and left out.
         """
         config = settings.tools
-        box = cls(max_rounds=config.max_tool_rounds)
+        box = cls(ToolRegistry(cache=ToolCache(config.cache)), max_rounds=config.max_tool_rounds)
         if "music" in config.builtin and output is None:
             from voxcall.audio.output import AudioOutput, default_sink
 
@@ -86,6 +93,8 @@ class Toolbox:
             log.info("tool module %s: %s", spec, ", ".join(t.name for t in loaded))
         if settings.mcp.servers:
             await box._start_mcp(settings.mcp.servers)
+        for problem in box.registry.cache.ignored_overrides(box.registry.effects):
+            log.warning("%s", problem)
         return box
 
     async def _start_mcp(self, servers: dict[str, dict[str, Any]]) -> None:
@@ -104,7 +113,8 @@ class Toolbox:
 
     def extended(self, manager: MCPManager) -> Toolbox:
         """A toolbox with these tools plus ``manager``'s (a session's own MCP servers); this one is unchanged."""
-        box = Toolbox(ToolRegistry(), max_rounds=self.max_rounds, details=dict(self.details), output=self.output)
+        box = Toolbox(ToolRegistry(cache=self.registry.cache), max_rounds=self.max_rounds, details=dict(self.details),
+                      output=self.output)
         box.registry.include(self.registry)
         box.add_mcp(manager)
         return box

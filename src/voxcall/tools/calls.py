@@ -40,8 +40,10 @@ class ToolCall:
 
 @dataclass(slots=True)
 class ToolResult:
-    """What a tool returned: ``output`` is the text given back to the model; ``data`` the raw value, if any."""
+    """What a tool returned: ``output`` is the text given back to the model; ``data`` the raw value, if any;
+    ``cached``: reused from an earlier call (:mod:`voxcall.tools.cache`) rather than run."""
 
     output: str
     is_error: bool = False
     data: Any = None
+    cached: bool = False

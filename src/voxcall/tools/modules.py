@@ -34,15 +34,18 @@ def tool(fn: F, /) -> F: ...
 
 @overload
 def tool(*, name: str | None = None, description: str | None = None, timeout: float | None = None,
-         rate_limit: tuple[int, float] | None = None) -> Callable[[F], F]: ...
+         rate_limit: tuple[int, float] | None = None, cache_ttl: float = 0.0,
+         returns: bool = True) -> Callable[[F], F]: ...
 
 
 def tool(fn: F | None = None, /, *, name: str | None = None, description: str | None = None,
-         timeout: float | None = None, rate_limit: tuple[int, float] | None = None) -> F | Callable[[F], F]:
-    """Mark a function in a tool module as a tool; the options are those of :meth:`ToolRegistry.register`."""
+         timeout: float | None = None, rate_limit: tuple[int, float] | None = None, cache_ttl: float = 0.0,
+         returns: bool = True) -> F | Callable[[F], F]:
+    """Mark a function in a tool module as a tool; the options are those of :meth:`ToolRegistry.register`
+    (``cache_ttl=60``: a result may be reused for a minute; ``returns=False``: the tool only acts)."""
     def mark(func: F) -> F:
         setattr(func, _MARK, {"name": name, "description": description, "timeout": timeout,
-                              "rate_limit": rate_limit})
+                              "rate_limit": rate_limit, "cache_ttl": cache_ttl, "returns": returns})
         return func
 
     return mark if fn is None else mark(fn)

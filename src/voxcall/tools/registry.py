@@ -13,10 +13,12 @@ A call goes through these steps:
 3. convert the JSON values into the handler's annotated Python types where JSON alone cannot express them
    (pydantic models, dataclasses, Enum members, tuples ...), with ``pydantic.TypeAdapter``
    (:mod:`voxcall.tools.arguments`);
-4. check the tool's rate limit (:class:`~voxcall.tools.ratelimit.RateLimiter`);
-5. wait for a free slot under the registry's concurrency limit, then run the handler under its timeout
+4. answer from the :class:`~voxcall.tools.cache.ToolCache` when the tool's results may be reused and this call's
+   is still there (the result is marked ``cached``; no rate limit is spent);
+5. check the tool's rate limit (:class:`~voxcall.tools.ratelimit.RateLimiter`);
+6. wait for a free slot under the registry's concurrency limit, then run the handler under its timeout
    (a sync handler in a worker thread, so it never blocks the event loop);
-6. turn the returned value into text for the model.
+7. turn the returned value into text for the model (and store it in the cache when it may be reused).
 
 Result text: ``None`` becomes ``"ok"`` (the model reads it as plain success); a ``str`` is kept as is;
 anything else is converted with pydantic's JSON rules (models, dataclasses, Enums, dates, containers of them)
@@ -35,15 +37,17 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, overload
 
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
 from voxcall.tools.arguments import convert, handler_hints, keyword_parameters, parameter_renames, type_adapters
+from voxcall.tools.cache import ToolCache
 from voxcall.tools.calls import ToolCall, ToolResult
 from voxcall.tools.context import ToolContext, context_parameter
+from voxcall.tools.effects import ToolEffects
 from voxcall.tools.ratelimit import RateLimiter
 from voxcall.tools.schema import Tool
 from voxcall.tools.validation import ArgumentError, validate_arguments
@@ -94,12 +98,18 @@ def _error(output: str) -> ToolResult:
 
 @dataclass(slots=True)
 class _Entry:
-    """A registered tool: its definition, its handler and how to call it."""
+    """A registered tool: its definition, its handler and how to call it.
+
+    ``scope`` is the registering registry's own token in cache keys; an entry keeps it when another registry
+    includes it, so every registry that includes a process tool shares its cached results.
+    """
 
     tool: Tool
     handler: Callable[..., Any]
     timeout: float | None
     limiter: RateLimiter | None
+    effects: ToolEffects
+    scope: object
     is_async: bool = field(init=False)
     context_param: str | None = field(init=False)
     keywords: frozenset[str] | None = field(init=False)
@@ -112,9 +122,12 @@ class _Entry:
         self.keywords = keyword_parameters(self.handler)
         self.renames = parameter_renames(self.tool, self.keywords)
         self.context_param = context_parameter(handler_hints(self.handler))
+        if self.context_param is not None and not self.effects.per_caller:
+            self.effects = replace(self.effects, per_caller=True)  # ValueError if it declared a cache_ttl
 
-    def prepare(self, arguments: Any) -> dict[str, Any]:
-        """Validate ``arguments`` and return the handler's keyword arguments; raise :class:`ArgumentError`."""
+    def prepare(self, arguments: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validate ``arguments``; return them (JSON) and the handler's keyword arguments. Raise
+        :class:`ArgumentError`."""
         args, warnings = validate_arguments(self.tool, arguments)
         for warning in warnings:
             log.warning("tool %r: %s", self.tool.name, warning)
@@ -127,7 +140,7 @@ class _Entry:
                 log.warning("tool %r: dropped argument %r its handler does not take", self.tool.name, key)
                 continue
             kwargs[param] = convert(param, self.adapters[param], value) if param in self.adapters else value
-        return kwargs
+        return args, kwargs
 
     async def invoke(self, kwargs: dict[str, Any]) -> Any:
         """Run the handler: awaited when async, else in a worker thread so the event loop stays free.
@@ -146,16 +159,20 @@ class ToolRegistry:
     ``default_timeout`` (seconds, ``None`` for none) applies to tools registered without their own; it limits
     the run itself, not the wait for a free slot. ``max_concurrency`` bounds how many tool calls run at once
     across the registry. A timed-out sync tool's worker thread cannot be killed: it runs on, its result
-    dropped.
+    dropped. ``cache`` keeps the results of tools that may be reused (a new one when not given; pass the
+    process's to share it).
     """
 
-    def __init__(self, *, default_timeout: float | None = 30.0, max_concurrency: int = 8) -> None:
+    def __init__(self, *, default_timeout: float | None = 30.0, max_concurrency: int = 8,
+                 cache: ToolCache | None = None) -> None:
         _check_timeout(default_timeout)
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self.default_timeout = default_timeout
+        self.cache = cache if cache is not None else ToolCache()
         self._slots = asyncio.Semaphore(max_concurrency)
         self._entries: dict[str, _Entry] = {}
+        self._scope = object()
 
     # -- registration ----------------------------------------------------------------------------------------
 
@@ -173,6 +190,8 @@ class ToolRegistry:
         parameters: dict[str, Any] | None = None,
         timeout: float | None = None,
         rate_limit: tuple[int, float] | None = None,
+        cache_ttl: float = 0.0,
+        returns: bool = True,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -185,6 +204,8 @@ class ToolRegistry:
         parameters: dict[str, Any] | None = None,
         timeout: float | None = None,
         rate_limit: tuple[int, float] | None = None,
+        cache_ttl: float = 0.0,
+        returns: bool = True,
     ) -> F | Callable[[F], F]:
         """Decorator registering a function as a tool; the function is returned unchanged.
 
@@ -194,7 +215,7 @@ class ToolRegistry:
 
         def decorate(func: F) -> F:
             self.register(func, name=name, description=description, parameters=parameters,
-                          timeout=timeout, rate_limit=rate_limit)
+                          timeout=timeout, rate_limit=rate_limit, cache_ttl=cache_ttl, returns=returns)
             return func
 
         return decorate if fn is None else decorate(fn)
@@ -208,18 +229,24 @@ class ToolRegistry:
         parameters: dict[str, Any] | None = None,
         timeout: float | None = None,
         rate_limit: tuple[int, float] | None = None,
+        cache_ttl: float = 0.0,
+        returns: bool = True,
     ) -> Tool:
         """Register a sync or async function as a tool and return its definition.
 
         The schema comes from :meth:`Tool.from_function` (type hints and docstring); ``name``, ``description``
         and ``parameters`` override its parts. ``timeout`` (seconds) defaults to the registry's;
         ``rate_limit=(calls, per_seconds)`` allows at most ``calls`` calls in any ``per_seconds`` window.
-        Raises ``ValueError`` when the name is taken or an option is invalid.
+        ``cache_ttl`` (seconds) lets a result be reused for the same arguments (for a tool that only reads);
+        ``returns=False`` says the tool only acts: it changes something and its result is nothing to report (see
+        :class:`~voxcall.tools.effects.ToolEffects`). Raises ``ValueError`` when the name is taken or an option
+        is invalid (a ``cache_ttl`` with ``returns=False``, or on a handler that takes a ``ToolContext``).
         """
         tool = Tool.from_function(fn, name=name, description=description)
         if parameters is not None:
             tool = Tool(name=tool.name, description=tool.description, parameters=parameters)
-        return self.add(tool, fn, timeout=timeout, rate_limit=rate_limit)
+        effects = ToolEffects(changes=True if not returns else None, cache_ttl=cache_ttl, returns=returns)
+        return self.add(tool, fn, timeout=timeout, rate_limit=rate_limit, effects=effects)
 
     def add(
         self,
@@ -228,19 +255,24 @@ class ToolRegistry:
         *,
         timeout: float | None = None,
         rate_limit: tuple[int, float] | None = None,
+        effects: ToolEffects | None = None,
     ) -> Tool:
         """Register a tool whose schema comes from elsewhere (an MCP server, a config file) and return it.
 
         ``handler`` is a sync or async callable taking the validated arguments as keyword arguments.
-        ``timeout`` and ``rate_limit`` are as in :meth:`register`. Raises ``ValueError`` when the name is
-        taken.
+        ``timeout`` and ``rate_limit`` are as in :meth:`register`; ``effects`` what the tool declares (by
+        default nothing). Raises ``ValueError`` when the name is taken or the effects do not fit the handler.
         """
         if tool.name in self._entries:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         _check_timeout(timeout)
         limiter = RateLimiter(*rate_limit) if rate_limit is not None else None
         timeout = timeout if timeout is not None else self.default_timeout
-        self._entries[tool.name] = _Entry(tool, handler, timeout, limiter)
+        try:
+            entry = _Entry(tool, handler, timeout, limiter, effects or ToolEffects(), self._scope)
+        except ValueError as exc:
+            raise ValueError(f"tool {tool.name!r}: {exc}") from None
+        self._entries[tool.name] = entry
         return tool
 
     def include(self, other: ToolRegistry) -> None:
@@ -261,6 +293,11 @@ class ToolRegistry:
         """The tool called ``name``, or ``None``."""
         entry = self._entries.get(name)
         return entry.tool if entry is not None else None
+
+    def effects(self, name: str) -> ToolEffects | None:
+        """What the tool called ``name`` declares about its effects, or ``None`` for an unknown name."""
+        entry = self._entries.get(name)
+        return entry.effects if entry is not None else None
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -286,15 +323,21 @@ class ToolRegistry:
         if entry is None:
             return _error(self._unknown_tool_message(name))
         try:
-            kwargs = entry.prepare(arguments if arguments is not None else {})
+            args, kwargs = entry.prepare(arguments if arguments is not None else {})
         except ArgumentError as exc:
             return _error(f"invalid arguments for tool {name!r}: {exc}")
+        ttl = self.cache.ttl(name, entry.effects)
+        if ttl and (hit := self.cache.get(entry.scope, name, args)) is not None:
+            return hit
         if entry.limiter is not None and (wait := entry.limiter.acquire()) is not None:
             return _error(f"tool {name!r} is rate limited to {entry.limiter.calls} calls per "
                           f"{entry.limiter.per:g} s; retry in {math.ceil(wait * 10) / 10:.1f} s")
         if entry.context_param is not None:
             kwargs[entry.context_param] = context or ToolContext()
-        return await self._execute(entry, kwargs)
+        result = await self._execute(entry, kwargs)
+        if ttl:
+            self.cache.put(entry.scope, name, args, result, ttl)
+        return result
 
     async def _execute(self, entry: _Entry, kwargs: dict[str, Any]) -> ToolResult:
         """Run a prepared call under the concurrency limit and its timeout; map failures to safe results."""

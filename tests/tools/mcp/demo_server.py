@@ -3,7 +3,8 @@
 Run it over stdio (``python demo_server.py``) or over streamable HTTP on loopback
 (``python demo_server.py --http --port 8765``, endpoint ``http://127.0.0.1:8765/mcp``).
 Each tool exercises one path of voxcall's MCP client: plain results, errors, timeouts, crashes,
-non-text content, structured content, the child's environment, request headers and tool-list changes.
+non-text content, structured content, the child's environment, request headers, tool-list changes, and the
+annotations that say whether a result may be reused (``lookup``, ``set_level``, ``ring``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import zlib
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 server = MCPServer("voxcall-demo")
 _grown = False  # whether grow() has added its tool
+_runs = {"lookup": 0, "set_level": 0, "ring": 0}  # how often each annotated tool ran in this process
 
 
 @server.tool()
@@ -94,6 +96,27 @@ async def grow(ctx: Context) -> str:
     await ctx.notify_tools_changed()  # 2026-07-28 sessions: subscriptions/listen
     await ctx.session.send_tool_list_changed()  # earlier sessions: a plain notification
     return "added extra"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def lookup(key: str, page: int = 1) -> str:
+    """Read-only: look ``key`` up; the answer says how many times this tool has run."""
+    _runs["lookup"] += 1
+    return f"{key} p{page} (run {_runs['lookup']})"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True, destructive_hint=False))
+def set_level(level: int) -> str:
+    """Idempotent but not read-only: set a level; the answer counts the runs."""
+    _runs["set_level"] += 1
+    return f"level {level} (run {_runs['set_level']})"
+
+
+@server.tool(meta={"voxcall/returns": False})
+def ring() -> str:
+    """Only acts: ring a bell."""
+    _runs["ring"] += 1
+    return "ok"
 
 
 def _extra() -> str:

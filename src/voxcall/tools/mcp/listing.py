@@ -13,6 +13,8 @@ from typing import Any
 
 from mcp import Client
 
+from voxcall.tools.effects import ToolEffects, mcp_effects
+
 __all__ = ["MCPTool", "list_tools"]
 
 log = logging.getLogger(__name__)
@@ -22,12 +24,14 @@ _MAX_TOOL_PAGES = 100  # a server whose tools/list never stops paginating cannot
 
 @dataclass(frozen=True, slots=True)
 class MCPTool:
-    """One tool an MCP server offers: its name there, description and JSON Schema parameters."""
+    """One tool an MCP server offers: its name there, description, JSON Schema parameters, and the effects its
+    annotations declare (:func:`~voxcall.tools.effects.mcp_effects`)."""
 
     server: str
     name: str
     description: str
     parameters: dict[str, Any]
+    effects: ToolEffects
 
 
 async def list_tools(client: Client, server: str, allowed: Collection[str] | None) -> list[MCPTool]:
@@ -36,7 +40,8 @@ async def list_tools(client: Client, server: str, allowed: Collection[str] | Non
     cursor: str | None = None
     for _ in range(_MAX_TOOL_PAGES):
         page = await client.list_tools(cursor=cursor)
-        tools += [MCPTool(server, tool.name, tool.description or tool.title or "", dict(tool.input_schema))
+        tools += [MCPTool(server, tool.name, tool.description or tool.title or "", dict(tool.input_schema),
+                          mcp_effects(tool.annotations, tool.meta))
                   for tool in page.tools if allowed is None or tool.name in allowed]
         cursor = page.next_cursor
         if cursor is None:

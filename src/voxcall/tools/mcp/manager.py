@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.tools.calls import ToolResult
+from voxcall.tools.effects import ToolEffects
 from voxcall.tools.mcp.config import MCPServerConfig
 from voxcall.tools.mcp.connection import MCPConnection, MCPStartupError
 from voxcall.tools.mcp.listing import MCPTool
@@ -41,6 +42,7 @@ class MCPToolEntry:
     server: str
     name: str
     needs_approval: bool
+    effects: ToolEffects
 
     @property
     def alias(self) -> str:
@@ -150,7 +152,7 @@ class MCPManager:
 
     def _register_entry(self, registry: ToolRegistry, entry: MCPToolEntry) -> None:
         timeout = self.connections[entry.server].config.call_timeout + REGISTRY_GRACE
-        registry.add(entry.tool, self._handler(entry), timeout=timeout)
+        registry.add(entry.tool, self._handler(entry), timeout=timeout, effects=entry.effects)
         self._registered.add(entry.alias)
 
     def _handler(self, entry: MCPToolEntry) -> Callable[..., Awaitable[str]]:
@@ -188,4 +190,4 @@ def _make_entry(config: MCPServerConfig, tool: MCPTool) -> MCPToolEntry:
     alias = tool_alias(config.name, tool.name)
     return MCPToolEntry(tool=Tool(name=alias, description=tool.description, parameters=tool.parameters),
                         internal_id=internal_id(config.name, tool.name), server=config.name, name=tool.name,
-                        needs_approval=config.needs_approval(tool.name))
+                        needs_approval=config.needs_approval(tool.name), effects=tool.effects)
