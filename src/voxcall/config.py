@@ -78,6 +78,10 @@ class SessionOptions(BaseModel):
     eager_turn_ms: int = Field(default=100, ge=0, le=10_000)
     """A pause (ms) inside a spoken turn after which the answer is prepared hidden: claimed when the turn detector
     confirms the end of the turn, dropped when the user speaks on. 0 turns it off."""
+    live_transcript_ms: int = Field(default=500, ge=0, le=10_000)
+    """Speech (ms) between two partial transcripts of a turn still being spoken under server VAD
+    (``conversation.item.input_audio_transcription.delta`` while the user speaks); 0 turns them off (the whole
+    transcript then comes as one delta just before ``.completed``)."""
     max_turn_seconds: float = Field(default=120.0, gt=0, le=300)
     """Longest spoken turn under server VAD: at this length the turn ends (is committed) as if the speaker had
     paused. Push-to-talk buffers are capped at 5 minutes without a commit."""
