@@ -112,8 +112,9 @@ class SpeechSettings(BaseModel):
     (a missing model stops the server); False: text only."""
     vad: VadKind = "silero"
     """Voice activity detector: Silero (accurate) or WebRTC (light)."""
-    stt_model: Path | None = None
-    """CTranslate2 Whisper model folder; None: the packaged tiny.en."""
+    stt_model: str | None = None
+    """Whisper model: an installed one by name (``tiny.en``, ``base`` with the ``[multilingual]`` extra) or a
+    CTranslate2 Whisper folder; None: the packaged tiny.en. Sessions may choose another installed one."""
     tts_voice: Path | None = None
     """Piper voice (``.onnx``, its ``.onnx.json`` beside it); None: the packaged en_US joe medium, or espeak-ng when
     that is not installed and espeak-ng is on ``PATH``."""

@@ -13,6 +13,7 @@ from tests.realtime.harness import ControlledBackend, Harness
 from tests.requirements import require_package_dir, require_program
 from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio
+from voxcall.audio.formats import PCM24K
 from voxcall.realtime.voice import Voice
 from voxcall.speech import get_piper, get_silero, get_whisper
 from voxcall.speech.tts import _wav_pcm
@@ -58,7 +59,7 @@ async def test_a_session_that_asks_for_spanish_is_heard_by_the_multilingual_mode
     async with Harness(ControlledBackend(), voice=voice) as h:
         await h.send(type="session.update", session={"type": "realtime", "audio": {"input": {
             "turn_detection": None, "transcription": {"language": "es"}}}})
-        await h.send(type="input_audio_buffer.append", audio=encode_audio(resample(spanish, 16_000, 24_000)))
+        await h.send(type="input_audio_buffer.append", audio=encode_audio(resample(spanish, 16_000, 24_000), PCM24K))
         await h.send(type="input_audio_buffer.commit")
         done = await h.wait("conversation.item.input_audio_transcription.completed", timeout=120)
         assert "madrid" in done["transcript"].lower() and done["languages"] == [{"code": "es"}]
