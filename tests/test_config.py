@@ -151,7 +151,7 @@ def test_session_and_speech_sections(tmp_path: Path) -> None:
                    "speech:\n  enabled: true\n  vad: webrtc\n  stt_model: models/whisper\n")
     settings = ServerSettings.load(config)
     assert settings.session.instructions == "Be brief." and settings.session.max_speculative == 2
-    assert settings.speech == SpeechSettings(enabled=True, vad="webrtc", stt_model=Path("models/whisper"))
+    assert settings.speech == SpeechSettings(enabled=True, vad="webrtc", stt_model="models/whisper")
     bad = write(tmp_path / "bad.yaml", "speech:\n  vad: loud\n")
     with pytest.raises(ConfigError, match=r"speech\.vad"):
         ServerSettings.load(bad)

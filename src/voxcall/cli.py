@@ -164,8 +164,9 @@ def serve(
     vad: Annotated[VadKind | None, typer.Option(
         help="Voice activity detector: Silero (accurate) or WebRTC (light).", show_default=_default("speech.vad"),
     )] = None,
-    stt_model: Annotated[Path | None, typer.Option(
-        help="CTranslate2 Whisper model folder; default: the packaged tiny.en.",
+    stt_model: Annotated[str | None, typer.Option(
+        help="Whisper model: an installed one by name (tiny.en; base with the [multilingual] extra) or a "
+        "CTranslate2 Whisper folder; default: the packaged tiny.en.",
     )] = None,
     tts_voice: Annotated[Path | None, typer.Option(
         help="Piper voice (.onnx, with its .onnx.json beside it); default: the packaged en_US joe medium, else "

@@ -84,6 +84,10 @@ class SessionOptions(BaseModel):
     eager_turn_ms: int = Field(default=100, ge=0, le=10_000)
     """A pause (ms) inside a spoken turn after which the answer is prepared hidden: claimed when the turn detector
     confirms the end of the turn, dropped when the user speaks on. 0 turns it off."""
+    live_transcript_ms: int = Field(default=500, ge=0, le=10_000)
+    """Speech (ms) between two partial transcripts of a turn still being spoken under server VAD
+    (``conversation.item.input_audio_transcription.delta`` while the user speaks); 0 turns them off (the whole
+    transcript then comes as one delta just before ``.completed``)."""
     max_turn_seconds: float = Field(default=120.0, gt=0, le=300)
     """Longest spoken turn under server VAD: at this length the turn ends (is committed) as if the speaker had
     paused. Push-to-talk buffers are capped at 5 minutes without a commit."""
@@ -123,8 +127,9 @@ class SpeechSettings(BaseModel):
     (a missing model stops the server); False: text only."""
     vad: VadKind = "silero"
     """Voice activity detector: Silero (accurate) or WebRTC (light)."""
-    stt_model: Path | None = None
-    """CTranslate2 Whisper model folder; None: the packaged tiny.en."""
+    stt_model: str | None = None
+    """Whisper model: an installed one by name (``tiny.en``, ``base`` with the ``[multilingual]`` extra) or a
+    CTranslate2 Whisper folder; None: the packaged tiny.en. Sessions may choose another installed one."""
     tts_voice: Path | None = None
     """Piper voice (``.onnx``, its ``.onnx.json`` beside it); None: the packaged en_US joe medium, or espeak-ng when
     that is not installed and espeak-ng is on ``PATH``."""

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
@@ -156,7 +157,7 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
         else:
             with startup.step("WebRTC VAD"):
                 WebRtcVAD()  # per-stream state: building one checks that webrtcvad is installed
-        with startup.step(f"Whisper {speech.stt_model.name if speech.stt_model else 'tiny.en'}"):
+        with startup.step(f"Whisper {Path(speech.stt_model).name if speech.stt_model else 'tiny.en'}"):
             stt = get_whisper(speech.stt_model)
         tts = _load_tts(speech, startup)
     except SpeechModelError as exc:

@@ -185,7 +185,7 @@ async def test_parallel_tool_calls_reach_the_request() -> None:
 
 def test_transcription_languages_follow_the_servers_speech_to_text() -> None:
     data = audio(heard={"transcription": {"language": "de"}})
-    speech = ServerSpeech(speaks=True, languages=frozenset({"en", "de"}))
+    speech = ServerSpeech(speaks=True, models={"base": frozenset({"en", "de"})}, stt_model="base")
     settings, warnings = read_settings(SessionSettings(), data, where="session.", speech=speech)
     assert settings.transcription == {"language": "de"} and warnings == []
     with pytest.raises(ProtocolError):

@@ -19,8 +19,10 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from voxcall.realtime.hearing import Hearing
 from voxcall.realtime.items import MessageItem
 from voxcall.realtime.voice import PCM, Voice
+from voxcall.speech.stt import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -28,17 +30,19 @@ log = logging.getLogger(__name__)
 class EagerTurn:
     """One pause's transcript and hidden answer."""
 
-    def __init__(self, item: MessageItem, pcm: PCM, speech_end: float, voice: Voice,
+    def __init__(self, item: MessageItem, pcm: PCM, speech_end: float, voice: Voice, hearing: Hearing | None,
                  earlier: Callable[[], Awaitable[None]], answer: Callable[[MessageItem], bool]) -> None:
-        """Transcribe ``pcm`` (the turn so far; the user stopped speaking at ``speech_end``) into ``item``, after
+        """Transcribe ``pcm`` (the turn so far; the user stopped speaking at ``speech_end``) into ``item`` as
+        ``hearing`` says, after
         ``earlier`` (the transcripts of earlier turns) are done; then start a hidden answer with ``answer``."""
         self.item = item
         self.speech_end = speech_end
-        self.transcript: str | None = None  # None until known, or when transcription failed
+        self.transcript: Transcript | None = None  # None until known, or when transcription failed
         self.transcribed_at: float | None = None
         self.stt_seconds = 0.0
         self.answering = False  # a hidden answer was started
         self._voice = voice
+        self._hearing = hearing
         self._earlier = earlier
         self._answer = answer
         self._task = asyncio.create_task(self._run(pcm), name=f"voxcall-eager-{item.id}")
@@ -47,18 +51,18 @@ class EagerTurn:
         await self._earlier()
         started = time.monotonic()
         try:
-            transcript = await self._voice.transcribe(pcm)
+            transcript = await self._voice.transcribe(pcm, self._hearing)
         except Exception:  # the turn's end transcribes again and reports the failure
             log.exception("eager transcription of %s failed", self.item.id)
             return
         self.transcribed_at = time.monotonic()
         self.stt_seconds = self.transcribed_at - started
         self.transcript = transcript
-        self.item.content[0]["transcript"] = transcript
-        if transcript:
+        self.item.content[0]["transcript"] = transcript.text
+        if transcript.text:
             self.answering = self._answer(self.item)
 
-    async def result(self) -> str | None:
+    async def result(self) -> Transcript | None:
         """The transcript, once made (None if transcription failed)."""
         await asyncio.wait([self._task])
         return self.transcript

@@ -8,7 +8,9 @@ worker thread. What a turn means for responses goes to the :class:`~voxcall.real
 speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
 transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause of
 ``eager_turn_ms`` inside the turn starts an :class:`~voxcall.realtime.eager_turn.EagerTurn`: the answer is prepared
-hidden and claimed when the turn ends, or dropped when the user speaks on.
+hidden and claimed when the turn ends, or dropped when the user speaks on. While a turn is spoken, a
+:class:`~voxcall.realtime.live_transcript.LiveTranscript` sends its partial transcripts (``live_transcript_ms``).
+Every transcription hears as the session's ``audio.input.transcription`` asks (:mod:`voxcall.realtime.hearing`).
 
 A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
 the answer waits for the end of the whole sentence, which then answers every part of it.
@@ -37,9 +39,11 @@ from voxcall.audio.formats import AudioFormat
 from voxcall.realtime.conversation import Conversation
 from voxcall.realtime.direct_audio import keep_recent_audio, wav_base64
 from voxcall.realtime.eager_turn import EagerTurn
+from voxcall.realtime.hearing import Hearing
 from voxcall.realtime.input_buffer import AudioBufferFull, InputAudio
 from voxcall.realtime.items import MessageItem
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
+from voxcall.realtime.live_transcript import LiveTranscript, next_delta
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox
 from voxcall.realtime.protocol import ProtocolError, event, new_id
@@ -47,6 +51,7 @@ from voxcall.realtime.response import ResponseRun
 from voxcall.realtime.settings import TurnDetection
 from voxcall.realtime.timing import HeardTurn
 from voxcall.realtime.voice import PCM, RATE, Voice
+from voxcall.speech.stt import Transcript
 from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, TurnDetector
 
 log = logging.getLogger(__name__)
@@ -63,17 +68,23 @@ class HeardAudio:
 
     def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
-                 metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0,
+                 metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0, live_transcript_ms: int = 0,
+                 hearing: Callable[[], Hearing | None] = lambda: None,
                  on_speech: Callable[[], None] = lambda: None, direct: Callable[[], bool] = lambda: False,
                  max_direct_audio_bytes: int = 0) -> None:
         """``respond`` answers a turn with the session's settings (under ``create_response``); ``max_turn_ms`` is
         the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
-        hidden; ``on_speech`` is told when a turn begins. ``direct`` says whether the model hears turns themselves
-        (:mod:`voxcall.realtime.direct_audio`, at most ``max_direct_audio_bytes`` kept): a turn is then answered
-        at once, its transcript following for the client only, and no eager answer is prepared."""
+        hidden; ``live_transcript_ms`` (0: off) the speech between partial transcripts; ``hearing`` says how the
+        session is heard (None: the server's model); ``on_speech`` is told when a turn begins. ``direct`` says
+        whether the model hears turns themselves (:mod:`voxcall.realtime.direct_audio`, at most
+        ``max_direct_audio_bytes`` kept): a turn is then answered at once, its transcript following for the client
+        only, and no eager answer is prepared."""
         self.voice = voice
         self._direct = direct
         self._max_direct_audio_bytes = max_direct_audio_bytes
+        self._live_transcript_ms = live_transcript_ms
+        self._live: LiveTranscript | None = None
+        self._hearing = hearing
         self._max_turn_ms = max_turn_ms
         self._on_speech = on_speech
         self._eager_turn_ms = eager_turn_ms
@@ -139,6 +150,8 @@ class HeardAudio:
                 await self._drop_eager(eager, "speech resumed")
             else:
                 await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
+        if self._live is not None:
+            self._live.heard(self.buffer.position_ms, self.buffer.peek_turn)
         await self._check_idle()
 
     async def commit(self) -> None:
@@ -166,6 +179,8 @@ class HeardAudio:
         """Stop the transcriptions in flight."""
         if self._eager is not None:
             await self._eager.cancel()
+        if self._live is not None:
+            await self._live.stop()
         for task in list(self._transcriptions):
             task.cancel()
         await self.transcribed()
@@ -199,6 +214,9 @@ class HeardAudio:
         ``interrupt_response`` the assistant stops talking (barge-in)."""
         self._turn_item = new_id("item")
         self._turns_begun += 1
+        if self._live_transcript_ms > 0 and self.voice is not None:
+            self._live = LiveTranscript(self._turn_item, start_ms, self._live_transcript_ms, self.voice,
+                                        self._hearing(), self._delta_sender(self._turn_item))
         await self._outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=start_ms,
                                      item_id=self._turn_item))
         await self._responses.discard("user speech")
@@ -212,7 +230,7 @@ class HeardAudio:
             return
         item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
         self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
-                                self.voice, self.transcribed, self._responses.answer_early)
+                                self.voice, self._hearing(), self.transcribed, self._responses.answer_early)
 
     async def _drop_eager(self, eager: EagerTurn | None, reason: str) -> None:
         """Forget a prepared answer: its transcription stops, its hidden response is discarded (nothing of either
@@ -233,33 +251,40 @@ class HeardAudio:
         speech_end = self._speech_end(end_ms - waited)
         item_id = self._turn_item or new_id("item")
         self._turn_item = None
+        live, self._live = self._live, None
+        said = ""
+        if live is not None:
+            await live.stop()
+            said = live.said
         await self._outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
         respond = self._turns is not None and self._turns.create_response
         pcm = self.buffer.take_turn(end_ms)
         eager, self._eager = self._eager, None
         if eager is not None:
             if eager.item.id == item_id and await eager.result() is not None:
-                await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0))
+                await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0),
+                                    said)
                 return
             await self._drop_eager(eager, "eager turn failed")
-        await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited)
+        await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited, said=said)
 
-    async def _confirm(self, eager: EagerTurn, pcm: PCM, respond: bool, turn: HeardTurn) -> None:
+    async def _confirm(self, eager: EagerTurn, pcm: PCM, respond: bool, turn: HeardTurn, said: str) -> None:
         """The turn is over and its eager transcript stands: commit it, then claim the prepared answer (or, if none
-        could be prepared, answer now)."""
-        item, transcript = eager.item, eager.transcript or ""
+        could be prepared, answer now). ``said``: what live deltas already said of it."""
+        item = eager.item
+        transcript = eager.transcript or Transcript("", "en")
         self._metrics.transcribed(eager.stt_seconds)
         previous = self._conversation.add(item)
         await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item.id))
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
-        await self._transcript_events(item, transcript, pcm)
-        if not respond or not transcript:
+        await self._transcript_events(item, transcript, pcm, said)
+        if not respond or not transcript.text:
             await self._drop_eager(eager, "nothing to answer")
         elif not await self._responses.claim(None, turn=turn):
             await self._respond(turn)
 
     async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False,
-                      speech_end: float | None = None, waited_ms: int = 0) -> None:
+                      speech_end: float | None = None, waited_ms: int = 0, said: str = "") -> None:
         """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
         or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now).
         Waits first while :data:`MAX_TRANSCRIBING` turns are being transcribed."""
@@ -277,18 +302,18 @@ class HeardAudio:
         await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
         ended = time.monotonic() if speech_end is None else speech_end
         task = asyncio.create_task(self._transcribe(item, pcm, respond and not direct, even_if_silent, ended,
-                                                    waited_ms, self._turns_begun), name=f"voxcall-stt-{item_id}")
+                                                    waited_ms, self._turns_begun, said), name=f"voxcall-stt-{item_id}")
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
         if direct and respond and self._responses.phase is not Phase.VISIBLE:  # the model hears it: no waiting
             await self._respond(HeardTurn(ended, waited_ms, time.monotonic()))
 
     async def _transcribe(self, item: MessageItem, pcm: PCM, respond: bool, even_if_silent: bool, speech_end: float,
-                          waited_ms: int, turns_begun: int) -> None:
+                          waited_ms: int, turns_begun: int, said: str) -> None:
         voice = self.need_voice()
         started = time.monotonic()
         try:
-            transcript = await voice.transcribe(pcm)
+            transcript = await voice.transcribe(pcm, self._hearing())
         except Exception as exc:  # a model failure must not end the session
             log.exception("transcription of %s failed", item.id)
             await self._outbox.put(event("conversation.item.input_audio_transcription.failed", item_id=item.id,
@@ -298,18 +323,27 @@ class HeardAudio:
             return
         done = time.monotonic()
         self._metrics.transcribed(done - started)
-        item.content[0]["transcript"] = transcript
-        await self._transcript_events(item, transcript, pcm)
-        if not respond or not (transcript or even_if_silent) or self._turns_begun != turns_begun:
+        item.content[0]["transcript"] = transcript.text
+        await self._transcript_events(item, transcript, pcm, said)
+        if not respond or not (transcript.text or even_if_silent) or self._turns_begun != turns_begun:
             return  # nothing to answer, or the user spoke on: the end of what they say now answers this too
         await self.transcribed()
         if self._responses.phase is not Phase.VISIBLE and self._conversation.get(item.id) is item:
             await self._respond(HeardTurn(speech_end, waited_ms, done))
 
-    async def _transcript_events(self, item: MessageItem, transcript: str, pcm: PCM) -> None:
-        await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item.id,
-                                     content_index=0, delta=transcript))
+    def _delta_sender(self, item_id: str) -> Callable[[str], Awaitable[None]]:
+        async def send(delta: str) -> None:
+            await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item_id,
+                                         content_index=0, delta=delta))
+        return send
+
+    async def _transcript_events(self, item: MessageItem, transcript: Transcript, pcm: PCM, said: str) -> None:
+        """The transcript's last delta (what live deltas have not ``said``), ``.completed`` and ``item.done``."""
+        delta = next_delta(said, transcript.text, final=True)
+        if delta:
+            await self._delta_sender(item.id)(delta)
         await self._outbox.put(event("conversation.item.input_audio_transcription.completed", item_id=item.id,
-                                     content_index=0, transcript=transcript,
+                                     content_index=0, transcript=transcript.text, languages=[
+                                         {"code": transcript.language}],
                                      usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
         await self._outbox.put(event("conversation.item.done", item=item.to_wire()))

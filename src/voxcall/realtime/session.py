@@ -39,6 +39,7 @@ from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
 from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
+from voxcall.realtime.hearing import Hearing, choose_hearing
 from voxcall.realtime.items import ApprovalResponseItem, CallOutputItem, Item, item_from_client
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.metrics import Metrics
@@ -93,7 +94,8 @@ class Session:
         self.backend = backend
         self.voice = voice
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
-        self._speech = ServerSpeech(speaks=True, languages=frozenset({voice.stt.language})) if voice else ServerSpeech()
+        self._speech = (ServerSpeech(speaks=True, models=voice.models, stt_model=voice.stt.name) if voice
+                        else ServerSpeech())
         self.settings = SessionSettings(instructions=options.instructions,
                                         output_modalities=["audio"] if voice else ["text"],
                                         audio_input=options.audio_input)
@@ -117,7 +119,8 @@ class Session:
                                            drop_images="image" not in media_of(backend))
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
-                                eager_turn_ms=options.eager_turn_ms, on_speech=self._prepare,
+                                eager_turn_ms=options.eager_turn_ms, live_transcript_ms=options.live_transcript_ms,
+                                hearing=self._hearing, on_speech=self._prepare,
                                 direct=lambda: self.settings.audio_input == "direct",
                                 max_direct_audio_bytes=options.max_direct_audio_bytes)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
@@ -409,6 +412,12 @@ class Session:
                           tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
                           temperature=settings.temperature, voice=settings.audio_out,
                           parallel_tool_calls=settings.parallel_tool_calls)
+
+    def _hearing(self) -> Hearing | None:
+        """How the session's audio is heard (checked when it was set: it cannot fail here)."""
+        if self.voice is None:
+            return None
+        return choose_hearing(self.settings.transcription, self.voice.models, self.voice.stt.name)
 
     def _prepare(self) -> None:
         """Let the backend evaluate, in the background, the prompt the next turn starts from (instructions, tools,

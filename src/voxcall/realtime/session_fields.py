@@ -13,10 +13,11 @@ Every field of the GA session object is honoured (:mod:`voxcall.realtime.setting
 ``truncation``                         ``auto`` honoured (oldest items go first, at the server's history limit);
                                        ``disabled`` refused; a ``retention_ratio`` warned (whole items are trimmed)
 ``audio.input.noise_reduction``        warned unless null: audio is used as received
-``audio.input.transcription``          ``language`` (and ``languages``) refused unless the speech-to-text model
-                                       knows it (English with the default ``tiny.en``); ``model``, ``prompt``,
-                                       ``keywords``, ``delay`` warned; null warned (voxcall must transcribe to
-                                       understand, so transcripts keep coming)
+``audio.input.transcription``          ``model`` and ``language`` honoured (:mod:`voxcall.realtime.hearing`):
+                                       an installed model by name, OpenAI's names warned, others refused; a
+                                       language (and each of ``languages``) refused unless the model knows it;
+                                       ``prompt``, ``keywords``, ``delay`` warned; null warned (voxcall must
+                                       transcribe to understand, so transcripts keep coming)
 ``audio.output.voice``                 mapped: every OpenAI voice name speaks with the server's voice (warned when
                                        it is not that voice's name); a custom voice ``{id}`` or another name refused
 ====================================  ==========================================================================
@@ -24,9 +25,11 @@ Every field of the GA session object is honoured (:mod:`voxcall.realtime.setting
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.realtime.hearing import OPENAI_TRANSCRIPTION_MODELS, choose_hearing
 from voxcall.realtime.protocol import Event, ProtocolError, event
 
 __all__ = ["OPENAI_VOICES", "SettingWarning", "review_fields"]
@@ -40,7 +43,6 @@ _WARNED = {
     "tracing": "voxcall writes no traces; ignored",
 }
 _TRANSCRIPTION_WARNED = {
-    "model": "input audio is transcribed by the server's speech-to-text model; this one is not used",
     "prompt": "the speech-to-text model takes no prompt; ignored",
     "keywords": "the speech-to-text model takes no keywords; ignored",
     "delay": "transcription runs once per turn; the delay setting is ignored",
@@ -59,11 +61,12 @@ class SettingWarning:
         return event("voxcall.session.warning", param=self.param, message=self.message)
 
 
-def review_fields(data: dict[str, Any], *, where: str, voice: str,
-                  languages: frozenset[str] = frozenset({"en"})) -> list[SettingWarning]:
+def review_fields(data: dict[str, Any], *, where: str, voice: str, models: Mapping[str, frozenset[str]],
+                  stt_model: str) -> list[SettingWarning]:
     """Refuse (``ProtocolError``) or warn about the fields of GA-shaped settings ``data`` voxcall cannot honour.
 
-    ``voice`` is the server's voice name; ``languages`` those its speech-to-text model understands.
+    ``voice`` is the server's voice name; ``models`` the speech-to-text models sessions may choose (name → the
+    languages it understands), ``stt_model`` the server's own.
     """
     warnings = [SettingWarning(f"{where}{key}", message) for key, message in _WARNED.items()
                 if data.get(key) is not None]
@@ -78,7 +81,7 @@ def review_fields(data: dict[str, Any], *, where: str, voice: str,
         warnings.append(SettingWarning(f"{where}audio.input.noise_reduction",
                                        "voxcall has no noise reduction; audio is used as received"))
     if "transcription" in heard:
-        warnings += _transcription(heard["transcription"], f"{where}audio.input.transcription", languages)
+        warnings += _transcription(heard["transcription"], f"{where}audio.input.transcription", models, stt_model)
     spoken = _section(audio, "output")
     if spoken.get("voice") is not None:
         warnings += _voice(spoken["voice"], f"{where}audio.output.voice", voice)
@@ -111,20 +114,24 @@ def _truncation(value: Any, param: str) -> list[SettingWarning]:
                                   "retention ratio is not used")]
 
 
-def _transcription(value: Any, param: str, languages: frozenset[str]) -> list[SettingWarning]:
+def _transcription(value: Any, param: str, models: Mapping[str, frozenset[str]], stt_model: str,
+                   ) -> list[SettingWarning]:
     if value is None:
         return [SettingWarning(param, "voxcall transcribes input audio to understand it, so transcription events "
                                       "keep coming")]
     if not isinstance(value, dict):
         raise ProtocolError(f"'{param}' must be an object or null", code="invalid_type", param=param)
-    asked = [(f"{param}.language", value.get("language"))]
-    asked += [(f"{param}.languages[{n}]", lang) for n, lang in enumerate(value.get("languages") or [])]
-    for where, language in asked:
-        if language is not None and language not in languages:
-            raise ProtocolError(f"'{where}': the speech-to-text model understands {', '.join(sorted(languages))} "
-                                f"only, not {language!r}", code="unsupported_value", param=where)
-    return [SettingWarning(f"{param}.{key}", message) for key, message in _TRANSCRIPTION_WARNED.items()
-            if value.get(key) is not None]
+    model = choose_hearing(value, models, stt_model, param=param).model
+    for n, language in enumerate(value.get("languages") or []):
+        if language not in models[model]:
+            raise ProtocolError(f"'{param}.languages[{n}]': the speech-to-text model {model!r} does not transcribe "
+                                f"{language!r}", code="unsupported_value", param=f"{param}.languages[{n}]")
+    warnings = [SettingWarning(f"{param}.{key}", message) for key, message in _TRANSCRIPTION_WARNED.items()
+                if value.get(key) is not None]
+    if value.get("model") in OPENAI_TRANSCRIPTION_MODELS:
+        warnings.append(SettingWarning(f"{param}.model", f"input audio is transcribed by the server's model "
+                                                         f"{model!r}; {value['model']!r} is not used"))
+    return warnings
 
 
 def _voice(value: Any, param: str, server_voice: str) -> list[SettingWarning]:

@@ -11,6 +11,7 @@ in :mod:`voxcall.realtime.turn_detection`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +52,9 @@ class ServerSpeech:
 
     speaks: bool = False  # a text-to-speech voice is loaded: audio output is possible
     voice: str = DEFAULT_VOICE  # the name of that voice
-    languages: frozenset[str] = frozenset({"en"})  # what its speech-to-text model understands
+    models: Mapping[str, frozenset[str]] = field(default_factory=lambda: {"tiny.en": frozenset({"en"})})
+    """The speech-to-text models a session may choose, by name, with the languages each understands."""
+    stt_model: str = "tiny.en"  # the server's own (the one a session that names none hears with)
 
 
 @dataclass
@@ -132,7 +135,7 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
         new.temperature = parse_temperature(data["temperature"], where=f"{where}temperature")
     if data.get("parallel_tool_calls") is not None:
         new.parallel_tool_calls = _typed(data, "parallel_tool_calls", bool, where)
-    warnings = review_fields(data, where=where, voice=speech.voice, languages=speech.languages)
+    warnings = review_fields(data, where=where, voice=speech.voice, models=speech.models, stt_model=speech.stt_model)
     return _apply_audio(new, data.get("audio"), where), warnings
 
 

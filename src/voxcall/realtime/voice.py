@@ -1,20 +1,24 @@
 """The speech models a server shares between all its sessions.
 
-:class:`Voice` holds one loaded speech-to-text model, one text-to-speech voice and the voice-activity model;
-each session gets cheap per-stream state from it (a turn detector), never a model copy. Blocking inference runs
-in worker threads.
+:class:`Voice` holds the server's speech-to-text model, one text-to-speech voice and the voice-activity model;
+each session gets cheap per-stream state from it (a turn detector), never a model copy. A session may hear with
+another installed Whisper model (:mod:`voxcall.realtime.hearing`): it is loaded on its first turn, in the worker
+thread, and shared from then on. Blocking inference runs in worker threads.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from voxcall.speech.stt import WhisperSTT
+from voxcall.realtime.hearing import Hearing
+from voxcall.speech.catalog import MODELS, installed_models
+from voxcall.speech.models import get_whisper
+from voxcall.speech.stt import Transcript, WhisperSTT
 from voxcall.speech.tts import TTS
 from voxcall.speech.vad import VAD
 
@@ -30,7 +34,38 @@ class Voice:
     stt: WhisperSTT
     tts: TTS
     vad: Callable[[], VAD]
+    models: dict[str, frozenset[str]] = field(init=False)
+    """The Whisper models sessions may choose, by name, with the languages each transcribes (the server's first)."""
 
-    async def transcribe(self, pcm: PCM) -> str:
+    def __post_init__(self) -> None:
+        multilingual = frozenset().union(*(self.stt.languages, *self._multilingual_languages()))
+        self.models = {self.stt.name: self.stt.languages}
+        for name in installed_models():
+            self.models.setdefault(name, multilingual if MODELS[name].multilingual else frozenset({"en"}))
+
+    @property
+    def hearing(self) -> Hearing:
+        """How a session that asks for nothing is heard."""
+        return Hearing(self.stt.name)
+
+    async def transcribe(self, pcm: PCM, hearing: Hearing | None = None) -> Transcript:
         """Speech to text in a worker thread (the model serialises concurrent calls)."""
-        return (await asyncio.to_thread(self.stt.transcribe, pcm)).strip()
+        heard = await asyncio.to_thread(self._hear, pcm, hearing or self.hearing, False)
+        assert heard is not None  # only a partial may be unsettled
+        return Transcript(heard.text.strip(), heard.language)
+
+    async def partial(self, pcm: PCM, hearing: Hearing | None = None) -> Transcript | None:
+        """A cheap transcript of a turn still being spoken, or None when the sized window did not settle it."""
+        return await asyncio.to_thread(self._hear, pcm, hearing or self.hearing, True)
+
+    def _hear(self, pcm: PCM, hearing: Hearing, partial: bool) -> Transcript | None:
+        stt = self.stt if hearing.model == self.stt.name else get_whisper(hearing.model)
+        return stt.hear(pcm, language=hearing.language, partial=partial)
+
+    def _multilingual_languages(self) -> list[frozenset[str]]:
+        """The languages of Whisper's multilingual models (faster-whisper's list), when any is installed."""
+        if not any(MODELS[name].multilingual for name in installed_models()):
+            return []
+        from faster_whisper.tokenizer import _LANGUAGE_CODES  # type: ignore[import-untyped]
+
+        return [frozenset(_LANGUAGE_CODES)]

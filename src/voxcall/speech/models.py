@@ -23,21 +23,24 @@ _lock = threading.Lock()
 _loaded: dict[tuple[str, str | None], object] = {}
 
 
-def _cached(kind: str, path: Path | None, load: Callable[[], _T]) -> _T:
-    """The model cached under ``(kind, path)``, loading it with ``load`` the first time."""
-    key = (kind, str(path.resolve()) if path is not None else None)
+def _cached(kind: str, path: Path | str | None, load: Callable[[], _T]) -> _T:
+    """The model cached under ``(kind, path)`` (a file, or a catalog name), loading it with ``load`` the first time."""
+    key = (kind, str(path.resolve()) if isinstance(path, Path) else path)
     with _lock:
         if key not in _loaded:
             _loaded[key] = load()
         return cast(_T, _loaded[key])  # the key's kind fixes the type
 
 
-def get_whisper(model_dir: str | Path | None = None) -> WhisperSTT:
-    """The shared :class:`~voxcall.speech.stt.WhisperSTT` for ``model_dir`` (default: the packaged tiny.en)."""
-    from voxcall.speech.stt import WhisperSTT, default_model_dir
+def get_whisper(model: str | Path | None = None) -> WhisperSTT:
+    """The shared :class:`~voxcall.speech.stt.WhisperSTT` for ``model``: a name of :mod:`voxcall.speech.catalog`
+    or a model folder (default: the packaged tiny.en)."""
+    from voxcall.speech.catalog import DEFAULT_MODEL
+    from voxcall.speech.stt import WhisperSTT, is_model_path
 
-    path = Path(model_dir) if model_dir is not None else default_model_dir()
-    return _cached("whisper", path, lambda: WhisperSTT(path))
+    chosen = DEFAULT_MODEL if model is None else model
+    key = Path(chosen) if is_model_path(chosen) else str(chosen)
+    return _cached("whisper", key, lambda: WhisperSTT(key))
 
 
 def get_silero() -> SileroModel:

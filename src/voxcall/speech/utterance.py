@@ -9,6 +9,10 @@ segment with a timestamp, then ends) with a token budget proportional to the aud
 when the decoder closed it with a timestamp within the budget, no segment starts after the audio or repeats the one
 before, and it passes faster-whisper's own quality checks. Otherwise :meth:`UtteranceDecoder.decode` answers None
 and the caller runs the padded path, as before.
+
+With a multilingual model and no language given, the language is detected on the same encoded window; a guess
+below :data:`_DETECTION_CONFIDENCE` leaves the decision to the padded path (the short window hears languages
+less surely than Whisper's own).
 """
 
 from __future__ import annotations
@@ -34,27 +38,22 @@ _NO_SPEECH_THRESHOLD = 0.6
 _MAX_LENGTH = 448  # Whisper's decoder context
 _TOKENS_PER_SECOND = 10  # budget: fast speech is ~5 text tokens/s; timestamps add two per segment
 _MIN_TOKENS = 16
+_DETECTION_CONFIDENCE = 0.5  # measured: espeak's Spanish on an 8 s window, "th" 0.43 then "es" 0.24; 30 s: "es"
 
 
 class UtteranceDecoder:
     """Greedy or beam decoding of one utterance (≤ 30 s) on a window sized to it, sharing a loaded WhisperModel."""
 
-    def __init__(self, model: Any, *, language: str, beam_size: int) -> None:
+    def __init__(self, model: Any, *, beam_size: int) -> None:
         """``model`` is a ``faster_whisper.WhisperModel``; its CTranslate2 model, features and tokenizer are reused."""
-        from faster_whisper.tokenizer import Tokenizer  # type: ignore[import-untyped]  # optional: [local] extra
-        from faster_whisper.transcribe import get_suppressed_tokens  # type: ignore[import-untyped]
-
-        multilingual = bool(model.model.is_multilingual)
         self._model = model
         self._beam_size = beam_size
-        # An English-only model takes no language token; faster-whisper likewise falls back to "en".
-        self._tokenizer: Any = Tokenizer(model.hf_tokenizer, multilingual, task="transcribe",
-                                         language=language if multilingual else "en")
-        self._prompt: list[int] = list(self._tokenizer.sot_sequence)  # timestamp mode: no <|notimestamps|>
-        self._suppress: list[int] = list(get_suppressed_tokens(self._tokenizer, [-1]))
+        self._multilingual = bool(model.model.is_multilingual)
+        self._prompts: dict[str, tuple[Any, list[int], list[int]]] = {}  # by language: its token is in the prompt
 
-    def decode(self, audio: npt.NDArray[np.float32]) -> str | None:
-        """The text of ``audio`` (16 kHz float32), "" for silence, or None when the padded path must decide."""
+    def decode(self, audio: npt.NDArray[np.float32], language: str | None) -> tuple[str, str] | None:
+        """The text of ``audio`` (16 kHz float32, "" for silence) and its language, or None when the padded path
+        must decide. ``language`` None: detected from the encoded window (multilingual models; English otherwise)."""
         import ctranslate2  # type: ignore[import-untyped]  # comes with faster-whisper
 
         features = self._model.feature_extractor(audio)  # (n_mels, frames + 1); the last frame is padding
@@ -66,28 +65,48 @@ class UtteranceDecoder:
         padded = np.full((features.shape[0], window), _silence(features[:, :frames]), dtype=np.float32)
         padded[:, :frames] = features[:, :frames]
         encoded = self._model.model.encode(ctranslate2.StorageView.from_array(padded[None]))
-        budget = min(_MAX_LENGTH - len(self._prompt), max(_MIN_TOKENS, int(_TOKENS_PER_SECOND * frames / 100)))
+        if not self._multilingual:
+            language = "en"  # an English-only model takes no language token; faster-whisper likewise says "en"
+        elif language is None:
+            token, probability = self._model.model.detect_language(encoded)[0][0]
+            if probability < _DETECTION_CONFIDENCE:
+                return None  # the padded path detects on the 30 s window Whisper was trained on
+            language = str(token)[2:-2]  # "<|es|>"
+        tokenizer, prompt, suppress = self._prompt(language)
+        budget = min(_MAX_LENGTH - len(prompt), max(_MIN_TOKENS, int(_TOKENS_PER_SECOND * frames / 100)))
         result = self._model.model.generate(
-            encoded, [self._prompt], beam_size=self._beam_size, max_length=len(self._prompt) + budget,
-            return_scores=True, return_no_speech_prob=True, suppress_blank=True, suppress_tokens=self._suppress)[0]
+            encoded, [prompt], beam_size=self._beam_size, max_length=len(prompt) + budget, return_scores=True,
+            return_no_speech_prob=True, suppress_blank=True, suppress_tokens=suppress)[0]
         tokens: list[int] = result.sequences_ids[0]
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # as faster-whisper computes it
         if result.no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob < _LOG_PROB_THRESHOLD:
-            return ""  # the padded path skips such a segment as silence
+            return "", language  # the padded path skips such a segment as silence
         # Whisper closes a finished segment with a timestamp; a decode that stops without one was cut short
         # (measured: "turn off the lights in the living" and nothing more) or ran out of budget.
-        closed = bool(tokens) and tokens[-1] >= self._tokenizer.timestamp_begin and len(tokens) < budget
-        if not closed or avg_logprob < _LOG_PROB_THRESHOLD or self._repeats(tokens, frames / 100):
+        closed = bool(tokens) and tokens[-1] >= tokenizer.timestamp_begin and len(tokens) < budget
+        if not closed or avg_logprob < _LOG_PROB_THRESHOLD or self._repeats(tokens, frames / 100, tokenizer):
             return None
-        text: str = self._tokenizer.decode(tokens).strip()
-        return None if _compression_ratio(text) > _COMPRESSION_RATIO_THRESHOLD else text
+        text: str = tokenizer.decode(tokens).strip()
+        return None if _compression_ratio(text) > _COMPRESSION_RATIO_THRESHOLD else (text, language)
 
-    def _repeats(self, tokens: list[int], seconds: float) -> bool:
+    def _prompt(self, language: str) -> tuple[Any, list[int], list[int]]:
+        """faster-whisper's tokenizer for transcribing ``language``, its prompt (timestamp mode: no
+        ``<|notimestamps|>``) and the tokens to suppress; made once per language."""
+        if language not in self._prompts:
+            from faster_whisper.tokenizer import Tokenizer  # type: ignore[import-untyped]  # optional: [local] extra
+            from faster_whisper.transcribe import get_suppressed_tokens  # type: ignore[import-untyped]
+
+            tokenizer = Tokenizer(self._model.hf_tokenizer, self._multilingual, task="transcribe", language=language)
+            self._prompts[language] = (tokenizer, list(tokenizer.sot_sequence),
+                                       list(get_suppressed_tokens(tokenizer, [-1])))
+        return self._prompts[language]
+
+    def _repeats(self, tokens: list[int], seconds: float, tokenizer: Any) -> bool:
         """Whether the decode ran on past the speech: a segment that starts after the audio, or says the last again.
 
         Timestamp mode gives ``<|start|> words <|end|>`` per segment; such runs are how a too-short window loops.
         """
-        first = self._tokenizer.timestamp_begin
+        first = tokenizer.timestamp_begin
         said: list[int] | None = None
         start = 0.0
         for is_time, group in itertools.groupby(tokens, key=lambda token: token >= first):

@@ -1,0 +1,82 @@
+"""Partial transcripts while the user speaks (``...input_audio_transcription.delta``), with real speech."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+import pytest
+
+from voxcall.realtime.live_transcript import next_delta
+from voxcall.realtime.voice import Voice
+
+from .harness import ControlledBackend, Harness
+from .test_voice import speech, voice  # noqa: F401  (the module's shared models)
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+DELTA = "conversation.item.input_audio_transcription.delta"
+COMPLETED = "conversation.item.input_audio_transcription.completed"
+
+
+@pytest.mark.parametrize(("said", "heard", "final", "delta"), [
+    ("", "Turn off the", False, "Turn off"),  # the last word may be cut: held back
+    ("Turn off", "Turn off the lights in", False, " the lights"),
+    ("Turn off the", "Turn of the lights", False, ""),  # a revision: nothing is retracted, nothing sent
+    ("Turn off the", "Turn off", False, ""),
+    ("Turn off the", "Turn off the lights.", True, " lights."),  # the final's last word stands
+    ("Turn off the", "Turn of the lights.", True, ""),  # the final disagrees: .completed is authoritative
+    ("", "", True, ""),
+])
+def test_deltas_only_ever_append(said: str, heard: str, final: bool, delta: str) -> None:
+    assert next_delta(said, heard, final=final) == delta
+
+
+async def stream_live(h: Harness, b64: str, chunk_ms: int = 40) -> None:
+    """Send 24 kHz audio in ``chunk_ms`` appends at the pace of speech (partials are timed by the audio)."""
+    raw = base64.b64decode(b64)
+    step = 24_000 * chunk_ms // 1000 * 2
+    for i in range(0, len(raw), step):
+        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append",
+                                                 "audio": base64.b64encode(raw[i:i + step]).decode()}))
+        await asyncio.sleep(chunk_ms / 1000)
+    await h.settle()
+
+
+async def test_partial_transcripts_come_while_the_user_speaks(voice: Voice) -> None:  # noqa: F811
+    question = ("Please turn off the lights in the living room, then lock the front door and set the alarm for "
+                "seven in the morning.")
+    async with Harness(ControlledBackend(), voice=voice, live_transcript_ms=500, eager_turn_ms=0) as h:
+        await h.send(type="session.update", session={"type": "realtime", "audio": {"input": {"turn_detection": {
+            "type": "server_vad", "create_response": False}}}})
+        await stream_live(h, speech(voice, question))
+        done = await h.wait(COMPLETED, timeout=60)
+        kinds = [e["type"] for e in h.events]
+        committed = kinds.index("input_audio_buffer.committed")
+        assert DELTA in kinds[:committed], "no partial transcript while the user was speaking"
+        partial = [e for e in h.events[:committed] if e["type"] == DELTA]  # a turn's partials precede its commit
+        last = [e for e in h.events[committed:] if e["type"] == DELTA]
+        assert {d["item_id"] for d in partial + last} == {done["item_id"]}
+        said = "".join(d["delta"] for d in partial)
+        assert any(word in said.lower() for word in ("turn", "lights", "living"))
+        # Deltas only append: they add up to the final transcript when it begins with what they said, else the
+        # final transcript (authoritative) comes with no further delta.
+        if done["transcript"].startswith(said):
+            assert said + "".join(d["delta"] for d in last) == done["transcript"]
+        else:
+            assert last == []
+        assert "lights" in done["transcript"].lower()
+        assert done["languages"] == [{"code": "en"}]
+
+
+async def test_live_transcripts_off_send_one_delta_after_the_turn(voice: Voice) -> None:  # noqa: F811
+    async with Harness(ControlledBackend(), voice=voice, live_transcript_ms=0) as h:
+        await h.send(type="session.update", session={"type": "realtime", "audio": {"input": {"turn_detection": {
+            "type": "server_vad", "create_response": False}}}})
+        await stream_live(h, speech(voice, "What is the weather in Paris?"))
+        done = await h.wait(COMPLETED, timeout=60)
+        kinds = [e["type"] for e in h.events]
+        assert kinds.index(DELTA) > kinds.index("input_audio_buffer.speech_stopped")
+        assert [d["delta"] for d in h.of(DELTA)] == [done["transcript"]]
+
