@@ -10,10 +10,14 @@ Names (all prefixed ``voxcall_``): histograms ``end_of_turn_seconds``, ``stt_sec
 (label ``tool``), ``tool_to_audio_seconds``; counters ``sessions_total``, ``responses_total`` (``status``),
 ``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``speculation_total`` (``kind``, ``event``:
 ``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
-``discarded_tokens_total`` (``direction``); gauge ``sessions_active``.
+``discarded_tokens_total`` (``direction``); gauges ``sessions_active`` and ``asyncio_tasks`` (the tasks alive on the
+server's event loop, read when the page is rendered: a figure that grows while the sessions stay as many is a leak;
+``benchmarks/bench_soak.py`` watches it).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -49,6 +53,8 @@ class Metrics:
                                        registry=r)
         self.sessions_total = Counter("voxcall_sessions", "Sessions opened", registry=r)
         self.sessions_active = Gauge("voxcall_sessions_active", "Sessions open now", registry=r)
+        self.tasks = Gauge("voxcall_asyncio_tasks", "asyncio tasks alive on the event loop", registry=r)
+        self.tasks.set_function(_tasks_alive)
         self.responses = Counter("voxcall_responses", "Responses that ended, by status", ["status"], registry=r)
         self.tool_calls = Counter("voxcall_tool_calls", "Tool calls, by outcome", ["outcome"], registry=r)
         self.speculation = Counter("voxcall_speculation", "Hidden responses, by kind and event", ["kind", "event"],
@@ -93,3 +99,11 @@ class Metrics:
         if event == "discarded":
             self.discarded_tokens.labels("in").inc(input_tokens)
             self.discarded_tokens.labels("out").inc(output_tokens)
+
+
+def _tasks_alive() -> float:
+    """The tasks of the running event loop (the page is rendered on it); 0 when rendered outside one."""
+    try:
+        return len(asyncio.all_tasks())
+    except RuntimeError:
+        return 0
