@@ -44,6 +44,7 @@ bench: install
 	$(BIN)/python benchmarks/bench_warm.py
 	$(BIN)/python benchmarks/bench_voice.py --tool-llm scripted
 	$(BIN)/python benchmarks/bench_local_tools.py
+	$(BIN)/python benchmarks/bench_soak.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -3,7 +3,7 @@ small statistics helpers.
 
 Run as a script, this module *is* that server process: it binds a free loopback port, prints the port on stdout
 and serves until SIGINT/SIGTERM. Benchmarks start it with :class:`ServerProcess`, so client and server never share
-an event loop (or a GIL).
+an event loop (or a GIL). :class:`VoxcallServe` runs the real ``voxcall serve`` command instead, with its flags.
 
     python benchmarks/_server.py [--no-prefetch] [--ttft 0.3] [--token-delay 0.02]
 """
@@ -15,12 +15,15 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections import deque
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -41,6 +44,7 @@ SCRIPT: dict[str, Any] = {
 a one-sentence answer."""
 
 HOST = "127.0.0.1"
+_RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 _START_TIMEOUT_S = 30.0
 _STOP_TIMEOUT_S = 10.0
 
@@ -136,6 +140,74 @@ class ServerProcess:
                 proc.wait()
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+class VoxcallServe:
+    """``voxcall serve`` itself (the command line, with ``flags``) in a child process on a free loopback port; its
+    log is drained by a thread, the last lines kept to explain a failed start. ``VOXCALL_*`` variables of this
+    process are not passed on."""
+
+    def __init__(self, *flags: str) -> None:
+        env = {name: value for name, value in os.environ.items() if not name.startswith("VOXCALL_")}
+        args = [sys.executable, "-m", "voxcall", "serve", "--port", "0", *flags]
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self.url = ""
+        self.log: deque[str] = deque(maxlen=200)
+        started = threading.Event()
+        threading.Thread(target=self._drain, args=(started,), daemon=True).start()
+        threading.Thread(target=self._drain_stdout, daemon=True).start()
+        if not started.wait(300) or not self.url:
+            self.stop()
+            raise RuntimeError("voxcall serve did not start:\n" + "".join(self.log))
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self.process.pid
+
+    def _drain(self, started: threading.Event) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.log.append(line)
+            if not self.url and (match := _RUNNING.search(line)) is not None:
+                self.url = f"ws://{HOST}:{match.group(1)}/v1/realtime"
+                started.set()
+        started.set()
+
+    def _drain_stdout(self) -> None:
+        assert self.process.stdout is not None
+        for _ in self.process.stdout:
+            pass
+
+    def peak_rss_bytes(self) -> int | None:
+        """The server's peak resident set size (``VmHWM``)."""
+        return peak_rss_bytes(self.process.pid)
+
+    def stop(self) -> None:
+        """Stop the server (SIGINT, then SIGKILL after 15 s)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def peak_rss_bytes(pid: int) -> int | None:
+    """``VmHWM`` of process ``pid`` in bytes; None when it cannot be read."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return None
+    return next((int(line.split()[1]) * 1024 for line in lines if line.startswith("VmHWM:")), None)
+
+
+def http_base(ws_url: str) -> str:
+    """``http://host:port`` of a ``ws://host:port/v1/realtime`` URL."""
+    match = re.match(r"ws(s?)://([^/]+)", ws_url)
+    assert match is not None, ws_url
+    return f"http{match.group(1)}://{match.group(2)}"
 
 
 def percentile(values: list[float], pct: float) -> float:

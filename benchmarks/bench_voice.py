@@ -32,12 +32,8 @@ import os
 import random
 import re
 import secrets
-import signal
 import statistics
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections import deque
@@ -49,7 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from _server import percentile, verdict
+from _server import VoxcallServe, http_base, peak_rss_bytes, percentile, verdict
 from voice_set import ARITHMETIC, PAUSED, RATE, REQUESTS, Clip, speak_paused, spread, voices, word_errors
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
@@ -66,7 +62,6 @@ ANSWER_TIMEOUT_S = 90.0
 GRACE_S = 1.0
 """After a finished answer, how long to wait for another response (or the timing event) before closing."""
 CHUNK_MS = (20, 30, 40)
-_RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
 TOOL_TEMPLATES: list[tuple[str, str, dict[str, str]]] = [
     ("lookup_order", "Look up the status of a customer's order", {"order_number": "string"}),
@@ -82,66 +77,10 @@ TOOL_TEMPLATES: list[tuple[str, str, dict[str, str]]] = [
 
 # --- the server ----------------------------------------------------------------------------------------------------
 
-class Server:
-    """``voxcall serve`` in a child process on a free loopback port; its log is drained by a thread."""
-
-    def __init__(self, llm: str, config: Path | None = None) -> None:
-        env = {name: value for name, value in os.environ.items() if not name.startswith("VOXCALL_")}
-        args = [sys.executable, "-m", "voxcall", "serve", "--port", "0", "--speech",
-                *([] if llm == "default" else ["--llm", llm]), *([] if config is None else ["--config", str(config)])]
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.url = ""
-        self._log: list[str] = []
-        started = threading.Event()
-        threading.Thread(target=self._drain, args=(started,), daemon=True).start()
-        threading.Thread(target=self._drain_stdout, daemon=True).start()
-        if not started.wait(300) or not self.url:
-            self.stop()
-            raise RuntimeError("voxcall serve did not start:\n" + "".join(self._log))
-
-    def _drain(self, started: threading.Event) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self._log.append(line)
-            if (match := _RUNNING.search(line)) is not None:
-                self.url = f"ws://127.0.0.1:{match.group(1)}/v1/realtime"
-                started.set()
-        started.set()
-
-    def _drain_stdout(self) -> None:
-        assert self.process.stdout is not None
-        for _ in self.process.stdout:
-            pass
-
-    def peak_rss_bytes(self) -> int | None:
-        """The server's peak resident set size (``VmHWM``)."""
-        return peak_rss_bytes(self.process.pid)
-
-    def stop(self) -> None:
-        """Stop the server (SIGINT, then SIGKILL after 15 s)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def peak_rss_bytes(pid: int) -> int | None:
-    """``VmHWM`` of process ``pid`` in bytes; None when it cannot be read."""
-    try:
-        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-    except OSError:
-        return None
-    return next((int(line.split()[1]) * 1024 for line in lines if line.startswith("VmHWM:")), None)
-
-
-def http_base(ws_url: str) -> str:
-    """``http://host:port`` of a ``ws://host:port/v1/realtime`` URL."""
-    match = re.match(r"ws(s?)://([^/]+)", ws_url)
-    assert match is not None, ws_url
-    return f"http{match.group(1)}://{match.group(2)}"
+def voice_server(llm: str, config: Path | None = None) -> VoxcallServe:
+    """``voxcall serve --speech`` with ``llm`` (``default``: the server's own choice) and a settings file."""
+    return VoxcallServe("--speech", *([] if llm == "default" else ["--llm", llm]),
+                        *([] if config is None else ["--config", str(config)]))
 
 
 def speculation(ws_url: str) -> dict[str, int]:
@@ -655,7 +594,7 @@ def main() -> None:
         after, metrics = speculation(args.url), metrics_lines(args.url)
         peaks["server"] = peak_rss_bytes(args.server_pid) if args.server_pid else None
     else:
-        server = Server(args.llm)
+        server = voice_server(args.llm)
         try:
             before = speculation(server.url)
             sets = asyncio.run(run_main_sets(server.url, args, all_voices, rng))
@@ -664,7 +603,7 @@ def main() -> None:
         finally:
             server.stop()
         with tempfile.TemporaryDirectory() as folder:
-            calc = Server(args.tool_llm, calculator_config(Path(folder)))
+            calc = voice_server(args.tool_llm, calculator_config(Path(folder)))
             try:
                 sets["server tool"] = asyncio.run(run_tool_set(calc.url, args, all_voices, rng))
                 peaks["calculator server"] = calc.peak_rss_bytes()

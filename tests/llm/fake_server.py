@@ -78,8 +78,9 @@ class FakeServer:
         port = self._server.sockets[0].getsockname()[1]
         return f"http://127.0.0.1:{port}/v1"
 
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+    async def start(self, port: int = 0) -> None:
+        """Listen on loopback ``port`` (0: a free one)."""
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", port)
 
     async def stop(self) -> None:
         if self._server is not None:

@@ -61,6 +61,11 @@ def user_text(text: Any) -> dict[str, Any]:
      "invalid_type", "response.input[0].id"),
     ({"type": "response.create", "response": {"input": [user_text(5)]}}, "invalid_type",
      "response.input[0].content[0].text"),
+    ({"type": "conversation.item.create", "item": {"type": "message", "role": "assistant",
+                                                    "content": [{"type": ["text"]}]}},
+     "invalid_value", "item.content[0].type"),
+    ({"type": "response.create", "response": {"input": [{"role": "assistant", "content": [{"type": {}}]}]}},
+     "invalid_value", "response.input[0].content[0].type"),
 ])
 def test_bad_events_name_the_parameter(event: dict[str, Any], code: str, param: str) -> None:
     with pytest.raises(ProtocolError) as caught:

@@ -177,6 +177,20 @@ async def test_metrics_count_sessions_responses_tools_and_speculation(make_serve
     assert sample(text, "voxcall_tokens_total", direction="out") > 0
 
 
+async def test_metrics_count_the_event_loops_tasks(make_server: ServerFactory) -> None:
+    server = await make_server()
+
+    async def tasks() -> float:
+        async with httpx.AsyncClient() as http:
+            return sample((await http.get(f"http://127.0.0.1:{server.port}/metrics")).text, "voxcall_asyncio_tasks")
+
+    idle = await tasks()
+    async with server.client().realtime.connect(model="m") as first, server.client().realtime.connect(model="m") as two:
+        assert (await first.recv()).type == (await two.recv()).type == "session.created"
+        busy = await tasks()
+    assert idle >= 1 and busy >= idle + 2  # each session runs its outbox writer, at least
+
+
 async def test_metrics_need_a_key_when_keys_are_configured(make_server: ServerFactory, monkeypatch: Any) -> None:
     monkeypatch.setenv("VOXCALL_API_KEYS", "k1")
     server = await make_server()

@@ -162,6 +162,13 @@ async def test_bad_events_get_a_clear_error_and_the_session_survives(event: dict
 @pytest.mark.parametrize(("frame", "code"), [
     ("not json", "invalid_json"), ("[1, 2]", "invalid_event"), ('"text"', "invalid_event"),
     (b"\xff\xfe", "invalid_json"), ("x" * 2000, "frame_too_large"),
+    # a lone UTF-16 surrogate (escaped, or raw in a binary frame) cannot be encoded back to the client as UTF-8
+    ('{"type": "session.update", "session": {"type": "realtime", "instructions": "\\udfff"}}', "invalid_json"),
+    (b'{"type": "response.cancel", "event_id": "\xed\xa0\x80"}', "invalid_json"),
+    # NaN and Infinity are not JSON: a tool schema holding one would be echoed in session.updated
+    ('{"type": "session.update", "session": {"type": "realtime", "tools": [{"type": "function", "name": "f", '
+     '"parameters": {"type": "object", "properties": {"x": {"type": "number", "maximum": NaN}}}}]}}', "invalid_json"),
+    ('{"type": "response.create", "response": {"metadata": {"k": "v"}, "temperature": -Infinity}}', "invalid_json"),
 ])
 async def test_bad_frames(frame: str | bytes, code: str) -> None:
     async with Harness(ControlledBackend(), max_frame_bytes=1000) as h:

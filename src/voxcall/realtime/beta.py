@@ -106,6 +106,7 @@ def _item(item: Any) -> Any:
 
 def _assistant_part(part: Any) -> Any:
     """An assistant content part with its GA type name."""
-    if not isinstance(part, dict) or part.get("type") not in _BETA_ASSISTANT_PARTS:
+    kind = part.get("type") if isinstance(part, dict) else None
+    if not isinstance(kind, str) or kind not in _BETA_ASSISTANT_PARTS:  # any other value: the validation names it
         return part
-    return {**part, "type": _BETA_ASSISTANT_PARTS[part["type"]]}
+    return {**part, "type": _BETA_ASSISTANT_PARTS[kind]}

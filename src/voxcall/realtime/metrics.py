@@ -12,10 +12,14 @@ the limit, ``max_sessions``, ``max_sessions_per_key``, or ``shutting_down``), ``
 ``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``tool_cache_hits_total`` (``tool``: server
 tool calls answered from the tool cache), ``speculation_total`` (``kind``, ``event``:
 ``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
-``discarded_tokens_total`` (``direction``); gauge ``sessions_active``.
+``discarded_tokens_total`` (``direction``); gauges ``sessions_active`` and ``asyncio_tasks`` (the tasks alive on the
+server's event loop, read when the page is rendered: a figure that grows while the sessions stay as many is a leak;
+``benchmarks/bench_soak.py`` watches it).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
@@ -53,6 +57,8 @@ class Metrics:
         self.sessions_refused = Counter("voxcall_sessions_refused", "Connections refused a session, by reason",
                                         ["reason"], registry=r)
         self.sessions_active = Gauge("voxcall_sessions_active", "Sessions open now", registry=r)
+        self.tasks = Gauge("voxcall_asyncio_tasks", "asyncio tasks alive on the event loop", registry=r)
+        self.tasks.set_function(_tasks_alive)
         self.responses = Counter("voxcall_responses", "Responses that ended, by status", ["status"], registry=r)
         self.tool_calls = Counter("voxcall_tool_calls", "Tool calls, by outcome", ["outcome"], registry=r)
         self.tool_cache_hits = Counter("voxcall_tool_cache_hits", "Server tool calls answered from the tool cache",
@@ -101,3 +107,11 @@ class Metrics:
         if event == "discarded":
             self.discarded_tokens.labels("in").inc(input_tokens)
             self.discarded_tokens.labels("out").inc(output_tokens)
+
+
+def _tasks_alive() -> float:
+    """The tasks of the running event loop (the page is rendered on it); 0 when rendered outside one."""
+    try:
+        return len(asyncio.all_tasks())
+    except RuntimeError:
+        return 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -237,13 +238,16 @@ class Session:
             raise ProtocolError(f"frame of {len(data)} bytes exceeds the limit of {self.options.max_frame_bytes}",
                                 code="frame_too_large")
         try:
-            ev = json.loads(data)
+            ev = json.loads(data, parse_constant=_not_a_json_number)
         except (ValueError, UnicodeDecodeError):
             raise ProtocolError("the frame is not valid JSON", code="invalid_json") from None
         except RecursionError:
             raise ProtocolError("the frame's JSON is nested too deeply", code="invalid_json") from None
         if not isinstance(ev, dict):
             raise ProtocolError("an event must be a JSON object", code="invalid_event")
+        if _has_lone_surrogate(ev):
+            raise ProtocolError("the frame holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode "
+                                "text", code="invalid_json")
         return ev
 
     async def _session_update(self, model: SessionUpdateEvent, ev: Event) -> None:
@@ -441,6 +445,33 @@ class Session:
 def _event_id_of(ev: Event) -> str | None:
     event_id = ev.get("event_id")
     return event_id if isinstance(event_id, str) else None
+
+
+def _not_a_json_number(constant: str) -> float:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are Python's extensions of JSON: refused, or an echo of them (a
+    tool's schema in ``session.updated``) would be no JSON to the client."""
+    raise ProtocolError(f"{constant} is not a JSON number", code="invalid_json")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string of the decoded frame holds half a UTF-16 pair (JSON's ``\\ud800`` escape spells one, and
+    a binary frame may carry one raw). UTF-8 cannot encode it, so any echo of it, even the ``event_id`` of an
+    ``error``, would fail on the socket. ASCII strings (audio) are passed over at no cost."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:
