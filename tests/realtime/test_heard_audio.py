@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from voxcall.realtime.heard_audio import MAX_TRANSCRIBING
 from voxcall.realtime.voice import PCM, Voice
+from voxcall.speech.stt import Transcript
 
 from .harness import ControlledBackend, Harness, Turn
 
@@ -32,10 +33,22 @@ class EnergyVAD:
         return None
 
 
-class SilentSTT:
-    """Hears nothing in anything."""
+class StandInSTT:
+    """An English-only stand-in for Whisper: :meth:`hear` gives what :meth:`transcribe` says (subclasses say it);
+    a partial (live) transcript never settles, so only whole turns are heard."""
 
-    language = "en"
+    name = "tiny.en"
+    languages = frozenset({"en"})
+
+    def transcribe(self, pcm: PCM) -> str:
+        raise NotImplementedError
+
+    def hear(self, pcm: PCM, *, language: str | None = None, partial: bool = False) -> Transcript | None:
+        return None if partial else Transcript(self.transcribe(pcm), "en")
+
+
+class SilentSTT(StandInSTT):
+    """Hears nothing in anything."""
 
     def transcribe(self, pcm: PCM) -> str:
         return ""
@@ -101,10 +114,8 @@ async def test_without_idle_timeout_silence_is_just_silence() -> None:
         assert not h.of("input_audio_buffer.timeout_triggered") and not h.of("response.created")
 
 
-class CountingSTT:
+class CountingSTT(StandInSTT):
     """Hears "hello" in anything, and records how many samples each turn held."""
-
-    language = "en"
 
     def __init__(self) -> None:
         self.heard: list[int] = []

@@ -20,6 +20,8 @@ The cost is small next to decoding the JSON: about 5 µs for an audio append, 10
 
 from __future__ import annotations
 
+import json
+import re
 import types
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -32,7 +34,7 @@ from pydantic_core import ErrorDetails
 from voxcall.realtime.beta import from_beta
 from voxcall.realtime.protocol import ProtocolError
 
-__all__ = ["ItemReference", "ParsedEvent", "parse_client_event"]
+__all__ = ["ItemReference", "ParsedEvent", "decode_frame", "event_id_of", "parse_client_event"]
 
 Event = dict[str, Any]
 
@@ -78,6 +80,60 @@ class ParsedEvent:
     kind: str
     model: BaseModel
     data: Event
+
+
+def decode_frame(data: str | bytes, max_frame_bytes: int) -> Event:
+    """A client frame as a JSON object, read strictly: at most ``max_frame_bytes``, UTF-8, plain JSON (no ``NaN``
+    or ``Infinity``, no lone UTF-16 surrogate). Raises :class:`ProtocolError` (``frame_too_large``,
+    ``invalid_json``, ``invalid_event``) otherwise."""
+    if len(data) > max_frame_bytes:
+        raise ProtocolError(f"frame of {len(data)} bytes exceeds the limit of {max_frame_bytes}",
+                            code="frame_too_large")
+    try:
+        ev = json.loads(data, parse_constant=_not_a_json_number)
+    except (ValueError, UnicodeDecodeError):
+        raise ProtocolError("the frame is not valid JSON", code="invalid_json") from None
+    except RecursionError:
+        raise ProtocolError("the frame's JSON is nested too deeply", code="invalid_json") from None
+    if not isinstance(ev, dict):
+        raise ProtocolError("an event must be a JSON object", code="invalid_event")
+    if _has_lone_surrogate(ev):
+        raise ProtocolError("the frame holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode "
+                            "text", code="invalid_json")
+    return ev
+
+
+def event_id_of(ev: Event) -> str | None:
+    """The client's ``event_id`` of a decoded event, when it gave a string one."""
+    event_id = ev.get("event_id")
+    return event_id if isinstance(event_id, str) else None
+
+
+def _not_a_json_number(constant: str) -> float:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are Python's extensions of JSON: refused, or an echo of them (a
+    tool's schema in ``session.updated``) would be no JSON to the client."""
+    raise ProtocolError(f"{constant} is not a JSON number", code="invalid_json")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string of the decoded frame holds half a UTF-16 pair (JSON's ``\\ud800`` escape spells one, and
+    a binary frame may carry one raw). UTF-8 cannot encode it, so any echo of it, even the ``event_id`` of an
+    ``error``, would fail on the socket. ASCII strings (audio) are passed over at no cost."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def parse_client_event(ev: Event) -> ParsedEvent:

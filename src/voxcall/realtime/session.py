@@ -18,9 +18,7 @@ A session idle for ``session.idle_timeout`` (no client event, no response runnin
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -37,7 +35,13 @@ from openai.types.realtime import (
 
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
-from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
+from voxcall.realtime.client_events import (
+    ItemReference,
+    ResponseCreateEvent,
+    decode_frame,
+    event_id_of,
+    parse_client_event,
+)
 from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
 from voxcall.realtime.hearing import Hearing, choose_hearing
@@ -214,8 +218,8 @@ class Session:
             return
         client_event_id: str | None = None
         try:
-            ev = self._decode(data)
-            client_event_id = _event_id_of(ev)
+            ev = decode_frame(data, self.options.max_frame_bytes)
+            client_event_id = event_id_of(ev)
             parsed = parse_client_event(ev)
             await self._handlers[parsed.kind](parsed.model, parsed.data)
         except ProtocolError as err:
@@ -229,26 +233,9 @@ class Session:
     def _event_id(self, data: str | bytes) -> str | None:
         """The ``event_id`` of a frame that is not handled, if it has one."""
         try:
-            return _event_id_of(self._decode(data))
+            return event_id_of(decode_frame(data, self.options.max_frame_bytes))
         except ProtocolError:
             return None
-
-    def _decode(self, data: str | bytes) -> Event:
-        if len(data) > self.options.max_frame_bytes:
-            raise ProtocolError(f"frame of {len(data)} bytes exceeds the limit of {self.options.max_frame_bytes}",
-                                code="frame_too_large")
-        try:
-            ev = json.loads(data, parse_constant=_not_a_json_number)
-        except (ValueError, UnicodeDecodeError):
-            raise ProtocolError("the frame is not valid JSON", code="invalid_json") from None
-        except RecursionError:
-            raise ProtocolError("the frame's JSON is nested too deeply", code="invalid_json") from None
-        if not isinstance(ev, dict):
-            raise ProtocolError("an event must be a JSON object", code="invalid_event")
-        if _has_lone_surrogate(ev):
-            raise ProtocolError("the frame holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode "
-                                "text", code="invalid_json")
-        return ev
 
     async def _session_update(self, model: SessionUpdateEvent, ev: Event) -> None:
         if model.session.type != "realtime":
@@ -440,38 +427,6 @@ class Session:
         return [self.conversation.require(model.id, f"response.input[{n}].id") if isinstance(model, ItemReference)
                 else item_from_client(model, where=f"response.input[{n}].", max_image_bytes=limit)
                 for n, model in enumerate(models)]
-
-
-def _event_id_of(ev: Event) -> str | None:
-    event_id = ev.get("event_id")
-    return event_id if isinstance(event_id, str) else None
-
-
-def _not_a_json_number(constant: str) -> float:
-    """``NaN``, ``Infinity`` and ``-Infinity`` are Python's extensions of JSON: refused, or an echo of them (a
-    tool's schema in ``session.updated``) would be no JSON to the client."""
-    raise ProtocolError(f"{constant} is not a JSON number", code="invalid_json")
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether a string of the decoded frame holds half a UTF-16 pair (JSON's ``\\ud800`` escape spells one, and
-    a binary frame may carry one raw). UTF-8 cannot encode it, so any echo of it, even the ``event_id`` of an
-    ``error``, would fail on the socket. ASCII strings (audio) are passed over at no cost."""
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if not item.isascii() and _SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:
