@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import os
-import re
-import signal
-import subprocess
-import sys
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.serve import ServeProcess, serve
 from voxcall.client.wavfile import read_wav, write_wav
 from voxcall.speech import PiperTTS, WhisperSTT
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing in these tests may reach a model hub
-
-_RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
-_START_TIMEOUT_S = 60
 
 CALCULATOR_MODULE = '''
 from pathlib import Path
@@ -44,47 +36,11 @@ async def execute_tool(name, arguments):
 """A client tool module: a calculator that logs every call it runs to ``ran.txt`` beside itself."""
 
 
-@dataclass
-class ServeProcess:
-    """A ``voxcall serve`` child process and its realtime URL."""
-
-    process: subprocess.Popen[str]
-    url: str = ""
-    log: list[str] = field(default_factory=list)
-
-
 @pytest.fixture(scope="session")
 def server(speech_models: None) -> Iterator[ServeProcess]:
     """``voxcall serve --llm scripted`` with speech (the packaged models) on a free loopback port."""
-    env = {**os.environ, "COLUMNS": "200"}
-    for name in list(env):
-        if name.startswith("VOXCALL_"):
-            del env[name]
-    process = subprocess.Popen([sys.executable, "-m", "voxcall", "serve", "--port", "0", "--llm", "scripted",
-                                "--speech"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    served = ServeProcess(process)
-    started = threading.Event()
-
-    def read_log() -> None:  # keeps the pipe drained for the life of the server
-        assert process.stderr is not None
-        for line in process.stderr:
-            served.log.append(line)
-            if (match := _RUNNING.search(line)) is not None:
-                served.url = f"ws://127.0.0.1:{match.group(1)}/v1/realtime"
-                started.set()
-        started.set()
-
-    threading.Thread(target=read_log, daemon=True).start()
-    try:
-        assert started.wait(_START_TIMEOUT_S) and served.url, "".join(served.log)
+    with serve("--llm", "scripted", "--speech") as served:
         yield served
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="session")
