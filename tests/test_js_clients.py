@@ -16,28 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.requirements import missing, require_program
+from tests.requirements import require_node_packages
 from tests.serve import serve
 from voxcall.audio.codec import resample
 from voxcall.client.wavfile import write_wav
 
 JS_DIR = Path(__file__).with_name("js")
 NODE_TIMEOUT_S = 600
+"""Seconds the Node tests may take, all together."""
 RATE = 24000
-
-
-def node_packages() -> str:
-    """The path of ``node``, with ``tests/js``'s packages installed from its lockfile (skips without Node)."""
-    node = require_program("node")
-    npm = require_program("npm")
-    installed = JS_DIR / "node_modules" / ".package-lock.json"  # npm writes it on every install
-    if installed.exists() and installed.stat().st_mtime >= (JS_DIR / "package-lock.json").stat().st_mtime:
-        return node
-    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=JS_DIR,
-                          capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
-    if done.returncode != 0:
-        missing(f"npm ci in {JS_DIR} failed (is the npm registry or cache reachable?):\n{done.stderr[-2000:]}")
-    return node
 
 
 def write_question(path: Path, text: str) -> Path:
@@ -53,7 +40,7 @@ def write_question(path: Path, text: str) -> Path:
 
 
 def test_the_agents_sdk_talks_to_voxcall(speech_models: None, tmp_path: Path) -> None:
-    node = node_packages()
+    node = require_node_packages(JS_DIR)
     question = write_question(tmp_path / "question.wav", "What is 12 times 8?")
     with serve("--llm", "scripted", "--speech", "--script", str(JS_DIR / "script.yaml"),
                "--config", str(JS_DIR / "voxcall.yaml")) as server:
