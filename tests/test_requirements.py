@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from tests.requirements import in_ci, require_module, require_package_dir, require_program
+from tests.requirements import in_ci, require_module, require_node_packages, require_package_dir, require_program
 
 
 @pytest.mark.parametrize(("value", "expected"), [("true", True), ("1", True), ("", False), ("false", False),
@@ -33,3 +34,15 @@ def test_a_missing_dependency_skips_outside_ci_and_fails_under_it(monkeypatch: p
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI must install every test dependency"):
         need()
+
+
+def test_node_packages_that_cannot_be_installed_skip_outside_ci_and_fail_under_it(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text('{"name": "broken", "private": true}')
+    (tmp_path / "package-lock.json").write_text("not a lockfile")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"npm ci in .* failed|is not on PATH"):
+        require_node_packages(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must install every test dependency"):
+        require_node_packages(tmp_path)

@@ -296,7 +296,8 @@ class ResponseRun:
     async def _arguments_delta(self, item: CallItem | McpCallItem, delta: str) -> None:
         item.arguments += delta
         if isinstance(item, McpCallItem):
-            await self.out.event("response.mcp_call_arguments.delta", item, delta=delta)
+            # ``obfuscation`` (stream padding; voxcall pads nothing): the JS Agents SDK ignores a delta without it
+            await self.out.event("response.mcp_call_arguments.delta", item, delta=delta, obfuscation="")
         else:
             await self.out.event("response.function_call_arguments.delta", item, call_id=item.call_id, delta=delta)
 
