@@ -49,7 +49,7 @@ def code_items(items: list[ChatItem], tools: list[Tool]) -> list[ChatItem]:
         if isinstance(item, FunctionCallItem):
             names[item.call_id] = item.name
             tool = by_name.get(item.name) or Tool(name=item.name)
-            code = format_code_call(tool, _arguments(item.arguments))
+            code = format_code_call(tool, stored_arguments(item.arguments))
             _append(result, "assistant", code, separator="")
         elif isinstance(item, FunctionOutputItem):
             line = RESULT_FORMAT.format(name=names[item.call_id], output=item.output)
@@ -119,7 +119,7 @@ def _append(items: list[ChatItem], role: Literal["assistant", "user"], text: str
         items.append(Message(role=role, text=text))
 
 
-def _arguments(arguments: str) -> dict[str, Any]:
+def stored_arguments(arguments: str) -> dict[str, Any]:
     """A stored call's arguments as a dict; unreadable ones as ``{}`` (the call is only being shown)."""
     try:
         parsed = json.loads(arguments) if arguments.strip() else {}

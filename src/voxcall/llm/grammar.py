@@ -7,16 +7,24 @@ present, and each value a literal of its schema's type: quoted strings, numbers,
 enum values as literals; arrays and objects loosely (any literals inside unless the schema says more). Each call
 is closed by ``</code>``; further blocks may follow, and nothing else.
 
+:func:`format_grammar` does the same for a model's own tool format (:mod:`voxcall.tools.codecalls.formats`):
+what follows the format's opener is calls as that format writes them — JSON objects naming a declared tool with
+its arguments as a JSON object of the schema's types, or FunctionGemma's ``call:name{key:value}`` — closed by
+the format's closer, further blocks allowed; the same schema rules, in the format's literals (:class:`_Dialect`).
+
 The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
 from voxcall.tools.schema import Tool
@@ -35,7 +43,53 @@ _BASE_RULES = {
     "array": '"[" (value (", " value)*)? "]"',
     "object": '"{" (string ": " value (", " string ": " value)*)? "}"',
 }
+_JSON_RULES = {  # JSON literals, for the JSON tool formats
+    "string": r'"\"" ([^"\\\n] | "\\" ["\\/bfnrt]) * "\""',
+    "integer": _BASE_RULES["integer"],
+    "number": _BASE_RULES["number"],
+    "boolean": '"true" | "false"',
+    "null": '"null"',
+    "value": _BASE_RULES["value"],
+    "array": _BASE_RULES["array"],
+    "object": '"{" (string ": " value (", " string ": " value)*)? "}"',
+}
+_GEMMA_RULES = {  # FunctionGemma's literals: strings between <escape> tokens, bare keys, no spaces
+    "string": f'"{GEMMA_ESCAPE}" [^<]* "{GEMMA_ESCAPE}"',
+    "integer": _BASE_RULES["integer"],
+    "number": _BASE_RULES["number"],
+    "boolean": '"true" | "false"',
+    "null": '"null"',
+    "value": _BASE_RULES["value"],
+    "array": '"[" (value ("," value)*)? "]"',
+    "object": '"{" (key ":" value ("," key ":" value)*)? "}"',
+    "key": "[A-Za-z_] [A-Za-z0-9_]*",
+}
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
+
+
+@dataclass(frozen=True, slots=True)
+class _Dialect:
+    """How literals are written: the shared rules, a literal value's text, and what separates arguments."""
+
+    rules: Mapping[str, str]
+    literal: Callable[[Any], str]
+    separator: str = ", "
+
+
+def _gemma_literal(value: Any) -> str:
+    """A value as FunctionGemma writes it: strings between ``<escape>`` tokens, the rest as JSON."""
+    if isinstance(value, str):
+        return GEMMA_ESCAPE + value + GEMMA_ESCAPE
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_gemma_literal(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+_PYTHON = _Dialect(_BASE_RULES, python_literal)
+_JSON = _Dialect(_JSON_RULES, lambda value: json.dumps(value, ensure_ascii=False))
+_GEMMA = _Dialect(_GEMMA_RULES, _gemma_literal, ",")
 
 
 def gbnf_literal(text: str) -> str:
@@ -57,12 +111,32 @@ def calls_grammar(tools: Sequence[Tool]) -> str:
     return builder.text()
 
 
+def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat) -> str:
+    """A grammar for what follows ``tool_format``'s opener: calls to ``tools`` as the format writes them, then its
+    closer; further blocks may follow (a list of calls, for a format whose body is one JSON value). Raises
+    ``ValueError`` when ``tools`` is empty."""
+    if not tools:
+        raise ValueError("a calls grammar needs at least one tool")
+    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON)
+    builder.rules["call"] = " | ".join(builder.format_call(tool, tool_format) for tool in tools)
+    opener = gbnf_literal(tool_format.opener)
+    if tool_format.closer:
+        close = gbnf_literal(tool_format.closer)
+        gap = "" if tool_format.body == "gemma" else ' "\n"?'
+        block = f"{gap} call{gap} {close}"
+        builder.rules["root"] = f"{block} ({_BLOCK_GAP} {opener}{block})*"
+    else:
+        builder.rules["root"] = '"[" call (", " call)* "]" | call'
+    return builder.text()
+
+
 class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
-    def __init__(self) -> None:
-        self.rules: dict[str, str] = dict(_BASE_RULES)
-        self._by_body: dict[str, str] = {body: name for name, body in _BASE_RULES.items()}
+    def __init__(self, dialect: _Dialect = _PYTHON) -> None:
+        self.dialect = dialect
+        self.rules: dict[str, str] = dict(dialect.rules)
+        self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
 
     def text(self) -> str:
@@ -104,6 +178,24 @@ class _Builder:
         body = gbnf_literal(tool.code_name + "(") + (f" {arguments}" if arguments else "") + ' ")"'
         return self.add(f"call-{tool.code_name}", body)
 
+    def format_call(self, tool: Tool, tool_format: ToolFormat) -> str:
+        """The rule for one call of ``tool`` in ``tool_format``: its own name, then its arguments by property name
+        (required first, then optional, each in schema order), each value of its schema's type."""
+        needed: list[str] = []
+        optional: list[str] = []
+        for prop, schema in tool.properties.items():
+            value = self.value(schema, tool.parameters, f"{tool.name}-{prop}", 0)
+            key = f"{prop}:" if tool_format.body == "gemma" else f"{json.dumps(prop)}: "
+            (needed if prop in tool.required else optional).append(f"{gbnf_literal(key)} {value}")
+        arguments = _argument_list(needed, optional, self.dialect.separator)
+        inner = f" {arguments}" if arguments else ""
+        if tool_format.body == "gemma":
+            body = f'{gbnf_literal(f"call:{tool.name}" + "{")}{inner} "}}"'
+        else:
+            head = f'{{"name": {json.dumps(tool.name)}, "{tool_format.arguments[0]}": {{'
+            body = f'{gbnf_literal(head)}{inner} "}}}}"'
+        return self.add(f"call-{tool.name}", body)
+
     # -- values ----------------------------------------------------------------------------------------------
 
     def value(self, schema: Any, root: Mapping[str, Any], hint: str, depth: int) -> str:
@@ -134,14 +226,15 @@ class _Builder:
             item = self.value(schema.get("items"), root, f"{hint}-item", depth + 1)
             if item == "value":
                 return "array"
-            return self.add(f"{hint}-list", f'"[" ({item} (", " {item})*)? "]"')
-        if isinstance(kind, str) and kind in _BASE_RULES and kind != "value":
+            sep = gbnf_literal(self.dialect.separator)
+            return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
+        if isinstance(kind, str) and kind in self.dialect.rules and kind not in ("value", "key"):
             return kind
         return "value"
 
     def _literals(self, values: Iterable[Any], hint: str) -> str:
         """A rule admitting exactly ``values``, each written as the Python literal the parser reads back."""
-        alternatives = list(dict.fromkeys(gbnf_literal(python_literal(v)) for v in values))
+        alternatives = list(dict.fromkeys(gbnf_literal(self.dialect.literal(v)) for v in values))
         return self.add(f"{hint}-enum", " | ".join(alternatives))
 
     def _union(self, members: list[str], hint: str) -> str:
@@ -167,13 +260,13 @@ class _Builder:
         return name
 
 
-def _argument_list(needed: list[str], optional: list[str]) -> str:
+def _argument_list(needed: list[str], optional: list[str], separator: str = ", ") -> str:
     """The arguments: every required one in order, then any in-order subset of the optional ones, comma-separated.
 
     With required arguments each optional one is ``(", " arg)?``; without, the first present optional argument
     has no comma before it, so each choice of a first argument is an alternative.
     """
-    sep = '", "'
+    sep = gbnf_literal(separator)
     if needed:
         head = f" {sep} ".join(needed)
         return " ".join([head, *(f"({sep} {arg})?" for arg in optional)])

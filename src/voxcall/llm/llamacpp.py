@@ -19,6 +19,13 @@ and results are shown as :func:`~voxcall.llm.code_format.code_items` shows them,
   in ``benchmarks/bench_local_tools.py``, against 4 % with the threshold.)
 - ``"none"``: no tools in the prompt, no grammar.
 
+A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
+detect_format`: Hermes ``<tool_call>``, Llama 3 JSON, Mistral ``[TOOL_CALLS]``, FunctionGemma) takes that format
+instead: the template renders the tools and the earlier calls and results (:func:`~voxcall.llm.chat_template.
+template_turns`), no demonstrations are added, the format's opener takes ``<code>``'s place in the decision and
+the prefill, :func:`~voxcall.llm.grammar.format_grammar` constrains the calls, and
+:class:`~voxcall.tools.codecalls.format_stream.FormatCallStream` reads them. SmolLM2's template declares none.
+
 The prompt text is rendered here, so the system prompt, tools and demonstrations form a stable prefix: the
 context keeps the evaluated tokens, and a new turn evaluates only what follows the longest prefix it shares with
 the last prompt (reported as ``Usage.cached_input_tokens``).
@@ -46,12 +53,15 @@ from typing import Any
 
 from voxcall.llm.base import Done, FunctionOutputItem, LLMError, LLMEvent, LLMRequest, Message, Usage
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
+from voxcall.llm.chat_template import template_turns
 from voxcall.llm.code_format import code_items
 from voxcall.llm.demos import demo_messages
-from voxcall.llm.grammar import calls_grammar
+from voxcall.llm.grammar import calls_grammar, format_grammar
 from voxcall.llm.local_model import GrammarError, LocalModel
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls import CodeCallStream, render_tools_prompt
+from voxcall.tools.codecalls.format_stream import FormatCallStream
+from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat, detect_format
 from voxcall.tools.codecalls.prompt import forced_tool_name
 from voxcall.tools.codecalls.stream import OPEN_TAG
 from voxcall.tools.schema import Tool
@@ -83,7 +93,7 @@ class _Plan:
     """What the worker runs for one request: all decided on the event loop, before the model is touched."""
 
     prompt: list[int]
-    prefill: str  # reply text already in the prompt (an opened ``<code>``), shown to the parser first
+    prefill: str  # reply text already in the prompt (an opened call block), shown to the parser first
     grammar: str | None  # constrains the reply from its first token (a call is required)
     call_grammar: str | None  # constrains the reply once it opens ``<code>`` (tool_choice "auto")
     call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
@@ -183,7 +193,13 @@ class LlamaCppBackend:
         self.demos = demos
         self.follow_up_demo = follow_up_demo
         self.grammar = grammar
-        self._openers = self._model.token_mask(_opens_call)
+        self.tool_format: ToolFormat | None = detect_format(self._model.template.source)
+        """The model's own tool format, or None for ``<code>`` calls."""
+        self._opener = self.tool_format.opener if self.tool_format else OPEN_TAG
+        self._syntax_tokens = self._format_tokens()
+        self._openers = self._model.token_mask(lambda text: _opens_call(text, self._opener))
+        self._openers[[t for t in self._syntax_tokens if self._model.piece(t, special=True).decode(
+            errors="replace") == self._opener]] = True
         self._unspoken = self._model.token_mask(lambda text: "`" in text)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
         self._sinks: set[_Sink] = set()
@@ -201,7 +217,7 @@ class LlamaCppBackend:
         plan = self._plan(request, offered)
         loop = asyncio.get_running_loop()
         sink = _Sink(loop, asyncio.Queue())
-        parser = CodeCallStream(offered)
+        parser = self._parser(offered)
         limit = CallLimit(request.parallel_tool_calls)
         made_calls = False
         self._sinks.add(sink)
@@ -277,14 +293,14 @@ class LlamaCppBackend:
     def _plan(self, request: LLMRequest, offered: list[Tool]) -> _Plan:
         """Render and tokenize the prompt, and choose the grammars, for ``request``."""
         must_call = bool(offered) and request.tool_choice != "auto"
-        text = self._render(self._messages(request, offered), add_generation_prompt=True)
-        prefill = OPEN_TAG if must_call else ""
+        text = self._render(self._messages(request, offered), add_generation_prompt=True, offered=offered)
+        prefill = self._opener if must_call else ""
         prompt = self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
         room = self._model.n_ctx - len(prompt)
         if room < 1:
             raise LLMError(f"the conversation ({len(prompt)} tokens) does not fit the model's context "
                            f"({self._model.n_ctx} tokens)", code="context_length_exceeded")
-        grammar = self._checked(calls_grammar(offered)) if offered and self.grammar else None
+        grammar = self._checked(self._calls_grammar(offered)) if offered and self.grammar else None
         return _Plan(prompt=prompt, prefill=prefill, grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
                      call_threshold=self._call_threshold(request) if offered and not must_call else None,
@@ -294,26 +310,53 @@ class LlamaCppBackend:
     def _prefix(self, request: LLMRequest) -> list[int]:
         """The tokens every prompt continuing ``request``'s conversation begins with: its messages without the
         opening of a reply (empty when they do not fit the context). Raises ``LLMError`` as :meth:`_plan` does."""
-        text = self._render(self._messages(request, _offered_tools(request)), add_generation_prompt=False)
+        offered = _offered_tools(request)
+        text = self._render(self._messages(request, offered), add_generation_prompt=False, offered=offered)
         tokens = self._model.tokenize(text, prompt_start=True)
         return tokens if len(tokens) < self._model.n_ctx else []
 
-    def _messages(self, request: LLMRequest, offered: list[Tool]) -> list[Message]:
+    def _parser(self, offered: list[Tool]) -> CodeCallStream | FormatCallStream:
+        """The scanner of a reply: the model's own format's, or ``<code>`` calls'."""
+        return FormatCallStream(self.tool_format, offered) if self.tool_format else CodeCallStream(offered)
+
+    def _calls_grammar(self, offered: list[Tool]) -> str:
+        """The grammar of what follows the opener: calls to ``offered`` in the model's format."""
+        return format_grammar(offered, self.tool_format) if self.tool_format else calls_grammar(offered)
+
+    def _format_tokens(self) -> set[int]:
+        """The special tokens of the model's tool format (its opener, closer, string delimiter): generated, they
+        are text for the scanner, not the end of the reply."""
+        if self.tool_format is None:
+            return set()
+        texts = {*self.tool_format.openers, self.tool_format.closer,
+                 GEMMA_ESCAPE if self.tool_format.body == "gemma" else ""}
+        tokens = {self._model.special_token(text) for text in texts if text}
+        return {t for t in tokens if t is not None}
+
+    def _messages(self, request: LLMRequest, offered: list[Tool]) -> list[Message | dict[str, Any]]:
         """The messages the model reads for ``request``: the system prompt (instructions and the stubs of the
-        ``offered`` tools), the demonstrations, then the conversation with calls and results as text."""
+        ``offered`` tools), the demonstrations, then the conversation with calls and results as text; with a
+        format of its own, the instructions and the conversation as its template reads them."""
+        if self.tool_format is not None:
+            instructions = request.instructions.strip()
+            turns: list[Message | dict[str, Any]] = [Message(role="system", text=instructions)] if instructions else []
+            return turns + template_turns(request.items)
         tools_prompt = render_tools_prompt(offered, voice=request.voice, tool_choice=request.tool_choice)
         system = "\n\n".join(part for part in (request.instructions.strip(), tools_prompt) if part)
         must_call = bool(offered) and request.tool_choice != "auto"
-        messages = [Message(role="system", text=system)] if system else []
+        messages: list[Message | dict[str, Any]] = [Message(role="system", text=system)] if system else []
         if offered and self.demos:
             messages += demo_messages(offered, with_plain=not must_call, with_follow_up=self.follow_up_demo)
         messages += [item for item in code_items(request.items, request.tools) if isinstance(item, Message)]
         return messages
 
-    def _render(self, messages: list[Message], *, add_generation_prompt: bool) -> str:
-        """The prompt text of ``messages``; raises ``LLMError`` when the chat template rejects them."""
+    def _render(self, messages: list[Message | dict[str, Any]], *, add_generation_prompt: bool,
+                offered: list[Tool] | None = None) -> str:
+        """The prompt text of ``messages`` (with ``offered`` tools for a template of a tool format); raises
+        ``LLMError`` when the chat template rejects them."""
+        tools = [t.to_chat() for t in offered] if offered and self.tool_format else None
         try:
-            return self._model.template.render(messages, add_generation_prompt=add_generation_prompt)
+            return self._model.template.render(messages, add_generation_prompt=add_generation_prompt, tools=tools)
         except ValueError as exc:
             raise LLMError(str(exc), code="invalid_request") from exc
 
@@ -367,18 +410,19 @@ class LlamaCppBackend:
                 if model.probability(self._openers) < plan.call_threshold:
                     exclude = self._openers | self._unspoken if plan.spoken else self._openers  # words first
                 else:
-                    reply.say(OPEN_TAG)
-                    model.evaluate(plan.prompt + model.tokenize(OPEN_TAG), cancel)
+                    reply.say(self._opener)
+                    model.evaluate(plan.prompt + model.tokenize(self._opener), cancel)
                     grammar = model.grammar(plan.call_grammar) if plan.call_grammar else None
             while not cancel.is_set():
                 if reply.produced >= plan.max_tokens or model.n_tokens >= model.n_ctx:
                     return "length"
                 token = model.pick(plan.temperature, grammar, exclude if grammar is None else None)
                 exclude = unspoken
-                if model.is_end(token):
+                syntax = token in self._syntax_tokens
+                if model.is_end(token) and not syntax:
                     return "stop"
                 watching = grammar is None and plan.call_grammar is not None
-                if reply.add(model.piece(token), until=OPEN_TAG if watching else None):
+                if reply.add(model.piece(token, special=syntax), until=self._opener if watching else None):
                     model.evaluate(plan.prompt + model.tokenize(reply.text), cancel)
                     grammar = model.grammar(plan.call_grammar) if plan.call_grammar else None
                 else:
@@ -393,10 +437,10 @@ def _closed_error() -> LLMError:
     return LLMError("the local model has been closed", code="unavailable")
 
 
-def _opens_call(text: str) -> bool:
-    """Whether a token's text begins a call block: after optional blanks, a piece of ``<code>`` or all of it."""
+def _opens_call(text: str, opener: str) -> bool:
+    """Whether a token's text begins a call block: after optional blanks, a piece of ``opener`` or all of it."""
     text = text.lstrip(" \t\n")
-    return bool(text) and (OPEN_TAG.startswith(text) or text.startswith(OPEN_TAG))
+    return bool(text) and (opener.startswith(text) or text.startswith(opener))
 
 
 def _offered_tools(request: LLMRequest) -> list[Tool]:

@@ -86,9 +86,14 @@ class LocalModel:
         bos = prompt_start and self._add_bos and not (self._bos_text and text.startswith(self._bos_text))
         return self._llm.tokenize(text.encode(), add_bos=bos, special=True)
 
-    def piece(self, token: int) -> bytes:
-        """The bytes a generated token stands for (special tokens give none)."""
-        return self._llm.detokenize([token])
+    def piece(self, token: int, *, special: bool = False) -> bytes:
+        """The bytes a generated token stands for (special tokens give none unless ``special``)."""
+        return self._llm.detokenize([token], special=special)
+
+    def special_token(self, text: str) -> int | None:
+        """The one token ``text`` is (a special token such as ``<|python_tag|>``), or None when it takes several."""
+        tokens = self._llm.tokenize(text.encode(), add_bos=False, special=True) if text else []
+        return tokens[0] if len(tokens) == 1 else None
 
     def is_end(self, token: int) -> bool:
         """End of turn, or a control token (a new turn's header) that has no business in a reply."""

@@ -41,3 +41,16 @@ class CodeCallResult:
     text: str = ""
     calls: list[ToolCall] = field(default_factory=list)
     rejected: list[RejectedCall] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, events: list[CodeCallEvent]) -> CodeCallResult:
+        """The result a scanner's events for a whole reply make."""
+        result = cls()
+        for event in events:
+            if isinstance(event, TextDelta):
+                result.text += event.text
+            elif isinstance(event, RejectedCall):
+                result.rejected.append(event)
+            else:
+                result.calls.append(event)
+        return result

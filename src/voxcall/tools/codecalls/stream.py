@@ -382,14 +382,4 @@ def _could_open_fence(partial: re.Match[str]) -> bool:
 def parse_code_calls(text: str, tools: Iterable[Tool] | ToolIndex) -> CodeCallResult:
     """Parse a whole reply: the speakable text, the valid calls and the rejected calls."""
     stream = CodeCallStream(tools)
-    result = CodeCallResult()
-    parts: list[str] = []
-    for event in [*stream.feed(text), *stream.close()]:
-        if isinstance(event, TextDelta):
-            parts.append(event.text)
-        elif isinstance(event, ToolCall):
-            result.calls.append(event)
-        else:
-            result.rejected.append(event)
-    result.text = "".join(parts)
-    return result
+    return CodeCallResult.of([*stream.feed(text), *stream.close()])
