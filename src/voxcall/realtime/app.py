@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,7 +32,7 @@ from voxcall.realtime.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SHUTTING
 from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 from voxcall.realtime.metrics import CONTENT_TYPE, Metrics
 from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.protocol import Event
+from voxcall.realtime.protocol import Event, wire_text
 from voxcall.realtime.session import Session
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import Voice
@@ -93,7 +92,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             await ws.accept(subprotocol=choose_subprotocol(offered))
 
             async def send(ev: Event) -> None:
-                await ws.send_text(json.dumps(ev, ensure_ascii=False))
+                await ws.send_text(wire_text(ev))
 
             async def close_socket(code: int, reason: str) -> None:
                 await ws.close(code=code, reason=reason)

@@ -21,7 +21,6 @@ The cost is small next to decoding the JSON: about 5 µs for an audio append, 10
 from __future__ import annotations
 
 import json
-import re
 import types
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -32,7 +31,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from voxcall.realtime.beta import from_beta
-from voxcall.realtime.protocol import ProtocolError
+from voxcall.realtime.protocol import LONE_SURROGATE, ProtocolError
 
 __all__ = ["ItemReference", "ParsedEvent", "decode_frame", "event_id_of", "parse_client_event"]
 
@@ -115,7 +114,6 @@ def _not_a_json_number(constant: str) -> float:
     raise ProtocolError(f"{constant} is not a JSON number", code="invalid_json")
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -126,7 +124,7 @@ def _has_lone_surrogate(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if not item.isascii() and _SURROGATE.search(item):
+            if not item.isascii() and LONE_SURROGATE.search(item):
                 return True
         elif isinstance(item, dict):
             stack.extend(item)

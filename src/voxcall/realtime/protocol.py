@@ -7,6 +7,8 @@ get the same events under their beta names. Extension events are named ``voxcall
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 from typing import Any
 
@@ -28,6 +30,26 @@ _BETA_CONTENT_TYPES = {"output_text": "text", "output_audio": "audio"}
 def new_id(prefix: str) -> str:
     """A fresh id such as ``item_…``, ``resp_…`` or ``event_…`` (20 random URL-safe characters)."""
     return f"{prefix}_{secrets.token_urlsafe(15)}"
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""Half a UTF-16 surrogate pair: text that cannot be encoded as UTF-8."""
+
+
+def unicode_text(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (half a pair, which a provider's JSON ``\\ud800`` escape or a
+    tool's output can carry) replaced by U+FFFD: such text cannot be encoded as UTF-8, so kept as is it would fail
+    the socket and every later request that carries the conversation."""
+    return text if text.isascii() else LONE_SURROGATE.sub("\ufffd", text)
+
+
+def wire_text(ev: Event) -> str:
+    """``ev`` as the JSON text of a WebSocket message: UTF-8 as is, or, should a lone surrogate have slipped into
+    it, with every non-ASCII character escaped (still valid JSON; the event is not lost)."""
+    text = json.dumps(ev, ensure_ascii=False)
+    if text.isascii() or not LONE_SURROGATE.search(text):
+        return text
+    return json.dumps(ev)
 
 
 def event(kind: str, **fields: Any) -> Event:

@@ -41,7 +41,7 @@ from voxcall.llm.calls import repair_items
 from voxcall.realtime.conversation import to_chat_items
 from voxcall.realtime.items import CallItem, Item, McpCallItem, MessageItem
 from voxcall.realtime.output_items import History, OutputItems
-from voxcall.realtime.protocol import Event, event, new_id
+from voxcall.realtime.protocol import Event, event, new_id, unicode_text
 from voxcall.realtime.response_inputs import ResponseInputs, UsageTotals
 from voxcall.realtime.server_calls import ServerCalls
 from voxcall.realtime.speaker import Speaker
@@ -199,13 +199,13 @@ class ResponseRun:
         if isinstance(ev, ToolCallStart | ToolCall) or (isinstance(ev, TextDelta) and ev.text):
             self.timing.token()
         if isinstance(ev, TextDelta):
-            await self._text(ev.text)
+            await self._text(unicode_text(ev.text))
         elif isinstance(ev, ToolCallStart):
             await self._start_call(ev.call_id, ev.name, ev.provider_call_id)
         elif isinstance(ev, ToolCallArgumentsDelta):
             item = self._open_calls.get(ev.call_id)
             if item is not None:
-                await self._arguments_delta(item, ev.delta)
+                await self._arguments_delta(item, unicode_text(ev.delta))
         elif isinstance(ev, ToolCall):
             await self._finish_call(ev)
         elif isinstance(ev, RejectedCall):

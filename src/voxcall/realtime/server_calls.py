@@ -17,7 +17,7 @@ import logging
 
 from voxcall.realtime.items import ApprovalRequestItem, McpCallItem
 from voxcall.realtime.output_items import OutputItems
-from voxcall.realtime.protocol import ProtocolError, event, new_id
+from voxcall.realtime.protocol import ProtocolError, event, new_id, unicode_text
 from voxcall.realtime.timing import ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
@@ -122,14 +122,15 @@ class ServerCalls:
 
     async def _finish(self, item: McpCallItem, call: ToolCall, result: ToolResult, round_no: int) -> None:
         self._timing.tool_ended(call.call_id, failed=result.is_error, cached=result.cached)
-        item.output = result.output
-        item.error = result.output if result.is_error else None
+        output = unicode_text(result.output)
+        item.output = output
+        item.error = output if result.is_error else None
         item.status = "completed"
         self.running.pop(item.id, None)
         kind = "response.mcp_call.failed" if result.is_error else "response.mcp_call.completed"
         await self._out.event(kind, item)
         await self._out.emit(event("voxcall.tool_call.completed", response_id=self._out.response_id,
-                                        call_id=call.call_id, tool=call.name, result=result.output,
+                                        call_id=call.call_id, tool=call.name, result=output,
                                         status="error" if result.is_error else "ok", cached=result.cached,
                                         round=round_no))
         await self._out.done(item)
