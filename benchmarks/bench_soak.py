@@ -362,7 +362,9 @@ def main() -> None:
         script, config = Path(folder) / "script.json", Path(folder) / "voxcall.yaml"
         script.write_text(json.dumps(SCRIPT))
         config.write_text("tools:\n  builtin: [calculator]\n")
-        flags = ["--llm", "scripted", "--script", str(script), "--config", str(config)]
+        # Room above --sessions: a user's reconnect may reach the server before its old session has closed.
+        flags = ["--llm", "scripted", "--script", str(script), "--config", str(config),
+                 "--max-sessions", str(2 * args.sessions)]
         server = VoxcallServe(*flags, *(["--no-speech"] if args.text_only else []))
         try:
             speech = bool(json.loads(get(http_base(server.url) + "/healthz"))["speech"])
