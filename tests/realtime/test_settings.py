@@ -13,6 +13,7 @@ from voxcall.realtime.protocol import ProtocolError
 from voxcall.realtime.session_fields import OPENAI_VOICES
 from voxcall.realtime.settings import (
     DEFAULT_VOICE,
+    NO_AUDIO_OUTPUT,
     ServerSpeech,
     SessionSettings,
     read_settings,
@@ -192,7 +193,8 @@ def test_transcription_languages_follow_the_servers_speech_to_text() -> None:
         update(data)  # an English-only model
 
 
-def test_audio_output_needs_a_voice() -> None:
-    with pytest.raises(ProtocolError) as caught:
-        read_settings(SessionSettings(), {"output_modalities": ["audio"]}, where="session.")
-    assert caught.value.code == "unsupported_modality"
+def test_audio_output_without_a_voice_is_text_with_a_warning() -> None:
+    settings, warnings = read_settings(SessionSettings(), {"output_modalities": ["audio"], "instructions": "Hi."},
+                                       where="session.")
+    assert settings.output_modalities == ["text"] and settings.instructions == "Hi."
+    assert [(w.param, w.message) for w in warnings] == [("session.output_modalities", NO_AUDIO_OUTPUT)]

@@ -207,13 +207,18 @@ async def test_text_modality_session_still_hears(voice: Voice) -> None:
         assert done["response"]["output"][0]["content"][0]["type"] == "output_text"
 
 
-async def test_audio_without_speech_models_is_a_clear_error() -> None:
+async def test_without_speech_models_audio_input_is_an_error_and_audio_output_becomes_text() -> None:
     async with Harness(ControlledBackend()) as h:
         await h.send(type="input_audio_buffer.append", audio="AAAA")
         error = h.of("error")[-1]["error"]
         assert error["code"] == "unsupported_event" and "speech" in error["message"]
-        await h.send(type="session.update", session={"type": "realtime", "output_modalities": ["audio"]})
-        assert h.of("error")[-1]["error"]["code"] == "unsupported_modality"
+        await h.send(type="session.update", session={"type": "realtime", "output_modalities": ["audio"],
+                                                     "instructions": "Be brief."})
+        updated = h.of("session.updated")[-1]["session"]  # the rest of the update holds; the answers are written
+        assert updated["output_modalities"] == ["text"] and updated["instructions"] == "Be brief."
+        warning = h.of("voxcall.session.warning")[-1]
+        assert warning["param"] == "session.output_modalities" and "text-to-speech" in warning["message"]
+        assert len(h.of("error")) == 1
 
 
 async def test_assistant_speech_pauses_music_on_the_host_and_resumes_it(voice: Voice) -> None:

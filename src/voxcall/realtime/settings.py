@@ -101,13 +101,18 @@ def _choice_wire(choice: ToolChoice) -> Any:
     return {"type": "function", "name": name} if name else choice
 
 
+NO_AUDIO_OUTPUT = "audio output is not available: this server runs without text-to-speech; answering in text"
+"""The warning for audio output asked of a server without a voice (the rest of the settings still apply)."""
+
+
 def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str, speech: ServerSpeech = ServerSpeech(),
                   extra: frozenset[str] = frozenset(), max_tools: int | None = None,
                   ) -> tuple[SessionSettings, list[SettingWarning]]:
     """A copy of ``current`` with the fields of ``data`` applied, and the warnings about fields accepted but not
     acted on; a ``ProtocolError`` for the first bad or refused field.
 
-    ``speech`` says what this server can hear and say (audio output is refused without a voice). ``extra`` names further
+    ``speech`` says what this server can hear and say (without a voice, audio output becomes text, with a
+    warning). ``extra`` names further
     fields the caller reads itself (``response.create``'s metadata, input …); ``max_tools`` caps the function tools.
     """
     unknown = sorted(set(data) - _SETTINGS - _ECHOED - extra)
@@ -126,9 +131,12 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
         new.tool_choice = parse_tool_choice(data["tool_choice"], new.tools, where=f"{where}tool_choice")
     elif data.get("tools") is not None:
         new.tool_choice = _still_valid_choice(new.tool_choice, new.tools)
+    muted: list[SettingWarning] = []
     if data.get("output_modalities") is not None:
-        new.output_modalities = parse_modalities(data["output_modalities"], where=f"{where}output_modalities",
-                                                 audio=speech.speaks)
+        new.output_modalities = parse_modalities(data["output_modalities"], where=f"{where}output_modalities")
+        if new.audio_out and not speech.speaks:  # refusing would lose the rest of the update (instructions, tools)
+            new.output_modalities = ["text"]
+            muted.append(SettingWarning(f"{where}output_modalities", NO_AUDIO_OUTPUT))
     if data.get("max_output_tokens") is not None:
         new.max_output_tokens = parse_max_tokens(data["max_output_tokens"], where=f"{where}max_output_tokens")
     if data.get("temperature") is not None:
@@ -136,7 +144,7 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
     if data.get("parallel_tool_calls") is not None:
         new.parallel_tool_calls = _typed(data, "parallel_tool_calls", bool, where)
     warnings = review_fields(data, where=where, voice=speech.voice, models=speech.models, stt_model=speech.stt_model)
-    return _apply_audio(new, data.get("audio"), where), warnings
+    return _apply_audio(new, data.get("audio"), where), muted + warnings
 
 
 def _apply_audio(new: SessionSettings, audio: Any, where: str) -> SessionSettings:
@@ -279,19 +287,14 @@ def _still_valid_choice(choice: ToolChoice, tools: list[Tool]) -> ToolChoice:
     return "auto" if name is not None and not any(t.name == name for t in tools) else choice
 
 
-def parse_modalities(value: Any, *, where: str, audio: bool) -> list[str]:
+def parse_modalities(value: Any, *, where: str) -> list[str]:
     """``["text"]`` or ``["audio"]`` (spoken, with a transcript); beta's ``["text", "audio"]`` means audio."""
     if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
         raise ProtocolError(f"'{where}' must be a non-empty array", code="invalid_type", param=where)
     bad = [m for m in value if m not in ("text", "audio")]
     if bad:
         raise ProtocolError(f"'{where}': unknown modality {bad[0]!r}", code="invalid_value", param=where)
-    if "audio" not in value:
-        return ["text"]
-    if not audio:
-        raise ProtocolError("audio output is not available: this server runs without text-to-speech; use [\"text\"]",
-                            code="unsupported_modality", param=where)
-    return ["audio"]
+    return ["audio"] if "audio" in value else ["text"]
 
 
 def parse_max_tokens(value: Any, *, where: str) -> int | None:
