@@ -52,6 +52,7 @@ from bench_local_tools import (
     make_backend,
     matches,
 )
+from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
 from voxcall.llm.llamacpp import LlamaCppBackend
 from voxcall.tools import Tool
@@ -271,17 +272,21 @@ async def run_tool_counts(backend: LlamaCppBackend, folder: Path | None, args: a
             target = next(t for t in TOOLS if t.name == expected[0])
             others = [t for t in [*TOOLS, *pool] if t is not target][:count - 1]
             tools = [*others[:len(others) // 2], target, *others[len(others) // 2:]]
-            outcome = await _ask(backend, prompt, tools, args)
+            outcome = await _ask(backend, prompt, tools, args, _instructions(args))
             _record(tally, outcome, tools, bool(outcome and outcome.calls and matches(outcome.calls[0], expected)))
             if args.verbose and outcome is not None:
                 print(f"{count} tools {prompt!r} -> {[(c.name, c.arguments) for c in outcome.calls]} "
                       f"{outcome.text[:50]!r}")
         for n, prompt in enumerate(PLAIN_REQUESTS[:args.n] if args.n else PLAIN_REQUESTS):
             tools = [*TOOLS, *pool][n % len(TOOLS):][:count]
-            _record(tally, await _ask(backend, prompt, tools, args), tools, None)
+            _record(tally, await _ask(backend, prompt, tools, args, _instructions(args)), tools, None)
         tallies.append(tally)
         print(tally.line(), flush=True)
     return tallies
+
+
+def _instructions(args: argparse.Namespace) -> str:
+    return DEFAULT_INSTRUCTIONS if args.instructions else ""
 
 
 async def run(args: argparse.Namespace) -> None:

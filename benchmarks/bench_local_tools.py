@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import (
     ChatItem,
     Done,
@@ -276,9 +277,11 @@ async def run(args: argparse.Namespace) -> None:
     tool_requests = TOOL_REQUESTS[:args.limit] if args.limit else TOOL_REQUESTS
     plain_requests = PLAIN_REQUESTS[:args.limit] if args.limit else PLAIN_REQUESTS
     voice = not args.text
+    instructions = DEFAULT_INSTRUCTIONS if args.instructions else ""
     try:
-        cold = await ask(backend, tool_requests[0][0], voice=voice)
-        without_tools = await ask(backend, tool_requests[0][0], voice=voice, tool_choice="none")
+        cold = await ask(backend, tool_requests[0][0], voice=voice, instructions=instructions)
+        without_tools = await ask(backend, tool_requests[0][0], voice=voice, tool_choice="none",
+                                  instructions=instructions)
         assert cold.usage is not None and without_tools.usage is not None
         tools_tokens = cold.usage.input_tokens - without_tools.usage.input_tokens
         warm_calls: list[float] = []
@@ -286,7 +289,7 @@ async def run(args: argparse.Namespace) -> None:
         correct = 0
         leaked: list[tuple[str, list[str]]] = []
         for prompt, expected in tool_requests:
-            outcome = await ask(backend, prompt, voice=voice)
+            outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             (warm_calls if outcome.calls or outcome.rejected else warm_text).append(outcome.ttft)
             ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
             correct += ok
@@ -296,7 +299,7 @@ async def run(args: argparse.Namespace) -> None:
                 print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {_fmt(outcome)}")
         false_calls = 0
         for prompt in plain_requests:
-            outcome = await ask(backend, prompt, voice=voice)
+            outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             (warm_calls if outcome.calls or outcome.rejected else warm_text).append(outcome.ttft)
             called = bool(outcome.calls or outcome.rejected)
             false_calls += called
@@ -309,7 +312,7 @@ async def run(args: argparse.Namespace) -> None:
             history: list[ChatItem] = [Message(role="user", text=prompt),
                                        FunctionCallItem(call_id="c1", name=name, arguments=json.dumps(arguments)),
                                        FunctionOutputItem(call_id="c1", output=output)]
-            outcome = await ask(backend, "", voice=voice, history=history)
+            outcome = await ask(backend, "", voice=voice, history=history, instructions=instructions)
             repeated += bool(outcome.calls or outcome.rejected)
             relayed += any(word in outcome.text.casefold() for word in words)
             if found := leaks(outcome.text, TOOLS):
@@ -366,8 +369,11 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
     parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
     parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
+    parser.add_argument("--instructions", action="store_true",
+                        help="requests carry the server's default instructions (as sessions that set none do)")
     parser.add_argument("--no-evidence", action="store_true", help="the call decision ignores the request's words")
-    parser.add_argument("--no-relay", action="store_true", help="follow-ups do not open with the result")
+    parser.add_argument("--no-relay", action="store_true", help="follow-ups are the model's, not the results")
+    parser.add_argument("--no-copy", action="store_true", help="string arguments need not be the user's words")
     parser.add_argument("--max-prompt-tools", type=int, default=DEFAULT_MAX_PROMPT_TOOLS,
                         help="tools shown to the model, the most relevant first (0: all)")
 
@@ -376,7 +382,7 @@ def make_backend(args: argparse.Namespace) -> LlamaCppBackend:
     """The backend the options of :func:`add_backend_options` describe."""
     return LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
                            follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar,
-                           call_evidence=not args.no_evidence, relay=not args.no_relay,
+                           call_evidence=not args.no_evidence, relay=not args.no_relay, copy_strings=not args.no_copy,
                            max_prompt_tools=args.max_prompt_tools or None)
 
 
@@ -386,8 +392,9 @@ def describe(args: argparse.Namespace) -> str:
     return ", ".join([f"call when p(call) {threshold}",
                       *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
                                         ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
-                                        ("relay", not args.no_relay)) if on),
-                      f"tools shown: {args.max_prompt_tools or 'all'}"])
+                                        ("relay", not args.no_relay), ("copied strings", not args.no_copy)) if on),
+                      f"tools shown: {args.max_prompt_tools or 'all'}",
+                      "default instructions" if args.instructions else "no instructions"])
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.requirements import require_smollm2
-from voxcall.llm.grammar import calls_grammar, gbnf_literal
+from voxcall.llm.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, spans
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
 from voxcall.tools.codecalls.prompt import example_arguments
@@ -160,3 +160,21 @@ def test_well_formed_calls_are_admitted(checker: GrammarChecker, text: str) -> N
 ])
 def test_malformed_calls_are_refused(checker: GrammarChecker, text: str) -> None:
     assert not checker.accepts(calls_grammar(ALL), text)
+
+
+def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
+    found = spans("Weather in New York, please!")
+    assert {"Weather", "New York", "New York, please", "please", "in New York"} <= set(found)
+    assert "York," not in found and "please!" not in found and len(found) == len(set(found))
+    assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
+
+
+def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([WEATHER, SEND], said="What's the weather in New York?")
+    assert "said-enum" in rules(grammar)
+    assert checker.accepts(grammar, "get_weather(city='New York')</code>")
+    assert checker.accepts(grammar, "get_weather(city='New York', unit='f')</code>")  # an enum stays an enum
+    assert not checker.accepts(grammar, "get_weather(city='text')</code>")
+    assert not checker.accepts(grammar, "get_weather(city='new_york')</code>")
+    assert checker.accepts(grammar, "get_weather(city='York')</code> <code>get_weather(city='New York')</code>")
+    assert calls_grammar([WEATHER]) == calls_grammar([WEATHER], said="")

@@ -7,6 +7,10 @@ present, and each value a literal of its schema's type: quoted strings, numbers,
 enum values as literals; arrays and objects loosely (any literals inside unless the schema says more). Each call
 is closed by ``</code>``; further blocks may follow, and nothing else.
 
+Given the user's words (``said``), a string argument whose schema says no more than ``type: string`` (no enum,
+format or pattern) must be a span of them (:func:`spans`): a tiny model otherwise copies a demonstration's
+placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said.
+
 The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
 """
@@ -36,6 +40,8 @@ _BASE_RULES = {
     "object": '"{" (string ": " value (", " string ": " value)*)? "}"',
 }
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
+MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
+_SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
 
 
 def gbnf_literal(text: str) -> str:
@@ -44,12 +50,22 @@ def gbnf_literal(text: str) -> str:
     return '"' + escaped.replace("\t", "\\t") + '"'
 
 
-def calls_grammar(tools: Sequence[Tool]) -> str:
+def spans(said: str) -> list[str]:
+    """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said``, without punctuation at its ends
+    (inner punctuation stays: ``Berkeley, CA``), each once."""
+    tokens = said.split()
+    found = (" ".join(tokens[start:end]).strip(_SPAN_EDGE) for start in range(len(tokens))
+             for end in range(start + 1, min(len(tokens), start + MAX_SPAN_WORDS) + 1))
+    return list(dict.fromkeys(span for span in found if span))
+
+
+def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:
     """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
-    ``</code>``, blocks separated by at most a space or newline. Raises ``ValueError`` when ``tools`` is empty."""
+    ``</code>``, blocks separated by at most a space or newline; with ``said`` (the user's words), plain string
+    arguments are spans of them. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder()
+    builder = _Builder(spans(said))
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
@@ -60,7 +76,8 @@ def calls_grammar(tools: Sequence[Tool]) -> str:
 class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, spans: list[str]) -> None:
+        self.spans = spans  # what a plain string argument may be (any string when empty)
         self.rules: dict[str, str] = dict(_BASE_RULES)
         self._by_body: dict[str, str] = {body: name for name, body in _BASE_RULES.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
@@ -135,6 +152,8 @@ class _Builder:
             if item == "value":
                 return "array"
             return self.add(f"{hint}-list", f'"[" ({item} (", " {item})*)? "]"')
+        if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
+            return self._literals(self.spans, "said")
         if isinstance(kind, str) and kind in _BASE_RULES and kind != "value":
             return kind
         return "value"

