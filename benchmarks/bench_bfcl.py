@@ -299,7 +299,11 @@ async def run(args: argparse.Namespace) -> None:
     try:
         print(f"model: {backend.model_path.name}; {'held-out' if args.held_out else 'development'} slice; "
               f"{'warmed' if args.warm else 'unseen'} tool sets; variant: {describe(args)}", flush=True)
-        tallies = await (run_tool_counts(backend, folder, args) if args.tools else run_bfcl(backend, folder, args))
+        if args.tools:
+            tallies = await run_tool_counts(backend, folder, args)
+        else:
+            assert folder is not None
+            tallies = await run_bfcl(backend, folder, args)
     finally:
         await backend.aclose()
     calls = [t for t in tallies if t.total and t.label != "irrelevance"]

@@ -10,6 +10,8 @@ is closed by ``</code>``; further blocks may follow, and nothing else.
 Given the user's words (``said``), a string argument whose schema says no more than ``type: string`` (no enum,
 format or pattern) must be a span of them (:func:`spans`): a tiny model otherwise copies a demonstration's
 placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said.
+Likewise, when the user said numbers (:func:`numbers`), a number argument is one of them (an integer one, one of
+the whole numbers), not a recomputed or demonstrated value.
 
 The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
@@ -41,6 +43,11 @@ _BASE_RULES = {
 }
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
 MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
+_NUMBER_WORDS = {word: n for n, word in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))} | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
 
 
@@ -59,13 +66,23 @@ def spans(said: str) -> list[str]:
     return list(dict.fromkeys(span for span in found if span))
 
 
+def numbers(said: str) -> list[int | float]:
+    """The numbers in ``said``, in digits or as the words zero to twenty, tens and "hundred", each once."""
+    found: list[int | float] = []
+    for match in _NUMBER.finditer(said.lower()):
+        text = match.group()
+        value: int | float = _NUMBER_WORDS[text] if text in _NUMBER_WORDS else float(text.replace(",", ""))
+        found.append(int(value) if float(value).is_integer() else value)
+    return list(dict.fromkeys(found))
+
+
 def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:
     """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
     ``</code>``, blocks separated by at most a space or newline; with ``said`` (the user's words), plain string
-    arguments are spans of them. Raises ``ValueError`` when ``tools`` is empty."""
+    arguments are spans of them and numbers are numbers said. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(spans(said))
+    builder = _Builder(spans(said), numbers(said))
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
@@ -76,8 +93,9 @@ def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:
 class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
-    def __init__(self, spans: list[str]) -> None:
+    def __init__(self, spans: list[str], numbers: list[int | float]) -> None:
         self.spans = spans  # what a plain string argument may be (any string when empty)
+        self.numbers = numbers  # what a number argument may be (any number when empty)
         self.rules: dict[str, str] = dict(_BASE_RULES)
         self._by_body: dict[str, str] = {body: name for name, body in _BASE_RULES.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
@@ -154,6 +172,11 @@ class _Builder:
             return self.add(f"{hint}-list", f'"[" ({item} (", " {item})*)? "]"')
         if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
             return self._literals(self.spans, "said")
+        whole = [n for n in self.numbers if isinstance(n, int)]
+        if kind == "number" and self.numbers:
+            return self._literals(self.numbers, "said-number")
+        if kind == "integer" and whole:
+            return self._literals(whole, "said-integer")
         if isinstance(kind, str) and kind in _BASE_RULES and kind != "value":
             return kind
         return "value"

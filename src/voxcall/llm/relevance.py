@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.llm.grammar import numbers
 from voxcall.tools.schema import Tool
 
 
@@ -28,9 +29,6 @@ def _word_set(text: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
-_NUMBER = re.compile(r"\d")
-_NUMBER_WORDS = _word_set("zero one two three four five six seven eight nine ten eleven twelve fifteen twenty "
-                          "thirty forty fifty sixty hundred thousand half")
 STOP_WORDS = _word_set(
     "a an the and or but if of to in on at by for with from into about as is are was were be been being do does "
     "did have has had i me my we our you your he she it its they them their this that these those there here what "
@@ -110,7 +108,7 @@ def _values_share(request: str, tool: Tool) -> float:
     if not required:
         return 1.0
     said = set(words(request))
-    has_number = bool(_NUMBER.search(request)) or bool(said & _NUMBER_WORDS)
+    has_number = bool(numbers(request))
     held = 0
     for name in required:
         schema = tool.properties.get(name)
