@@ -248,6 +248,11 @@ async def run_bfcl(backend: LlamaCppBackend, folder: Path, args: argparse.Namesp
     return tallies
 
 
+def spread(requests: list[Any], n: int) -> list[Any]:
+    """``n`` of ``requests`` taken at even steps (all when ``n`` is 0): the everyday set is grouped by tool."""
+    return requests[::max(1, len(requests) // n)][:n] if n else requests
+
+
 def distractors(folder: Path | None) -> list[Tool]:
     """BFCL functions (unique names, file order) to declare beside the everyday tools."""
     if folder is None:
@@ -267,7 +272,7 @@ async def run_tool_counts(backend: LlamaCppBackend, folder: Path | None, args: a
     tallies = []
     for count in (int(k) for k in args.tools.split(",")):
         tally = Tally(f"{count} tools")
-        requests = TOOL_REQUESTS[:args.n] if args.n else TOOL_REQUESTS
+        requests = spread(TOOL_REQUESTS, args.n)
         for prompt, expected in requests:
             target = next(t for t in TOOLS if t.name == expected[0])
             others = [t for t in [*TOOLS, *pool] if t is not target][:count - 1]
@@ -277,7 +282,7 @@ async def run_tool_counts(backend: LlamaCppBackend, folder: Path | None, args: a
             if args.verbose and outcome is not None:
                 print(f"{count} tools {prompt!r} -> {[(c.name, c.arguments) for c in outcome.calls]} "
                       f"{outcome.text[:50]!r}")
-        for n, prompt in enumerate(PLAIN_REQUESTS[:args.n] if args.n else PLAIN_REQUESTS):
+        for n, prompt in enumerate(spread(PLAIN_REQUESTS, args.n)):
             tools = [*TOOLS, *pool][n % len(TOOLS):][:count]
             _record(tally, await _ask(backend, prompt, tools, args, _instructions(args)), tools, None)
         tallies.append(tally)
