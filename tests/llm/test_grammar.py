@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.requirements import require_smollm2
-from voxcall.llm.grammar import calls_grammar, gbnf_literal
+from voxcall.llm.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, numbers, spans
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
 from voxcall.tools.codecalls.prompt import example_arguments
@@ -160,3 +160,36 @@ def test_well_formed_calls_are_admitted(checker: GrammarChecker, text: str) -> N
 ])
 def test_malformed_calls_are_refused(checker: GrammarChecker, text: str) -> None:
     assert not checker.accepts(calls_grammar(ALL), text)
+
+
+def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
+    found = spans("Weather in New York, please!")
+    assert {"Weather", "New York", "New York, please", "please", "in New York"} <= set(found)
+    assert "York," not in found and "please!" not in found and len(found) == len(set(found))
+    assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
+
+
+def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([WEATHER, SEND], said="What's the weather in New York?")
+    assert "said-enum" in rules(grammar)
+    assert checker.accepts(grammar, "get_weather(city='New York')</code>")
+    assert checker.accepts(grammar, "get_weather(city='New York', unit='f')</code>")  # an enum stays an enum
+    assert not checker.accepts(grammar, "get_weather(city='text')</code>")
+    assert not checker.accepts(grammar, "get_weather(city='new_york')</code>")
+    assert checker.accepts(grammar, "get_weather(city='York')</code> <code>get_weather(city='New York')</code>")
+    assert calls_grammar([WEATHER]) == calls_grammar([WEATHER], said="")
+
+
+def test_numbers_said_in_digits_or_words() -> None:
+    assert numbers("Add 1,200 and 345, then 3.5 times two; volume zero; -4, and 10 again 10") == [
+        1200, 345, 3.5, 2, 0, -4, 10]
+    assert numbers("no numbers here") == []
+
+
+def test_numbers_are_numbers_said_when_some_were(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([CALCULATOR, SEND], said="add 12 and 8.5 for user 7")
+    assert checker.accepts(grammar, "calculator(op='add', a=12, b=8.5)</code>")
+    assert not checker.accepts(grammar, "calculator(op='add', a=12, b=20.5)</code>")
+    assert checker.accepts(grammar, "send_mail(from_='user', user_id=7)</code>")
+    assert not checker.accepts(grammar, "send_mail(from_='user', user_id=8.5)</code>")  # integers are whole
+    assert checker.accepts(calls_grammar([CALCULATOR], said="add them"), "calculator(op='add', a=3, b=4)</code>")

@@ -67,7 +67,8 @@ def backend() -> Iterator[LlamaCppBackend]:
 
 def ask(text: str, **options: Any) -> LLMRequest:
     options.setdefault("max_output_tokens", 24)
-    return LLMRequest(items=[Message(role="user", text=text)], tools=TOOLS, **options)
+    options.setdefault("tools", TOOLS)
+    return LLMRequest(items=[Message(role="user", text=text)], **options)
 
 
 def ends_properly(events: list[LLMEvent]) -> Usage:
@@ -128,6 +129,28 @@ async def test_after_tool_results_the_reply_begins_with_words(backend: LlamaCppB
     events = await collect(backend.stream(LLMRequest(items=items, tools=TOOLS, max_output_tokens=16)))
     ends_properly(events)
     assert isinstance(events[0], TextDelta) and events[0].text.strip()
+
+
+async def test_after_tool_results_the_reply_is_the_results_in_words(backend: LlamaCppBackend) -> None:
+    items = [Message(role="user", text="Weather in Oslo and Rome?"),
+             FunctionCallItem(call_id="c1", name="get_weather", arguments='{"city": "Oslo"}'),
+             FunctionCallItem(call_id="c2", name="get_weather", arguments='{"city": "Rome"}'),
+             FunctionOutputItem(call_id="c1", output="Rainy, 12 degrees"),
+             FunctionOutputItem(call_id="c2", output='{"sky": "clear", "temperature": 25}')]
+    events = await collect(backend.stream(LLMRequest(items=items, tools=TOOLS, voice=True)))
+    usage = ends_properly(events)
+    said = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert said == "Rainy, 12 degrees. Sky clear, temperature 25."
+    assert events[-1] == Done("stop") and usage.output_tokens == 0
+
+
+async def test_many_tools_show_the_model_only_the_most_relevant(backend: LlamaCppBackend) -> None:
+    fillers = [Tool(f"lookup_{n}", f"Look up record number {n}.") for n in range(12)]
+    request = ask("What's the weather in Oslo?", tools=[*fillers, WEATHER], tool_choice="required")
+    events = await collect(backend.stream(request))
+    usage = ends_properly(events)
+    assert [e.name for e in events if isinstance(e, ToolCall)][:1] == ["get_weather"]
+    assert usage.input_tokens < 1024  # all thirteen tools' stubs and demonstrations would not fit
 
 
 async def test_spoken_replies_hold_no_backticks(backend: LlamaCppBackend) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMRequest, ScriptedBackend
 
 from .harness import WEATHER, ControlledBackend, Harness, Turn
@@ -38,6 +39,20 @@ async def test_session_created_then_updated_with_every_setting() -> None:
         assert session["max_output_tokens"] == 50
         settings = h.session.settings
         assert (settings.instructions, settings.temperature, settings.max_output_tokens) == ("Be brief.", 0.3, 50)
+
+
+async def test_default_instructions_reach_the_backend_with_the_tool_rules() -> None:
+    backend = ControlledBackend(Turn("a"))
+    async with Harness(backend) as h:
+        await h.send(type="session.update", session={"type": "realtime", "tools": [WEATHER]})
+        await h.say("weather in Oslo?")
+        await h.send(type="response.create")
+        await h.wait("response.done")
+    [request] = backend.requests
+    assert request.instructions == DEFAULT_INSTRUCTIONS
+    for rule in ("use it rather than guessing", "say a short sentence", "If a tool fails, say so plainly",
+                 "do not repeat the call", "short"):
+        assert rule in request.instructions
 
 
 async def test_settings_reach_the_backend_and_response_overrides_win() -> None:

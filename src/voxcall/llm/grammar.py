@@ -12,6 +12,12 @@ what follows the format's opener is calls as that format writes them — JSON ob
 its arguments as a JSON object of the schema's types, or FunctionGemma's ``call:name{key:value}`` — closed by
 the format's closer, further blocks allowed; the same schema rules, in the format's literals (:class:`_Dialect`).
 
+Given the user's words (``said``), a string argument whose schema says no more than ``type: string`` (no enum,
+format or pattern) must be a span of them (:func:`spans`): a tiny model otherwise copies a demonstration's
+placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said.
+Likewise, when the user said numbers (:func:`numbers`), a number argument is one of them (an integer one, one of
+the whole numbers), not a recomputed or demonstrated value.
+
 The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
 """
@@ -65,6 +71,13 @@ _GEMMA_RULES = {  # FunctionGemma's literals: strings between <escape> tokens, b
     "key": "[A-Za-z_] [A-Za-z0-9_]*",
 }
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
+MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
+_NUMBER_WORDS = {word: n for n, word in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))} | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
+_SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +111,32 @@ def gbnf_literal(text: str) -> str:
     return '"' + escaped.replace("\t", "\\t") + '"'
 
 
-def calls_grammar(tools: Sequence[Tool]) -> str:
+def spans(said: str) -> list[str]:
+    """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said``, without punctuation at its ends
+    (inner punctuation stays: ``Berkeley, CA``), each once."""
+    tokens = said.split()
+    found = (" ".join(tokens[start:end]).strip(_SPAN_EDGE) for start in range(len(tokens))
+             for end in range(start + 1, min(len(tokens), start + MAX_SPAN_WORDS) + 1))
+    return list(dict.fromkeys(span for span in found if span))
+
+
+def numbers(said: str) -> list[int | float]:
+    """The numbers in ``said``, in digits or as the words zero to twenty, tens and "hundred", each once."""
+    found: list[int | float] = []
+    for match in _NUMBER.finditer(said.lower()):
+        text = match.group()
+        value: int | float = _NUMBER_WORDS[text] if text in _NUMBER_WORDS else float(text.replace(",", ""))
+        found.append(int(value) if float(value).is_integer() else value)
+    return list(dict.fromkeys(found))
+
+
+def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:
     """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
-    ``</code>``, blocks separated by at most a space or newline. Raises ``ValueError`` when ``tools`` is empty."""
+    ``</code>``, blocks separated by at most a space or newline; with ``said`` (the user's words), plain string
+    arguments are spans of them and numbers are numbers said. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder()
+    builder = _Builder(_PYTHON, spans(said), numbers(said))
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
@@ -111,13 +144,13 @@ def calls_grammar(tools: Sequence[Tool]) -> str:
     return builder.text()
 
 
-def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat) -> str:
+def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat, said: str = "") -> str:
     """A grammar for what follows ``tool_format``'s opener: calls to ``tools`` as the format writes them, then its
-    closer; further blocks may follow (a list of calls, for a format whose body is one JSON value). Raises
-    ``ValueError`` when ``tools`` is empty."""
+    closer; further blocks may follow (a list of calls, for a format whose body is one JSON value). ``said`` as for
+    :func:`calls_grammar`. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON)
+    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, spans(said), numbers(said))
     builder.rules["call"] = " | ".join(builder.format_call(tool, tool_format) for tool in tools)
     opener = gbnf_literal(tool_format.opener)
     if tool_format.closer:
@@ -133,8 +166,11 @@ def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat) -> str:
 class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
-    def __init__(self, dialect: _Dialect = _PYTHON) -> None:
+    def __init__(self, dialect: _Dialect = _PYTHON, spans: Sequence[str] = (),
+                 numbers: Sequence[int | float] = ()) -> None:
         self.dialect = dialect
+        self.spans = list(spans)  # what a plain string argument may be (any string when empty)
+        self.numbers = list(numbers)  # what a number argument may be (any number when empty)
         self.rules: dict[str, str] = dict(dialect.rules)
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
@@ -228,6 +264,13 @@ class _Builder:
                 return "array"
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
+        if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
+            return self._literals(self.spans, "said")
+        whole = [n for n in self.numbers if isinstance(n, int)]
+        if kind == "number" and self.numbers:
+            return self._literals(self.numbers, "said-number")
+        if kind == "integer" and whole:
+            return self._literals(whole, "said-integer")
         if isinstance(kind, str) and kind in self.dialect.rules and kind not in ("value", "key"):
             return kind
         return "value"

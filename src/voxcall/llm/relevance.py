@@ -1,0 +1,122 @@
+"""How well a request matches a tool, from words alone: evidence for a local model's call decision and for
+choosing the few tools a small model is shown.
+
+A tiny model's first-token probability of opening a call is weak evidence: SmolLM2-135M gives it to small talk
+as readily as to "Get the weather in Oslo", and withholds it from explicit requests written unlike its
+demonstrations. The words say more: a request that names what a tool does ("weather", "volume", "timer") and
+holds values for its required parameters (a number for a numeric one, one of an enum's values) is very likely
+meant for it. :func:`relevance` measures that; :func:`most_relevant` keeps the best few of many tools, in their
+declared order (so that a turn naming the same tools shares the prompt prefix of the last one).
+
+Words are lowercased, split at case changes and underscores (``getWeather``, ``get_weather``), stripped of a
+plural ``s``, and common words are ignored. Nothing here is specific to a tool or a language beyond English
+stop words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voxcall.llm.grammar import numbers
+from voxcall.tools.schema import Tool
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
+STOP_WORDS = _word_set(
+    "a an the and or but if of to in on at by for with from into about as is are was were be been being do does "
+    "did have has had i me my we our you your he she it its they them their this that these those there here what "
+    "which who whom whose when where why how can could would should will shall may might must please some any all "
+    "each few more most other such no not only own same so than too very just also get give tell let make want "
+    "need like know up down out over off again then once now hi hello hey thanks thank okay ok yes sure set turn "
+    "current find retrieve fetch check show list use call")
+"""Words too common to say which tool a request is for (verbs such as "get", "set" and "make" included: tool
+names are full of them)."""
+
+
+def words(text: str) -> list[str]:
+    """The content words of ``text``: lowercased, split at case changes, underscores and punctuation, a plural
+    ``s`` removed, stop words dropped."""
+    found = []
+    for word in _WORD.findall(text):
+        word = word.lower()
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
+            found.append(word)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Relevance:
+    """The lexical evidence that a request is meant for a tool.
+
+    ``name_hits``: content words of the tool's name the request says; ``hits``: the request's content words found
+    anywhere in the tool (name, description, parameter names and descriptions, enum values); ``values``: the
+    share of the tool's required parameters the request seems to hold a value for (1.0 when none is required).
+    """
+
+    name_hits: int
+    hits: int
+    values: float
+
+    @property
+    def score(self) -> float:
+        """One number to rank tools by: name words weigh double, and missing values halve it."""
+        return (2 * self.name_hits + self.hits) * (0.5 + 0.5 * self.values)
+
+
+def relevance(request: str, tool: Tool) -> Relevance:
+    """How well the words of ``request`` match ``tool``."""
+    said = set(words(request))
+    name = set(words(tool.name))
+    described = name | set(words(tool.description)) | _parameter_words(tool.properties)
+    return Relevance(name_hits=len(said & name), hits=len(said & described), values=_values_share(request, tool))
+
+
+def most_relevant(request: str, tools: Sequence[Tool], limit: int) -> list[Tool]:
+    """The ``limit`` tools of ``tools`` that best match ``request``, in their declared order (ties keep the
+    earlier tool); all of them when there are no more than ``limit``."""
+    if len(tools) <= limit:
+        return list(tools)
+    scores = [relevance(request, tool).score for tool in tools]
+    ranked = sorted(range(len(tools)), key=lambda i: -scores[i])[:limit]
+    return [tools[i] for i in sorted(ranked)]
+
+
+def _parameter_words(properties: Mapping[str, Any]) -> set[str]:
+    found: set[str] = set()
+    for name, schema in properties.items():
+        found.update(words(name))
+        if isinstance(schema, Mapping):
+            found.update(words(str(schema.get("description", ""))))
+            if isinstance(schema.get("enum"), list):
+                found.update(w for value in schema["enum"] for w in words(str(value)))
+    return found
+
+
+def _values_share(request: str, tool: Tool) -> float:
+    """The share of required parameters whose value the request seems to hold: a number said for a numeric
+    one, an enum value said for an enum; any other kind counts as held (a string can be anything)."""
+    required = tool.required
+    if not required:
+        return 1.0
+    said = set(words(request))
+    has_number = bool(numbers(request))
+    held = 0
+    for name in required:
+        schema = tool.properties.get(name)
+        schema = schema if isinstance(schema, Mapping) else {}
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            held += any(set(words(str(v))) & said or str(v).lower() in request.lower() for v in schema["enum"])
+        elif schema.get("type") in ("integer", "number"):
+            held += has_number
+        else:
+            held += 1
+    return held / len(required)

@@ -1,0 +1,43 @@
+"""relevance and most_relevant: the lexical evidence that a request is meant for a tool."""
+
+from __future__ import annotations
+
+from voxcall.llm.relevance import most_relevant, relevance, words
+from voxcall.tools import Tool
+
+
+def _tool(name: str, description: str, properties: dict[str, object], required: list[str]) -> Tool:
+    return Tool(name, description, {"type": "object", "properties": properties, "required": required})
+
+
+WEATHER = _tool("get_weather", "Get the weather forecast for a city.", {"city": {"type": "string"}}, ["city"])
+VOLUME = _tool("setVolume", "Set the speaker volume.", {"level": {"type": "integer"}}, ["level"])
+UNITS = _tool("convert", "Convert a length.", {"unit": {"type": "string", "enum": ["metres", "feet"]}}, ["unit"])
+
+
+def test_words_split_identifiers_drop_plurals_and_stop_words() -> None:
+    assert words("getWeather for the Cities of set_volume_levels 12") == ["weather", "citie", "volume", "level",
+                                                                            "12"]
+
+
+def test_a_request_naming_a_tool_with_its_values_is_evident() -> None:
+    found = relevance("What's the weather in Oslo?", WEATHER)
+    assert found.name_hits == 1 and found.values == 1.0
+    assert relevance("Tell me a joke.", WEATHER).hits == 0
+
+
+def test_a_numeric_or_enum_parameter_needs_its_value_said() -> None:
+    assert relevance("Volume up.", VOLUME).values == 0.0
+    assert relevance("Volume 30.", VOLUME).values == 1.0
+    assert relevance("Volume thirty.", VOLUME).values == 1.0
+    assert relevance("Convert this length.", UNITS).values == 0.0
+    assert relevance("Convert 3 metres to a length in feet.", UNITS).values == 1.0
+
+
+def test_most_relevant_keeps_the_best_in_declared_order() -> None:
+    fillers = [_tool(f"tool_{n}", "Does something else.", {}, []) for n in range(6)]
+    tools = [WEATHER, *fillers, VOLUME]
+    assert most_relevant("Set the volume to 30.", tools, 1) == [VOLUME]
+    assert most_relevant("Volume 30, and the weather in Oslo", tools, 2) == [WEATHER, VOLUME]
+    assert most_relevant("Volume 30.", tools, 2) == [WEATHER, VOLUME]  # a tie keeps the earlier tool
+    assert most_relevant("anything", tools, 8) == tools
