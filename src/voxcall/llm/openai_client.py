@@ -25,6 +25,13 @@ DEFAULT_TIMEOUT = 60.0
 LOCAL_API_KEY = "no-key"
 """Sent to non-OpenAI servers when no key is given: the user's OpenAI key must never reach a third party."""
 
+CONTEXT_LENGTH_ERRORS = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+"""Provider error codes or types saying that a request is longer than the model's context: OpenAI and
+llama-cpp-python's server send the code ``context_length_exceeded``, llama.cpp's ``llama-server`` the type
+``exceed_context_size_error``. Such a failure keeps the code ``context_length_exceeded``: voxcall does not know a
+remote model's tokenizer, so it does not fit the request to the context (the local backend does), and the client
+learns why the response failed."""
+
 _SAFE_CODE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _STATUS_CODES = {400: "bad_request", 401: "auth", 403: "auth", 404: "not_found", 408: "timeout",
                  413: "bad_request", 422: "bad_request", 429: "rate_limited"}
@@ -75,6 +82,9 @@ def to_llm_error(exc: openai.OpenAIError) -> LLMError:
         return LLMError(f"backend unavailable: {_connection_reason(exc)}", code="unavailable")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
+        if exc.code in CONTEXT_LENGTH_ERRORS or exc.type in CONTEXT_LENGTH_ERRORS:
+            return LLMError(f"backend returned HTTP {status} (context_length_exceeded): the conversation is "
+                            "longer than the model's context", code="context_length_exceeded", status=status)
         code = _STATUS_CODES.get(status, "server_error" if status >= 500 else "backend_error")
         return LLMError(f"backend returned HTTP {status}{provider_code(exc.code)}", code=code, status=status)
     if isinstance(exc, openai.APIError):  # an error event inside an otherwise successful stream
