@@ -84,7 +84,7 @@ async def test_a_60_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
 def test_the_oldest_turns_go_with_their_calls_and_outputs_and_the_prompt_fits(backend: LlamaCppBackend) -> None:
     items = [item for n in range(40) for item in weather_turn(n)] + [Message(role="user", text="And tomorrow?")]
     request = LLMRequest(items=items, instructions="You are a helpful assistant.", tools=[WEATHER])
-    fitted = backend._fit(request, [WEATHER])
+    fitted = backend._fit(request, [WEATHER], "")
     assert 0 < fitted.dropped_turns < 40 and fitted.turns == 41
     assert len(fitted.tokens) <= N_CTX - backend.max_output_tokens
     conversation = fitted.messages[1 + len(demo_messages([WEATHER], with_plain=True)):]
@@ -98,10 +98,10 @@ def test_the_oldest_turns_go_with_their_calls_and_outputs_and_the_prompt_fits(ba
 def test_a_long_latest_turn_pushes_out_the_demonstrations(backend: LlamaCppBackend) -> None:
     """The latest turn with the demonstrations does not fit: they go, and the earlier turn, which then fits,
     stays."""
-    question = "Please read this carefully. " * 100 + "What is the weather in Oslo?"
+    question = "Please read this carefully. " * 90 + "What is the weather in Oslo?"  # with demonstrations: too long
     request = LLMRequest(items=[*weather_turn(1), Message(role="user", text=question)],
                          instructions="You are a helpful assistant.", tools=[WEATHER])
-    fitted = backend._fit(request, [WEATHER])
+    fitted = backend._fit(request, [WEATHER], "")
     assert fitted.dropped_demos and fitted.dropped_turns == 0
     assert len(fitted.tokens) <= N_CTX - backend.max_output_tokens
     assert [m.role for m in fitted.messages] == ["system", "user", "assistant", "user", "assistant", "user"]
@@ -123,5 +123,5 @@ def test_the_warm_prefix_of_a_fitted_conversation_opens_the_next_prompt(backend:
     after = [*before, Message(role="user", text="And tomorrow?")]
     prefix = backend._prefix(LLMRequest(items=before, tools=[WEATHER]))
     prompt = backend._plan(LLMRequest(items=after, tools=[WEATHER]), [WEATHER]).prompt
-    assert backend._fit(LLMRequest(items=after, tools=[WEATHER]), [WEATHER]).dropped_turns > 0
+    assert backend._fit(LLMRequest(items=after, tools=[WEATHER]), [WEATHER], "").dropped_turns > 0
     assert prompt[:len(prefix)] == prefix

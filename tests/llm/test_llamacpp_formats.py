@@ -94,7 +94,7 @@ def test_the_template_renders_tools_calls_and_results(backend: LlamaCppBackend) 
                                 FunctionCallItem("call_1", "get_weather", '{"city": "Oslo"}'),
                                 FunctionOutputItem("call_1", "12 C and rain")],
                          instructions="Be brief.", tools=TOOLS)
-    prompt = backend._render(backend._messages(request, TOOLS), add_generation_prompt=True, offered=TOOLS)
+    prompt = backend._render(backend._fit(request, TOOLS, "").messages, add_generation_prompt=True, offered=TOOLS)
     assert prompt.startswith("<|im_start|>system\nBe brief.") and "# Tools" in prompt
     assert '{"type": "function", "function": {"name": "get_weather"' in prompt
     assert '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>' in prompt
