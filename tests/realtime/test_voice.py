@@ -62,7 +62,8 @@ async def test_spoken_question_to_tool_call_to_spoken_answer(voice: Voice) -> No
         assert started["item_id"] == stopped["item_id"]
         assert 0 <= started["audio_start_ms"] < stopped["audio_end_ms"]
         done = await h.wait("conversation.item.input_audio_transcription.completed", timeout=30)
-        assert "weather" in done["transcript"].lower() and "paris" in done["transcript"].lower()
+        heard_question = done["transcript"].lower()  # tiny.en hears piper's "Paris" as "pairs" now and then
+        assert "weather" in heard_question and ("paris" in heard_question or "pairs" in heard_question)
         call = await h.wait("response.function_call_arguments.done", timeout=30)
         assert "weather" in backend.requests[0].items[-1].text.lower()  # the model read the transcript
         first = await h.wait("response.done", timeout=30)

@@ -69,6 +69,17 @@ def installed_models() -> list[str]:
     return [name for name, model in MODELS.items() if model.installed]
 
 
+def named_folder(folder: Path) -> str | None:
+    """The installed catalog model kept whole in ``folder`` (the packaged tiny.en's own path), if any: so that a
+    model named by its folder is the same model as by its name."""
+    target = folder.resolve()
+    for name, model in MODELS.items():
+        whole = model.installed and len(model.packages) == 1
+        if whole and package_file(model.packages[0], model.folder).resolve() == target:
+            return name
+    return None
+
+
 def model_source(name: str) -> ModelSource:
     """The files of the installed model ``name``; :class:`SpeechModelError` naming the extra when it is missing."""
     model = MODELS.get(name)

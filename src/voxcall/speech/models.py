@@ -35,11 +35,13 @@ def _cached(kind: str, path: Path | str | None, load: Callable[[], _T]) -> _T:
 def get_whisper(model: str | Path | None = None) -> WhisperSTT:
     """The shared :class:`~voxcall.speech.stt.WhisperSTT` for ``model``: a name of :mod:`voxcall.speech.catalog`
     or a model folder (default: the packaged tiny.en)."""
-    from voxcall.speech.catalog import DEFAULT_MODEL
+    from voxcall.speech.catalog import DEFAULT_MODEL, named_folder
     from voxcall.speech.stt import WhisperSTT, is_model_path
 
     chosen = DEFAULT_MODEL if model is None else model
-    key = Path(chosen) if is_model_path(chosen) else str(chosen)
+    key: str | Path = str(chosen)
+    if is_model_path(chosen):
+        key = named_folder(Path(chosen)) or Path(chosen)
     return _cached("whisper", key, lambda: WhisperSTT(key))
 
 
