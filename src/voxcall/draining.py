@@ -5,9 +5,9 @@ once, waiting for the connections and their handlers to end (at most ``timeout_g
 the app's lifespan shutdown. :class:`DrainingServer` first drains the sessions
 (:meth:`~voxcall.realtime.admission.Admission.drain`) while it still listens, so that a new connection and a
 health check get a 503 rather than a refused connection, and running responses may finish; by the time uvicorn's
-own shutdown runs, every session has been closed with code 1001 and uvicorn only waits for the handlers to end
-and stops the MCP servers (lifespan). A second stop signal ends the grace period at once; a second Ctrl-C also
-makes uvicorn skip its waiting, as it always does.
+own shutdown runs, every session has been closed (code 1001, or 1012 for a replica) and uvicorn only waits for
+the handlers to end and stops the MCP servers (lifespan). A second stop signal ends the grace period at once; a
+second Ctrl-C also makes uvicorn skip its waiting, as it always does.
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     with startup.step(f"{settings.llm} LLM") as step:
         backend = build_backend(settings)
         step.name = backend.name
-    admission = Admission(settings.max_sessions, settings.max_sessions_per_key)
+    admission = Admission(settings.max_sessions, settings.max_sessions_per_key, settings.shutdown_close_code)
     return Server(settings, create_app(settings, backend, voice=voice, admission=admission), backend, voice,
                   admission)
 
@@ -207,7 +207,7 @@ def run_server(server: Server) -> None:
     """Serve ``server`` with uvicorn until it is stopped (Ctrl-C, SIGTERM), then close its backend.
 
     A stop drains the sessions first: new connections are refused (503), running responses get ``shutdown_grace``
-    seconds to finish, every session is closed with code 1001; then uvicorn shuts down (waiting at most
+    seconds to finish, every session is closed with ``shutdown_close_code``; then uvicorn shuts down (waiting at most
     :data:`CLOSE_TIMEOUT` for the connections to end) and stops the MCP servers."""
     import uvicorn
 

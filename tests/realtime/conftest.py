@@ -40,7 +40,8 @@ class Server:
     """A uvicorn server running in the test's event loop."""
 
     def __init__(self, settings: ServerSettings, backend: LLMBackend) -> None:
-        self.admission = Admission(settings.max_sessions, settings.max_sessions_per_key)
+        self.admission = Admission(settings.max_sessions, settings.max_sessions_per_key,
+                                   settings.shutdown_close_code)
         self.app = create_app(settings, backend, admission=self.admission)
         self.backend = backend
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 from typing import Any, cast
 
 import httpx2 as httpx
@@ -20,7 +21,7 @@ from starlette.types import Message
 
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.admission import GOING_AWAY, RETRY_AFTER_SECONDS, Admission, Refusal, Seat
+from voxcall.realtime.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SERVICE_RESTART, Admission, Refusal, Seat
 from voxcall.realtime.app import create_app
 
 from .conftest import SCRIPT, Server, ServerFactory
@@ -229,6 +230,38 @@ async def test_a_drain_lets_the_running_response_finish_then_closes_with_1001(ma
         assert code == GOING_AWAY
         await asyncio.wait_for(draining, 10)
     await until_sessions(server, 0)
+
+
+async def test_a_replica_drains_with_1012_and_healthz_names_the_process(make_server: ServerFactory) -> None:
+    server = await make_server(backend=ScriptedBackend(DRAIN_SCRIPT, token_delay=0.05), session={"prefetch": False},
+                               shutdown_close_code=SERVICE_RESTART)
+    serving = (await health(server)).json()
+    assert (serving["pid"], serving["draining"], serving["sessions"]) == (os.getpid(), False, 0)
+    async with websockets.connect(url(server)) as busy:
+        assert json.loads(await busy.recv())["type"] == "session.created"
+        await busy.send(json.dumps({"type": "conversation.item.create", "item": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "tell me"}]}}))
+        await busy.send(json.dumps({"type": "response.create"}))
+        while json.loads(await busy.recv())["type"] != "response.output_text.delta":
+            pass
+        draining = asyncio.create_task(server.admission.drain(30))
+        await asyncio.sleep(0)
+        drained = await health(server)
+        assert drained.status_code == 503
+        assert (drained.json()["pid"], drained.json()["draining"], drained.json()["sessions"]) == (os.getpid(), True, 1)
+        seen = []
+        with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+            while True:
+                seen.append(json.loads(await busy.recv())["type"])
+        assert "response.done" in seen
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (SERVICE_RESTART, "server restarting: reconnect")
+        await asyncio.wait_for(draining, 10)
+
+
+def test_admission_refuses_a_close_code_a_drain_cannot_use() -> None:
+    with pytest.raises(ValueError, match="close_code"):
+        Admission(1, 1, close_code=1000)
 
 
 async def test_a_drain_cuts_off_a_response_at_the_end_of_its_grace(make_server: ServerFactory) -> None:

@@ -6,7 +6,8 @@ storm of connections can never get past them: each connection gets a :class:`Sea
 connection ends, however it ends) or a :class:`Refusal`, which the app answers with an HTTP error before the
 WebSocket upgrade. :meth:`Admission.drain` is the graceful stop: no new seats; the response each session is
 running may finish until the grace period ends (a session with none is closed at once); then every connection
-is closed with code 1001.
+is closed with the close code of the ``shutdown_close_code`` setting: 1001 (going away) for a server that stops,
+1012 (service restart) for a replica behind a load balancer, whose clients reconnect through it to another one.
 """
 
 from __future__ import annotations
@@ -30,10 +31,16 @@ RETRY_AFTER_SECONDS = 5
 """The ``Retry-After`` of a refusal: when a client refused for capacity (or a stopping server) may try again."""
 
 GOING_AWAY = 1001
-"""The WebSocket close code of a session the stopping server ends."""
+"""The WebSocket close code of a session the stopping server ends (unless told otherwise: :data:`CLOSE_REASONS`)."""
 
 SHUTTING_DOWN = "server shutting down"
 """The close reason that goes with :data:`GOING_AWAY`."""
+
+SERVICE_RESTART = 1012
+"""The close code of a session a stopping replica ends: the service goes on elsewhere, reconnect."""
+
+CLOSE_REASONS = {GOING_AWAY: SHUTTING_DOWN, SERVICE_RESTART: "server restarting: reconnect"}
+"""The close codes a drain may end sessions with (``shutdown_close_code``), with their reasons."""
 
 CLOSE_FRAME_TIMEOUT = 5
 """Seconds a drain waits to send a connection its close frame (a client that stopped reading holds it up); past
@@ -67,7 +74,7 @@ class Seat:
 
     def occupy(self, session: Session, websocket: WebSocket) -> bool:
         """Attach the accepted connection's ``session`` so that a drain can end it; False when the server began
-        to stop while the connection was being accepted (the caller then closes it with :data:`GOING_AWAY`)."""
+        to stop while the connection was being accepted (the caller then closes it with :meth:`Admission.close`)."""
         if self._admission.draining:
             return False
         self.session, self.websocket = session, websocket
@@ -84,11 +91,15 @@ class Seat:
 class Admission:
     """The process's session limits, the seats taken, and the drain at shutdown."""
 
-    def __init__(self, max_sessions: int, max_sessions_per_key: int) -> None:
+    def __init__(self, max_sessions: int, max_sessions_per_key: int, close_code: int = GOING_AWAY) -> None:
         """``max_sessions``: seats in all; ``max_sessions_per_key``: seats one client key may hold (keys are only
-        counted when the app passes one, that is when client keys are configured)."""
+        counted when the app passes one, that is when client keys are configured); ``close_code``: what a drain
+        closes the sessions with, one of :data:`CLOSE_REASONS`."""
+        if close_code not in CLOSE_REASONS:
+            raise ValueError(f"close_code must be one of {sorted(CLOSE_REASONS)}, not {close_code}")
         self.max_sessions = max_sessions
         self.max_sessions_per_key = max_sessions_per_key
+        self.close_code = close_code
         self.draining = False
         self._seats: set[Seat] = set()
         self._per_key: Counter[str] = Counter()
@@ -130,7 +141,7 @@ class Admission:
 
     async def drain(self, grace: float) -> None:
         """Stop admitting; give each session's running response up to ``grace`` seconds (or until :meth:`hurry`)
-        to finish; close every connection with :data:`GOING_AWAY`. Returns once every close frame is sent (or
+        to finish; close every connection with :attr:`close_code`. Returns once every close frame is sent (or
         given up on)."""
         self.draining = True
         log.info("draining %d session(s): running responses get up to %g s", len(self._seats), grace)
@@ -154,4 +165,8 @@ class Admission:
         # the client may have left meanwhile, or stopped reading
         with contextlib.suppress(WebSocketDisconnect, RuntimeError, TimeoutError):
             async with asyncio.timeout(CLOSE_FRAME_TIMEOUT):
-                await websocket.close(code=GOING_AWAY, reason=SHUTTING_DOWN)
+                await self.close(websocket)
+
+    async def close(self, websocket: WebSocket) -> None:
+        """Close ``websocket`` as the drain does: with :attr:`close_code` and its reason."""
+        await websocket.close(code=self.close_code, reason=CLOSE_REASONS[self.close_code])

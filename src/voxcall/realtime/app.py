@@ -7,7 +7,8 @@ conversation and a few tasks. When client API keys are configured, a connection 
 (``Authorization: Bearer KEY``, or the browser subprotocol ``openai-insecure-api-key.KEY``) or is refused
 before the WebSocket is accepted; ``/metrics`` then needs one too (``Authorization: Bearer KEY``). Past the
 session limits (:mod:`voxcall.realtime.admission`) a connection is refused with an HTTP error before the upgrade
-too; while the server drains, ``/healthz`` answers 503.
+too; while the server drains, ``/healthz`` answers 503. ``/healthz`` names the process (``pid``) and counts its
+sessions, so that behind a load balancer each replica can be told apart and watched.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,7 +30,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voxcall import __version__
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend
-from voxcall.realtime.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SHUTTING_DOWN, Admission, Refusal
+from voxcall.realtime.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 from voxcall.realtime.metrics import CONTENT_TYPE, Metrics
 from voxcall.realtime.prefetch import SpeculationSlots
@@ -51,7 +53,8 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
     servers stopped when it stops). ``admission`` keeps the session limits and drains the sessions when the
     server stops (default: one with the settings' limits)."""
     keys = settings.client_keys()
-    admission = admission or Admission(settings.max_sessions, settings.max_sessions_per_key)
+    admission = admission or Admission(settings.max_sessions, settings.max_sessions_per_key,
+                                       settings.shutdown_close_code)
     tools: dict[str, Toolbox | None] = {"box": toolbox}
 
     @contextlib.asynccontextmanager
@@ -104,7 +107,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             metrics.sessions_active.inc()
             try:
                 if not seat.occupy(session, ws):  # the server began to stop during the handshake
-                    await ws.close(code=GOING_AWAY, reason=SHUTTING_DOWN)
+                    await admission.close(ws)
                     return
                 await session.start()
                 while True:
@@ -121,6 +124,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
 
     async def healthz(request: Request) -> JSONResponse:
         body: dict[str, Any] = {"status": "draining" if admission.draining else "ok", "version": __version__,
+                                "pid": os.getpid(), "draining": admission.draining,
                                 "backend": backend.name, "speech": voice is not None,
                                 "sessions": admission.active, "max_sessions": admission.max_sessions,
                                 "speculation": dataclasses.asdict(slots.stats)}
