@@ -2,7 +2,7 @@
 
 :class:`Voice` holds the server's speech-to-text model, its default text-to-speech voice and the voice-activity model;
 each session gets cheap per-stream state from it (a turn detector), never a model copy. A session may speak with
-another voice of the server's :class:`~voxcall.speech.voices.VoiceCatalog`, loaded when first used. A session may hear with
+another voice of the server's :class:`~voxcall.speech.voices.VoiceCatalog`, loaded when first used, and hear with
 another installed Whisper model (:mod:`voxcall.realtime.hearing`): it is loaded on its first turn, in the worker
 thread, and shared from then on. Blocking inference runs in worker threads.
 """

@@ -179,9 +179,11 @@ class VoiceCatalog:
 
     def listing(self) -> list[VoiceInfo]:
         """Every voice: the Piper ones (the packaged one first), then espeak-ng's."""
-        infos = [VoiceInfo(name, self.language(name) or "?", str(path) if path is not None else self._packaged_source())
+        infos = [VoiceInfo(name, self.language(name) or "?",
+                           str(path) if path is not None else self._packaged_source())
                  for name, path in self._paths.items()]
-        infos += [VoiceInfo(f"{ESPEAK_PREFIX}{voice}", language, "espeak-ng") for voice, language in espeak_voices().items()]
+        infos += [VoiceInfo(f"{ESPEAK_PREFIX}{voice}", language, "espeak-ng")
+                  for voice, language in espeak_voices().items()]
         return infos
 
     def _packaged(self) -> Path:
