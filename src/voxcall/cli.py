@@ -169,8 +169,8 @@ def serve(
         "CTranslate2 Whisper folder; default: the packaged tiny.en.",
     )] = None,
     tts_voice: Annotated[Path | None, typer.Option(
-        help="Piper voice (.onnx, with its .onnx.json beside it); default: the packaged en_US joe medium, else "
-        "espeak-ng if it is on PATH.",
+        help="Default Piper voice (.onnx, with its .onnx.json beside it); default: the packaged en_US joe medium, "
+        "else espeak-ng if it is on PATH. `voxcall voices` lists the voices sessions may choose.",
     )] = None,
     config: ConfigOption = None,
     api_key_file: Annotated[Path | None, typer.Option(
@@ -256,6 +256,23 @@ def show_config(**flags: Any) -> None:
         _fail(str(exc))
     settings = settings.model_copy(update={"llm": resolve_kind(settings.llm, settings.model)})
     typer.echo(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True, width=120), nl=False)
+
+
+@app.command()
+def voices(config: ConfigOption = None) -> None:
+    """List the voices sessions may choose with audio.output.voice: name, language, source (a Piper .onnx file, or
+    espeak-ng). The packaged Piper voice is joe; more come from speech.voices in the config file."""
+    from voxcall.speech import SpeechModelError
+    from voxcall.speech.voices import VoiceCatalog
+
+    try:
+        speech = _load({"config": config}).speech
+        catalog = VoiceCatalog.configured(speech.voices, speech.tts_voice)
+    except (ConfigError, SpeechModelError) as exc:
+        _fail(str(exc))
+    for voice in catalog.listing():
+        default = " (default)" if voice.name == catalog.default else ""
+        typer.echo(f"{voice.name + default:<28} {voice.language:<4} {voice.source}")
 
 
 def _load(flags: Mapping[str, Any]) -> ServerSettings:

@@ -137,8 +137,13 @@ class SpeechSettings(BaseModel):
     """Whisper model: an installed one by name (``tiny.en``, ``base`` with the ``[multilingual]`` extra) or a
     CTranslate2 Whisper folder; None: the packaged tiny.en. Sessions may choose another installed one."""
     tts_voice: Path | None = None
-    """Piper voice (``.onnx``, its ``.onnx.json`` beside it); None: the packaged en_US joe medium, or espeak-ng when
-    that is not installed and espeak-ng is on ``PATH``."""
+    """The default Piper voice (``.onnx``, its ``.onnx.json`` beside it; named by its ``voices`` entry, else its file
+    stem); None: the packaged en_US joe medium (``joe``), or espeak-ng when that is not installed and espeak-ng is
+    on ``PATH``."""
+    voices: dict[str, Path] = Field(default_factory=dict)
+    """More Piper voices sessions may choose by name (``audio.output.voice``): ``{name: path to .onnx}``, each
+    loaded on first use. ``joe`` (the packaged voice) and espeak-ng's voices (``espeak:es`` …) are always there;
+    ``voxcall voices`` lists them all."""
 
 
 class ToolsSettings(BaseModel):

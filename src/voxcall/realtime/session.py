@@ -68,6 +68,7 @@ from voxcall.realtime.settings import (
 from voxcall.realtime.timing import HeardTurn, ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import Voice
+from voxcall.speech.tts import TTS
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +100,9 @@ class Session:
         self.backend = backend
         self.voice = voice
         self.voice_gain = 1.0  # the assistant's volume; the volume tools drive it
-        self._speech = (ServerSpeech(speaks=True, models=voice.models, stt_model=voice.stt.name) if voice
-                        else ServerSpeech())
-        self.settings = SessionSettings(instructions=options.instructions,
+        self._speech = (ServerSpeech(speaks=True, voices=voice.voices, models=voice.models, stt_model=voice.stt.name)
+                        if voice else ServerSpeech())
+        self.settings = SessionSettings(instructions=options.instructions, voice=self._speech.voices.default,
                                         output_modalities=["audio"] if voice else ["text"],
                                         audio_input=options.audio_input)
         self.conversation = Conversation()
@@ -390,7 +391,7 @@ class Session:
                                 metadata=metadata, output_format=settings.output_format, speed=settings.speed)
         return ResponseRun(ResponseInputs(
             self.backend, self._request(settings, context), params, history, emit, llm_timeout=self.options.llm_timeout,
-            tts=self.voice.tts if self.voice else None, gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
+            tts=self._speaking(settings), gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming(),
             repair_calls=self.options.repair_tool_calls,
             playback=self.playback))
@@ -403,6 +404,13 @@ class Session:
                           tool_choice=settings.tool_choice, max_output_tokens=settings.max_output_tokens,
                           temperature=settings.temperature, voice=settings.audio_out,
                           parallel_tool_calls=settings.parallel_tool_calls)
+
+    def _speaking(self, settings: SessionSettings) -> TTS | None:
+        """The voice ``settings`` speak with (see :meth:`Voice.speaking`); None: the server does not speak."""
+        if self.voice is None:
+            return None
+        hearing = self._hearing()
+        return self.voice.speaking(settings.voice, hearing.language if hearing is not None else None)
 
     def _hearing(self) -> Hearing | None:
         """How the session's audio is heard (checked when it was set: it cannot fail here)."""

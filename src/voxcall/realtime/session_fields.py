@@ -18,8 +18,9 @@ Every field of the GA session object is honoured (:mod:`voxcall.realtime.setting
                                        language (and each of ``languages``) refused unless the model knows it;
                                        ``prompt``, ``keywords``, ``delay`` warned; null warned (voxcall must
                                        transcribe to understand, so transcripts keep coming)
-``audio.output.voice``                 mapped: every OpenAI voice name speaks with the server's voice (warned when
-                                       it is not that voice's name); a custom voice ``{id}`` or another name refused
+``audio.output.voice``                 a voice of the server (:mod:`voxcall.speech.voices`) honoured; an OpenAI
+                                       voice name warned and spoken by the default voice for the session's
+                                       language; a custom voice ``{id}`` or another name refused
 ====================================  ==========================================================================
 """
 
@@ -31,11 +32,12 @@ from typing import Any
 
 from voxcall.realtime.hearing import OPENAI_TRANSCRIPTION_MODELS, choose_hearing
 from voxcall.realtime.protocol import Event, ProtocolError, event
+from voxcall.speech.voices import VoiceCatalog
 
 __all__ = ["OPENAI_VOICES", "SettingWarning", "review_fields"]
 
 OPENAI_VOICES = frozenset({"alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse", "marin", "cedar"})
-"""The voice names of the OpenAI Realtime API; voxcall speaks each with the one voice it has."""
+"""The voice names of the OpenAI Realtime API; voxcall speaks each with its default voice (for the language)."""
 
 _WARNED = {
     "model": "the server's operator chooses the model; this one is not used",
@@ -61,11 +63,11 @@ class SettingWarning:
         return event("voxcall.session.warning", param=self.param, message=self.message)
 
 
-def review_fields(data: dict[str, Any], *, where: str, voice: str, models: Mapping[str, frozenset[str]],
+def review_fields(data: dict[str, Any], *, where: str, voices: VoiceCatalog, models: Mapping[str, frozenset[str]],
                   stt_model: str) -> list[SettingWarning]:
     """Refuse (``ProtocolError``) or warn about the fields of GA-shaped settings ``data`` voxcall cannot honour.
 
-    ``voice`` is the server's voice name; ``models`` the speech-to-text models sessions may choose (name → the
+    ``voices`` are the server's voices; ``models`` the speech-to-text models sessions may choose (name → the
     languages it understands), ``stt_model`` the server's own.
     """
     warnings = [SettingWarning(f"{where}{key}", message) for key, message in _WARNED.items()
@@ -84,7 +86,7 @@ def review_fields(data: dict[str, Any], *, where: str, voice: str, models: Mappi
         warnings += _transcription(heard["transcription"], f"{where}audio.input.transcription", models, stt_model)
     spoken = _section(audio, "output")
     if spoken.get("voice") is not None:
-        warnings += _voice(spoken["voice"], f"{where}audio.output.voice", voice)
+        warnings += _voice(spoken["voice"], f"{where}audio.output.voice", voices)
     return warnings
 
 
@@ -134,11 +136,13 @@ def _transcription(value: Any, param: str, models: Mapping[str, frozenset[str]],
     return warnings
 
 
-def _voice(value: Any, param: str, server_voice: str) -> list[SettingWarning]:
-    if value == server_voice:
+def _voice(value: Any, param: str, voices: VoiceCatalog) -> list[SettingWarning]:
+    if isinstance(value, str) and voices.knows(value):
         return []
     if isinstance(value, str) and value in OPENAI_VOICES:
-        return [SettingWarning(param, f"voxcall speaks with its own voice {server_voice!r} for {value!r}")]
-    raise ProtocolError(f"'{param}': voxcall speaks with the voice {server_voice!r}; use that name or one of the "
-                        f"OpenAI voice names ({', '.join(sorted(OPENAI_VOICES))})", code="unsupported_value",
+        return [SettingWarning(param, f"voxcall has no voice {value!r}: the session speaks with the server's default "
+                                      f"voice {voices.default!r} (or its voice for the session's language)")]
+    shown = value if isinstance(value, str) else value.get("id") if isinstance(value, dict) else value
+    raise ProtocolError(f"'{param}': {voices.unknown_message(str(shown))} (OpenAI's voice names, "
+                        f"{', '.join(sorted(OPENAI_VOICES))}, speak with the default)", code="unsupported_value",
                         param=param)

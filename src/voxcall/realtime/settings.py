@@ -22,6 +22,7 @@ from voxcall.audio.formats import PCM24K, AudioFormat, AudioFormatError, parse_f
 from voxcall.realtime.protocol import ProtocolError
 from voxcall.realtime.session_fields import SettingWarning, review_fields
 from voxcall.realtime.turn_detection import TurnDetection, parse_turn_detection
+from voxcall.speech.voices import PACKAGED_VOICE, VoiceCatalog
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
 from voxcall.tools.names import TOOL_NAME_PATTERN
@@ -29,8 +30,8 @@ from voxcall.tools.names import TOOL_NAME_PATTERN
 __all__ = ["DEFAULT_VOICE", "ServerSpeech", "SessionSettings", "TurnDetection", "only_metadata", "parse_metadata",
            "read_settings", "response_settings"]
 
-DEFAULT_VOICE = "joe"
-"""The name of the server's voice (the embedded Piper voice)."""
+DEFAULT_VOICE = PACKAGED_VOICE
+"""The name of the server's default voice unless its operator chose another (the embedded Piper voice)."""
 
 _MAX_TOKENS = 1_000_000
 _MAX_METADATA = 16
@@ -51,7 +52,7 @@ class ServerSpeech:
     """What the server's speech models can do, which decides the audio settings a client may ask for."""
 
     speaks: bool = False  # a text-to-speech voice is loaded: audio output is possible
-    voice: str = DEFAULT_VOICE  # the name of that voice
+    voices: VoiceCatalog = field(default_factory=lambda: VoiceCatalog({}))  # the voices a session may name
     models: Mapping[str, frozenset[str]] = field(default_factory=lambda: {"tiny.en": frozenset({"en"})})
     """The speech-to-text models a session may choose, by name, with the languages each understands."""
     stt_model: str = "tiny.en"  # the server's own (the one a session that names none hears with)
@@ -71,7 +72,7 @@ class SessionSettings:
     output_format: AudioFormat = PCM24K
     turn_detection: TurnDetection | None = field(default_factory=TurnDetection)
     transcription: dict[str, Any] | None = None  # as the client set it: language checked, the rest warned
-    voice: str = DEFAULT_VOICE  # as the client named it; every accepted name speaks with the server's voice
+    voice: str = DEFAULT_VOICE  # as the client named it: a voice of the server, or an OpenAI name (the default)
     speed: float = 1.0  # speaking rate, 0.25 to 1.5 (the TTS stretches or shortens its phonemes)
     parallel_tool_calls: bool = True  # False: at most one tool call per response
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)  # {type: "mcp", ...} tools, as the client sent
@@ -143,7 +144,7 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
         new.temperature = parse_temperature(data["temperature"], where=f"{where}temperature")
     if data.get("parallel_tool_calls") is not None:
         new.parallel_tool_calls = _typed(data, "parallel_tool_calls", bool, where)
-    warnings = review_fields(data, where=where, voice=speech.voice, models=speech.models, stt_model=speech.stt_model)
+    warnings = review_fields(data, where=where, voices=speech.voices, models=speech.models, stt_model=speech.stt_model)
     return _apply_audio(new, data.get("audio"), where), muted + warnings
 
 

@@ -1,7 +1,8 @@
 """The speech models a server shares between all its sessions.
 
-:class:`Voice` holds the server's speech-to-text model, one text-to-speech voice and the voice-activity model;
-each session gets cheap per-stream state from it (a turn detector), never a model copy. A session may hear with
+:class:`Voice` holds the server's speech-to-text model, its default text-to-speech voice and the voice-activity model;
+each session gets cheap per-stream state from it (a turn detector), never a model copy. A session may speak with
+another voice of the server's :class:`~voxcall.speech.voices.VoiceCatalog`, loaded when first used, and hear with
 another installed Whisper model (:mod:`voxcall.realtime.hearing`): it is loaded on its first turn, in the worker
 thread, and shared from then on. Blocking inference runs in worker threads.
 """
@@ -21,6 +22,7 @@ from voxcall.speech.models import get_whisper
 from voxcall.speech.stt import Transcript, WhisperSTT
 from voxcall.speech.tts import TTS
 from voxcall.speech.vad import VAD
+from voxcall.speech.voices import LazyVoice, VoiceCatalog
 
 PCM = npt.NDArray[np.int16]
 RATE = 16_000
@@ -29,11 +31,13 @@ RATE = 16_000
 
 @dataclass
 class Voice:
-    """Shared speech models: ``stt`` (16 kHz in, text out), ``tts`` and a factory of per-stream VAD state."""
+    """Shared speech models: ``stt`` (16 kHz in, text out), ``tts`` (the default voice, ``voices.default``, loaded)
+    and a factory of per-stream VAD state; the other ``voices`` load when a session first speaks with them."""
 
     stt: WhisperSTT
     tts: TTS
     vad: Callable[[], VAD]
+    voices: VoiceCatalog = field(default_factory=lambda: VoiceCatalog({}))
     models: dict[str, frozenset[str]] = field(init=False)
     """The Whisper models sessions may choose, by name, with the languages each transcribes (the server's first)."""
 
@@ -47,6 +51,13 @@ class Voice:
     def hearing(self) -> Hearing:
         """How a session that asks for nothing is heard."""
         return Hearing(self.stt.name)
+
+    def speaking(self, name: str, language: str | None) -> TTS:
+        """The voice a session speaks with: the one named ``name`` when that is a voice here other than the default,
+        else the voice for the ``language`` it is heard in (:meth:`VoiceCatalog.for_language`)."""
+        chosen = (name if name != self.voices.default and self.voices.knows(name)
+                  else self.voices.for_language(language))
+        return self.tts if chosen == self.voices.default else LazyVoice(self.voices, chosen)
 
     async def transcribe(self, pcm: PCM, hearing: Hearing | None = None) -> Transcript:
         """Speech to text in a worker thread (the model serialises concurrent calls)."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 if TYPE_CHECKING:
     from voxcall.speech.stt import WhisperSTT
-    from voxcall.speech.tts import PiperTTS
+    from voxcall.speech.tts import EspeakTTS, PiperTTS
     from voxcall.speech.vad import SileroModel
 
 _T = TypeVar("_T")
@@ -58,3 +58,10 @@ def get_piper(voice: str | Path | None = None) -> PiperTTS:
 
     path = Path(voice) if voice is not None else default_voice_path()
     return _cached("piper", path, lambda: PiperTTS(path))
+
+
+def get_espeak(voice: str) -> EspeakTTS:
+    """The shared :class:`~voxcall.speech.tts.EspeakTTS` speaking with espeak-ng's ``voice`` (``es``, ``en-us`` …)."""
+    from voxcall.speech.tts import EspeakTTS
+
+    return _cached("espeak", voice, lambda: EspeakTTS(voice))
