@@ -11,6 +11,7 @@ import pytest
 import uvicorn
 from openai import AsyncOpenAI
 
+from tests.llm.fake_server import FakeServer
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend, ScriptedBackend
 from voxcall.realtime.admission import Admission
@@ -91,3 +92,12 @@ async def make_server() -> AsyncIterator[ServerFactory]:
 
     async with stack:
         yield make
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeServer]:
+    """A real OpenAI-compatible HTTP server that answers with the replies a test queues."""
+    fake = FakeServer()
+    await fake.start()
+    yield fake
+    await fake.stop()

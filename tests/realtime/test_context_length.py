@@ -7,8 +7,6 @@ tests/llm/test_llamacpp_context.py); the provider's refusal must reach the clien
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from tests.llm.fake_server import FakeServer, Reply, chat_sse
@@ -20,14 +18,6 @@ OPENAI_REFUSAL = (b'{"error": {"message": "This model\'s maximum context length 
                   b'"code": "context_length_exceeded"}}')
 LLAMA_SERVER_REFUSAL = (b'{"error": {"code": 400, "message": "the request exceeds the available context size", '
                         b'"type": "exceed_context_size_error", "n_prompt_tokens": 9000, "n_ctx": 8192}}')
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    fake = FakeServer()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.mark.parametrize("refusal", [OPENAI_REFUSAL, LLAMA_SERVER_REFUSAL], ids=["openai", "llama-server"])

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import io
 import wave
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -20,14 +19,6 @@ from voxcall.server import build_backend
 
 from .harness import ControlledBackend, Harness
 from .test_heard_audio import CHUNK_MS, CountingSTT, GatedSTT, fake_voice, silence, tone
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    fake = FakeServer()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def hearing(server: FakeServer) -> OpenAIChatBackend:

@@ -5,7 +5,6 @@ while a hidden follow-up runs), and bad or oversized images refused."""
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -19,14 +18,6 @@ from voxcall.realtime.images import UNSEEN_IMAGE
 from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 PNG = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(64)).decode()
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    fake = FakeServer()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def image_message(url: str = PNG, words: str = "What is this?") -> dict[str, Any]:

@@ -4,7 +4,6 @@ voxcall's own call ids whatever the provider numbers, and calls the tools do not
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -16,14 +15,6 @@ from voxcall.llm import LLMBackend, OpenAIChatBackend, OpenAIResponsesBackend
 
 from .harness import WEATHER, Harness
 from .test_server_tools import make_toolbox
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    fake = FakeServer()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 def chat(server: FakeServer) -> OpenAIChatBackend:
