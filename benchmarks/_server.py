@@ -113,8 +113,7 @@ class ServerProcess:
 
     def cpu_seconds(self) -> float:
         """CPU time (user + system) the server process has used so far."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.pid)
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + _START_TIMEOUT_S
@@ -192,6 +191,12 @@ class VoxcallServe:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_bytes(pid: int) -> int | None:

@@ -14,6 +14,11 @@ streaming silence until the answer is done. The sets (``voice_set.py``):
 - **server tool**: a second server started with ``tools: {builtin: [calculator]}``; spoken arithmetic; tool result
   → first audio of the words that follow.
 
+``--live-cost N`` measures instead what live transcription (partial transcripts while the user speaks,
+``session.live_transcript_ms``) costs: two servers side by side, one with it on (the default) and one with
+``live_transcript_ms: 0``, each request said to both in turn; per server, end of speech → transcript and → first
+audio, partial transcripts received, and the server's CPU seconds per session.
+
 **End of speech** is the wall time at which the chunk holding the utterance's last speech sample was sent (this
 process's clock); the server's ``speech_stopped.audio_end_ms`` is recorded beside it. Per-stage figures come from the
 server's ``voxcall.response.timing`` event when it sends one, else from the protocol events. Also printed: word error
@@ -21,6 +26,7 @@ rate of the transcripts per voice, discarded hidden responses (``/healthz`` spec
 server's peak memory (``VmHWM``), and each target PASS/MISS.
 
     python benchmarks/bench_voice.py [--requests 20] [--llm scripted|default] [--quick] [--url ws://…/v1/realtime]
+    python benchmarks/bench_voice.py --live-cost 10 [--llm scripted]
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from _server import VoxcallServe, http_base, peak_rss_bytes, percentile, verdict
+from _server import VoxcallServe, cpu_seconds, http_base, peak_rss_bytes, percentile, verdict
 from voice_set import ARITHMETIC, PAUSED, RATE, REQUESTS, Clip, speak_paused, spread, voices, word_errors
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
@@ -108,6 +114,13 @@ def calculator_config(folder: Path) -> Path:
     """A ``voxcall.yaml`` in ``folder`` that switches the built-in calculator on."""
     path = folder / "voxcall.yaml"
     path.write_text("tools:\n  builtin: [calculator]\n")
+    return path
+
+
+def live_off_config(folder: Path) -> Path:
+    """A ``voxcall.yaml`` in ``folder`` that switches live transcription off."""
+    path = folder / "live-off.yaml"
+    path.write_text("session:\n  live_transcript_ms: 0\n")
     return path
 
 
@@ -308,6 +321,8 @@ class Measure:
     tool_to_audio: list[float]
     client_calls: int
     error: str | None
+    partials: int
+    """Partial transcripts (``input_audio_transcription.delta`` events) received before end of speech."""
 
 
 def _first(events: list[tuple[float, Event]], kind: str, after: float,
@@ -341,7 +356,9 @@ def measure(outcome: Outcome) -> Measure:
         early=any(ev["type"] == "response.created" and t < end for t, ev in events),
         early_audio=any(ev["type"] == "response.output_audio.delta" and t < end for t, ev in events),
         discarded_audio=discarded_audio(events), tool_to_audio=tool_to_audio(events, response_id),
-        client_calls=outcome.client_calls, error=outcome.error)
+        client_calls=outcome.client_calls, error=outcome.error,
+        partials=sum(ev["type"] == "conversation.item.input_audio_transcription.delta" and t < end
+                     for t, ev in events))
 
 
 def discarded_audio(events: list[tuple[float, Event]]) -> int:
@@ -549,6 +566,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--silence-ms", type=int, help="the sessions' silence_duration_ms (default: the server's)")
     parser.add_argument("--max-tokens", type=int, default=48, help="max_output_tokens of each answer")
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes, pauses and tool choices")
+    parser.add_argument("--live-cost", type=int, metavar="N", help="only measure what live transcription costs: "
+                        "N requests, each said to a server with it on and to one with it off")
     args = parser.parse_args()
     args.tool_llm = args.tool_llm or args.llm
     if args.quick:
@@ -579,6 +598,44 @@ async def run_tool_set(url: str, args: argparse.Namespace, all_voices: list[Any]
     return await run_set(url, clips, "server tool", args, rng)
 
 
+async def run_live_pairs(servers: dict[str, VoxcallServe], clips: list[Clip], args: argparse.Namespace,
+                         rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, float]]:
+    """A warm-up on each server, then each clip said to every server in turn (fresh sessions, no tools); the
+    measures and the CPU seconds each server used for them."""
+    for server in servers.values():
+        await run_set(server.url, clips[:1], "warm-up", args, rng)
+    measures: dict[str, list[Measure]] = {label: [] for label in servers}
+    cpu = {label: 0.0 for label in servers}
+    for clip in clips:
+        for label, server in servers.items():
+            before = cpu_seconds(server.pid)
+            measures[label] += await run_set(server.url, [clip], label, args, rng)
+            cpu[label] += cpu_seconds(server.pid) - before
+    return measures, cpu
+
+
+def live_cost(args: argparse.Namespace, all_voices: list[Any], rng: random.Random) -> None:
+    """Say ``--live-cost`` requests to a server with live transcription and to one without; print the cost."""
+    clips = spread(REQUESTS, args.live_cost, all_voices)
+    with tempfile.TemporaryDirectory() as folder:
+        servers = {"live on": voice_server(args.llm), "live off": voice_server(args.llm, live_off_config(Path(folder)))}
+        try:
+            print(f"live transcription cost: {len(clips)} requests, each to {' and '.join(servers)}", flush=True)
+            measures, cpu = asyncio.run(run_live_pairs(servers, clips, args, rng))
+        finally:
+            for server in servers.values():
+                server.stop()
+    print(f"\n=== live transcription cost (llm {args.llm}; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs) ===")
+    print("server     partials/session  transcript (median / p90)  first audio (median / p90)  CPU s/session")
+    for label, ms in measures.items():
+        transcripts = [m.milestones["transcript"] for m in ms if "transcript" in m.milestones]
+        audio = [m.first_audio for m in ms if m.first_audio is not None]
+        print(f"{label:10} {statistics.mean(m.partials for m in ms):16.1f}  "
+              f"{median(transcripts):8.3f} / {percentile(transcripts, 90):6.3f} s      "
+              f"{median(audio):8.3f} / {percentile(audio, 90):6.3f} s     {cpu[label] / len(ms):8.2f}")
+
+
 def main() -> None:
     """Run the benchmark and print its figures."""
     args = parse_args()
@@ -586,6 +643,9 @@ def main() -> None:
     rng = random.Random(args.seed)
     all_voices = voices(espeak=not args.no_espeak)
     print("voices: " + ", ".join(name for name, _ in all_voices), flush=True)
+    if args.live_cost:
+        live_cost(args, all_voices, rng)
+        return
     peaks: dict[str, int | None] = {}
     if args.url:
         before = speculation(args.url)

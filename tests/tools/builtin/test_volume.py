@@ -23,6 +23,10 @@ class Voice:
         ("max", 1.0), ("Maximum", 1.0), ("full volume", 1.0), ("最大", 1.0), ("最大音量", 1.0),
         ("min", MIN_LEVEL), ("minimum", MIN_LEVEL), ("最小", MIN_LEVEL),
         ("half", 0.5), ("一半", 0.5), ("mute", 0.0), ("MUTE", 0.0), ("静音", 0.0),
+        ("百分之三十", 0.3), ("八成", 0.8), ("七成五", 0.75), ("三十", 0.3), ("零点五", 0.5), ("百分之百", 1.0),
+        ("把音量调到百分之三十", 0.3), ("音量调成五十", 0.5), ("请把声音设置为百分之二十。", 0.2),
+        ("把音量调到最大", 1.0),
+        ("把音量調到百分之三十", 0.3), ("請把聲音設置為百分之兩十", 0.2),
     ],
 )
 def test_levels(value: float | str, level: float) -> None:
@@ -43,7 +47,9 @@ def test_out_of_range_values_are_clamped_and_say_so(value: float | str, level: f
 
 
 @pytest.mark.parametrize(("value", "current", "level"),
-                         [("+10%", 0.5, 0.6), ("-10%", 0.5, 0.4), ("+0.25", 0.5, 0.75), ("-5", 0.5, 0.45)])
+                         [("+10%", 0.5, 0.6), ("-10%", 0.5, 0.4), ("+0.25", 0.5, 0.75), ("-5", 0.5, 0.45),
+                          ("调高百分之十", 0.5, 0.6), ("把音量调低百分之二十", 0.5, 0.3), ("降低十", 0.5, 0.4),
+                          ("調低百分之十", 0.5, 0.4)])
 def test_signed_strings_change_the_current_level(value: str, current: float, level: float) -> None:
     assert parse_volume(value, current) == (pytest.approx(level), "")
 
