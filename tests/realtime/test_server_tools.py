@@ -6,9 +6,12 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
 from voxcall.realtime.toolbox import ServerTool, Toolbox
 from voxcall.tools import ToolContext, ToolRegistry
+from voxcall.tools.builtin import register_builtins
 
 from .harness import WEATHER, ControlledBackend, Harness, Turn
 
@@ -241,3 +244,22 @@ async def test_the_timing_lists_each_server_call_that_ran() -> None:
         assert next(t for t in ran if t["name"] == "slow")["duration_ms"] >= 50
         assert "to_audio_ms" not in ran[0]  # a text response has no audio after the result
         assert len(calls) == 4
+
+
+async def test_a_chinese_volume_request_reaches_the_builtin_volume_tool() -> None:
+    """The level a model passes on in the user's own words (百分之三十) is read by the built-in voice volume tool.
+    The model is a stand-in for one that speaks Chinese: the embedded SmolLM2-135M called voice_volume_up (no
+    value) for 把音量调到百分之三十, and Whisper base hears espeak-ng's Mandarin too unreliably for a spoken test
+    (把音量調到培訓之三分 at best, at random: its greedy decode is unsure and falls back to sampling)."""
+    registry = ToolRegistry()
+    register_builtins(registry, ["voice_volume"])
+    model = ControlledBackend(Turn("", [("voice_set_volume", {"value": "百分之三十"})]), Turn("好的。"),
+                              Turn("", [("voice_set_volume", {"value": "调高百分之十"})]), Turn("好的。"))
+    async with Harness(model, toolbox=Toolbox(registry, max_rounds=2)) as h:
+        done = await ask(h, "把音量调到百分之三十")
+        assert done["response"]["output"][0]["output"] == "Voice volume set to 30%." and h.session.voice_gain == 0.3
+        await h.say("再调高百分之十")
+        await h.send(type="response.create")
+        done = await h.wait("response.done", 2)
+        assert done["response"]["output"][0]["output"] == "Voice volume set to 40%."
+        assert h.session.voice_gain == pytest.approx(0.4)
