@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from voxcall.realtime.live_transcript import next_delta
+from voxcall.realtime.live_transcript import QUIET_MS, LiveTranscript, next_delta
 from voxcall.realtime.voice import Voice
 
 from .harness import ControlledBackend, Harness
@@ -31,6 +31,33 @@ COMPLETED = "conversation.item.input_audio_transcription.completed"
 ])
 def test_deltas_only_ever_append(said: str, heard: str, final: bool, delta: str) -> None:
     assert next_delta(said, heard, final=final) == delta
+
+
+class CountingVoice:
+    """Stands in for :class:`Voice` in :class:`LiveTranscript`: counts the partial transcriptions asked of it."""
+
+    def __init__(self) -> None:
+        self.partials = 0
+
+    async def partial(self, pcm: object, hearing: object) -> None:
+        self.partials += 1
+
+
+async def test_no_partial_starts_once_the_speaker_has_fallen_silent() -> None:
+    counting = CountingVoice()
+
+    async def send(delta: str) -> None:
+        raise AssertionError("no delta expected")
+
+    live = LiveTranscript("item_1", 0, 500, counting, None, send)  # type: ignore[arg-type]
+    live.heard(600, lambda end_ms: b"", silent_ms=QUIET_MS)  # due, but the turn may be ending: none starts
+    await live.stop()
+    assert counting.partials == 0
+    live = LiveTranscript("item_2", 0, 500, counting, None, send)  # type: ignore[arg-type]
+    live.heard(400, lambda end_ms: b"")  # speaking, not yet due
+    live.heard(600, lambda end_ms: b"", silent_ms=QUIET_MS - 32)  # a gap between words: it starts
+    await live.stop()
+    assert counting.partials == 1
 
 
 async def stream_live(h: Harness, b64: str, chunk_ms: int = 40) -> None:

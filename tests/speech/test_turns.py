@@ -147,3 +147,14 @@ def test_no_pause_events_unless_asked(make_vad: Callable[[], VAD], question_16k:
         detector = TurnDetector(make_vad(), silence_duration_ms=500, pause_ms=pause_ms)
         events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
         assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]
+
+
+def test_silence_ms_counts_the_closing_silence_of_a_turn(silero: SileroModel,
+                                                         question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(SileroVAD(silero), silence_duration_ms=500)
+    stream(detector, np.concatenate([silence(0.5), question_16k]))
+    assert detector.in_speech and detector.silence_ms < 200  # still (or just) speaking
+    stream(detector, silence(0.3))
+    assert detector.in_speech and 250 <= detector.silence_ms <= 500
+    stream(detector, silence(0.5))
+    assert not detector.in_speech and detector.silence_ms == 0  # the turn ended

@@ -151,7 +151,7 @@ class HeardAudio:
             else:
                 await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
         if self._live is not None:
-            self._live.heard(self.buffer.position_ms, self.buffer.peek_turn)
+            self._live.heard(self.buffer.position_ms, self.buffer.peek_turn, silent_ms=self.buffer.silence_ms)
         await self._check_idle()
 
     async def commit(self) -> None:

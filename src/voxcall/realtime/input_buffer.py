@@ -53,6 +53,11 @@ class InputAudio:
         """Whether the turn detector hears a user turn in progress."""
         return bool(self._turn_starts)
 
+    @property
+    def silence_ms(self) -> int:
+        """Milliseconds the speaker of the turn in progress has been silent (0 when speaking or outside a turn)."""
+        return self._detector.silence_ms if self._detector is not None else 0
+
     def use_detector(self, detector: TurnDetector | None) -> None:
         """Switch turn detection on (a fresh detector) or off (push-to-talk)."""
         self._detector = detector

@@ -109,6 +109,11 @@ class TurnDetector:
         return self._in_speech
 
     @property
+    def silence_ms(self) -> int:
+        """Milliseconds of non-speech since the last speech frame of the turn in progress (0 outside a turn)."""
+        return self._silence * 1000 // self._rate if self._in_speech else 0
+
+    @property
     def position_ms(self) -> int:
         """How much of the stream has been fed, in milliseconds."""
         return (self._position + len(self._pending)) * 1000 // self._rate
