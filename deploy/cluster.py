@@ -3,10 +3,11 @@
 It starts, in this order and each once the one before answers:
 
 1. the shared inference engine, llama.cpp's ``llama-server`` with ``--parallel`` slots, when the LLM is
-   ``llama-server`` (``auto``: when a built ``llama-server`` is found; see :func:`find_llama_server`);
+   ``llama-server`` (``auto``: when a built ``llama-server`` is found; see
+   :func:`voxcall.llm.llama_server.find_llama_server`);
 2. ``--replicas`` voxcall replicas on ports PORT+1 … PORT+REPLICAS, each ``voxcall serve --config
    deploy/replica.yaml`` (1012 on drain) with the LLM on the command line: the engine through ``--replica-llm``
-   (``openai-chat`` by default), or the ``scripted`` demo;
+   (``llama-server`` by default), or the ``scripted`` demo;
 3. HAProxy on PORT with ``deploy/haproxy.cfg`` and a generated file listing the replicas.
 
 Every child's output is printed with its name in front (but for the replicas' access log of passed health checks). A
@@ -23,7 +24,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import glob
 import os
 import re
 import shutil
@@ -46,10 +46,6 @@ HAPROXY_CONFIG = HERE / "haproxy.cfg"
 REPLICA_CONFIG = HERE / "replica.yaml"
 BUILD_LLAMA_SERVER = HERE / "build-llama-server.sh"
 """Builds ``llama-server`` from the llama-cpp-python sdist into a cache, once; prints its path."""
-LLAMA_SERVER_CACHE = Path(os.environ.get("VOXCALL_LLAMA_SERVER_CACHE")
-                          or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-                          / "voxcall" / "llama-server")
-"""Where :data:`BUILD_LLAMA_SERVER` puts its builds (``<version>/llama-server``)."""
 START_TIMEOUT_S = 120.0
 """Seconds a child may take to answer its health check (the engine loads a model; a replica its speech models)."""
 STOP_TIMEOUT_S = 60.0
@@ -130,8 +126,11 @@ class Cluster:
                 "--parallel", str(args.parallel), "--ctx-size", str(args.ctx_per_slot * args.parallel),
                 "--cont-batching", "--jinja"])
             self.wait_until_up(self.engine, f"http://{HOST}:{engine_port}/health")
+            # llama-server: the local tool-calling path, reading the GGUF's vocabulary; openai-chat: the model's
+            # own tool calls through the server's OpenAI API (named by the file's stem)
+            model = args.model if args.replica_llm == "llama-server" else Path(args.model).stem
             llm_flags = ["--llm", args.replica_llm, "--base-url", f"http://{HOST}:{engine_port}/v1",
-                         "--model", Path(args.model).stem]
+                         "--model", model]
             llm_env = {"VOXCALL_LLM_API_KEY": "none"}  # llama-server wants none; the OpenAI SDK wants one
         ports = [args.port + n for n in range(1, args.replicas + 1)]
         for number, port in enumerate(ports, 1):
@@ -215,14 +214,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def find_llama_server() -> str | None:
-    """A built ``llama-server``: ``$LLAMA_SERVER``, the newest one in :data:`LLAMA_SERVER_CACHE`, or on PATH."""
-    if os.environ.get("LLAMA_SERVER"):
-        return os.environ["LLAMA_SERVER"]
-    cached = sorted(glob.glob(str(LLAMA_SERVER_CACHE / "*" / "llama-server")), key=os.path.getmtime)
-    return cached[-1] if cached else shutil.which("llama-server")
-
-
 def build_llama_server() -> str:
     """Build ``llama-server`` once with :data:`BUILD_LLAMA_SERVER` (minutes); its path."""
     if not BUILD_LLAMA_SERVER.exists():
@@ -231,6 +222,14 @@ def build_llama_server() -> str:
     built = subprocess.run(["bash", str(BUILD_LLAMA_SERVER)], check=True, stdout=subprocess.PIPE, text=True,
                            env={**os.environ, "PYTHON": sys.executable})
     return built.stdout.strip().splitlines()[-1]
+
+
+def find_llama_server() -> str | None:
+    """A built ``llama-server`` (see :func:`voxcall.llm.llama_server.find_llama_server`)."""
+    from voxcall.llm.llama_server import find_llama_server as find
+
+    found = find()
+    return str(found) if found else None
 
 
 def default_model() -> str:
@@ -247,8 +246,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--llm", choices=["auto", "scripted", "llama-server"], default="auto",
                         help="auto: llama-server when one is built (deploy/build-llama-server.sh), else scripted; "
                         "llama-server builds it when missing")
-    parser.add_argument("--replica-llm", default="openai-chat",
-                        help="the backend kind through which replicas use llama-server")
+    parser.add_argument("--replica-llm", default="llama-server", choices=["llama-server", "openai-chat"],
+                        help="the backend kind through which replicas use llama-server: llama-server (voxcall's "
+                        "grammar-constrained tool calls) or openai-chat (the model's own)")
     parser.add_argument("--parallel", type=int, default=4, help="llama-server's slots (sessions decoded at once)")
     parser.add_argument("--ctx-per-slot", type=int, default=4096, help="llama-server's context per slot")
     parser.add_argument("--model", default=None, help="GGUF for llama-server (default: the packaged SmolLM2)")

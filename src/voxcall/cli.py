@@ -81,11 +81,13 @@ def _default(path: str) -> str:
 
 
 LlmOption = Annotated[str | None, typer.Option(
-    help="LLM backend: llamacpp (in process), scripted, openai-chat or openai-responses.",
+    help="LLM backend: llamacpp (in process), llama-server (llama.cpp's, at --base-url), scripted, "
+    "openai-chat or openai-responses.",
     show_default="llamacpp when installed, else scripted",
 )]
 ModelOption = Annotated[str | None, typer.Option(
-    help="Model: a GGUF path for llamacpp (default: the packaged SmolLM2-135M), a name for the openai-* backends.",
+    help="Model: a GGUF path for llamacpp and llama-server (default: the packaged SmolLM2-135M), a name for the "
+    "openai-* backends.",
 )]
 BaseUrlOption = Annotated[str | None, typer.Option(
     help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama …); default: OpenAI.",

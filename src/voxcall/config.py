@@ -189,16 +189,19 @@ class ServerSettings(BaseSettings):
     port: int = Field(default=8765, ge=0, le=65535)
     """TCP port to listen on (0 picks a free one)."""
     llm: str | None = None
-    """LLM backend kind: ``llamacpp``, ``scripted``, ``openai-chat`` or ``openai-responses``. None: ``llamacpp``
-    when llama.cpp and a model are installed, else ``scripted`` (see :func:`voxcall.llm.resolve_kind`)."""
+    """LLM backend kind: ``llamacpp``, ``llama-server``, ``scripted``, ``openai-chat`` or ``openai-responses``.
+    None: ``llamacpp`` when llama.cpp and a model are installed, else ``scripted`` (see
+    :func:`voxcall.llm.resolve_kind`)."""
     model: str | None = None
-    """Model: a GGUF path for ``llamacpp`` (None: the packaged SmolLM2-135M), a name for the OpenAI kinds."""
+    """Model: a GGUF path for ``llamacpp`` and ``llama-server`` (the file the server loaded; None: the packaged
+    SmolLM2-135M), a name for the OpenAI kinds."""
     model_inputs: list[ModelInput] = Field(default_factory=list)
     """What the model takes besides text: ``image`` (``input_image`` parts reach it; otherwise they are replaced by
     a note), ``audio`` (sessions may send it their speech: ``session.audio_input``). Only the OpenAI kinds
     (``openai-responses``: images only); the server cannot know a remote model's abilities, so you say them."""
     base_url: str | None = None
-    """OpenAI-compatible server URL (vLLM, llama.cpp, Ollama …); None means OpenAI itself."""
+    """OpenAI-compatible server URL (vLLM, llama.cpp, Ollama …; for ``llama-server``, llama.cpp's server); None
+    means OpenAI itself."""
     api_key: SecretStr | None = Field(default=None, validation_alias=LLM_KEY_ENV)
     """Upstream LLM key (env ``VOXCALL_LLM_API_KEY``; ``OPENAI_API_KEY`` when talking to OpenAI itself)."""
     tool_format: ToolFormat | None = None

@@ -35,6 +35,7 @@ from voxcall.llm.base import (
     warm,
 )
 from voxcall.llm.code_format import CodeFormatBackend
+from voxcall.llm.llama_server import LlamaServerBackend
 from voxcall.llm.llamacpp import LlamaCppBackend, default_model_path
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
@@ -44,10 +45,10 @@ from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls.events import RejectedCall, TextDelta
 from voxcall.tools.codecalls.prompt import ToolChoice
 
-BACKEND_KINDS = ("openai-chat", "openai-responses", "scripted", "llamacpp")
+BACKEND_KINDS = ("openai-chat", "openai-responses", "scripted", "llamacpp", "llama-server")
 """The ``kind`` values :func:`create_backend` knows."""
 
-REMOTE_KINDS = ("openai-chat", "openai-responses")
+REMOTE_KINDS = ("openai-chat", "openai-responses", "llama-server")
 """The kinds that talk to a server over HTTP, and so take a ``timeout``."""
 
 LOCAL_KIND = "llamacpp"
@@ -95,9 +96,11 @@ def create_backend(
 ) -> LLMBackend:
     """Build the backend ``kind`` (one of :data:`BACKEND_KINDS`; see :func:`resolve_kind` for "auto").
 
-    ``model`` is required by the OpenAI kinds; for ``"llamacpp"`` it is the path of a GGUF file (None: the
-    default SmolLM2 model). ``tool_format`` None is the backend's own: ``"llamacpp"`` always writes code-format
-    calls under a grammar (``"code"`` is accepted, ``"native"`` refused), the others call natively, and
+    ``model`` is required by the OpenAI kinds; for ``"llamacpp"`` and ``"llama-server"`` it is the path of a GGUF
+    file (None: the default SmolLM2 model; ``"llama-server"``, whose ``base_url`` is llama.cpp's server, reads only
+    its vocabulary: the server must have loaded the same file). ``tool_format`` None is the backend's own: the
+    llama.cpp kinds always write code-format calls under a grammar (``"code"`` is accepted, ``"native"``
+    refused), the others call natively, and
     ``"code"`` wraps them in a :class:`CodeFormatBackend`. ``timeout`` is how long the OpenAI kinds wait on their
     server (None: :data:`~voxcall.llm.openai_client.DEFAULT_TIMEOUT`); the in-process kinds have nothing to wait
     on and refuse one (a session's ``llm_timeout`` bounds every backend's silence). ``script`` is used by
@@ -114,13 +117,18 @@ def create_backend(
     if timeout is not None and kind not in REMOTE_KINDS:
         raise ValueError(f"the {kind} backend runs in process and has no request timeout to set; a response's "
                          "silence is bounded by the session's llm_timeout")
-    if kind in ("llamacpp", "scripted"):
+    if kind in ("llamacpp", "llama-server", "scripted"):
         check_media(kind, media, frozenset())
+    if kind in ("llamacpp", "llama-server") and tool_format == "native":
+        raise ValueError(f"the {kind} backend always uses code-format calls with a grammar; leave tool_format "
+                         "unset (or set it to 'code')")
     if kind == "llamacpp":
-        if tool_format == "native":
-            raise ValueError("the llamacpp backend always uses code-format calls with a grammar; leave tool_format "
-                             "unset (or set it to 'code')")
         return LlamaCppBackend(model)
+    if kind == "llama-server":
+        if not base_url:
+            raise ValueError("the llama-server backend needs the server's base_url (http://127.0.0.1:8080)")
+        return LlamaServerBackend(base_url, model, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
+                                  api_key=api_key)
     backend: LLMBackend
     if kind == "scripted":
         backend = ScriptedBackend(script)
@@ -155,6 +163,7 @@ __all__ = [
     "LLMEvent",
     "LLMRequest",
     "LlamaCppBackend",
+    "LlamaServerBackend",
     "Media",
     "Message",
     "OpenAIChatBackend",

@@ -265,16 +265,15 @@ class LlamaCppBackend:
             raise _closed_error()
         offered = self._shown_tools(request)
         plan = self._plan(request, offered)
-        loop = asyncio.get_running_loop()
-        sink = _Sink(loop, asyncio.Queue())
+        sink = _Sink(asyncio.get_running_loop(), asyncio.Queue())
         parser = self._parser(offered)
         limit = CallLimit(request.parallel_tool_calls)
         made_calls = False
         self._sinks.add(sink)
         for warming in self._warms:  # real work first: a running warm stops at its next chunk
             warming.set()
+        generation = self._start(plan, sink)
         try:
-            loop.run_in_executor(self._executor, self._run, plan, sink)
             pending: list[_Item] = [plan.prefill] if plan.prefill else []
             while True:
                 item = pending.pop() if pending else await sink.queue.get()
@@ -297,7 +296,13 @@ class LlamaCppBackend:
                     return
         finally:
             sink.cancel.set()
+            generation.cancel()
             self._sinks.discard(sink)
+
+    def _start(self, plan: _Plan, sink: _Sink) -> asyncio.Future[None]:
+        """Start generating the reply for ``plan`` into ``sink`` (here: on the worker thread; it stops when the
+        sink's cancel flag is set)."""
+        return asyncio.get_running_loop().run_in_executor(self._executor, self._run, plan, sink)
 
     async def warm(self, request: LLMRequest) -> None:
         """Evaluate ahead of time the prompt ``request`` renders up to where a new turn would open (system prompt,

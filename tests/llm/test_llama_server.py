@@ -1,0 +1,193 @@
+"""LlamaServerBackend against a scripted ``llama-server`` (a real HTTP server answering as llama.cpp's does): what
+it asks the server, and how it turns the answers into the stream of the in-process path.
+
+The planning (prompt, grammar) is the in-process backend's, with SmolLM2's vocabulary; the real server is
+exercised in tests/llm/test_llama_server_real.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from typing import Any
+
+import pytest
+
+from tests.llm.fake_server import HOLD, FakeServer, Reply, Step
+from tests.llm.helpers import collect
+from tests.requirements import require_smollm2
+from voxcall.llm import (
+    Done,
+    LlamaServerBackend,
+    LLMError,
+    LLMRequest,
+    Message,
+    TextDelta,
+    ToolCall,
+    Usage,
+    create_backend,
+)
+from voxcall.tools import Tool
+
+SMOLLM2 = require_smollm2()
+N_VOCAB = 49152  # SmolLM2's
+
+
+def json_reply(body: dict[str, Any], status: int = 200) -> Reply:
+    return Reply([json.dumps(body).encode()], status=status, content_type="application/json")
+
+
+def facts(n_vocab: int = N_VOCAB, n_ctx: int = 2048) -> list[Reply]:
+    """What the server says of itself at start-up: ``/props``, then ``/v1/models``."""
+    return [json_reply({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 4}),
+            json_reply({"object": "list", "data": [{"id": "smollm2", "meta": {"n_vocab": n_vocab}}]})]
+
+
+def decision(*top: tuple[int, float], cached: int = 0) -> Reply:
+    """The answer to the one-token request of an "auto" reply: the top tokens with their probabilities."""
+    return json_reply({"content": "", "tokens_cached": cached, "completion_probabilities": [
+        {"id": top[0][0], "logprob": math.log(top[0][1]),
+         "top_logprobs": [{"id": token, "logprob": math.log(p)} for token, p in top]}]})
+
+
+def streamed(*pieces: str, stop_type: str = "eos", hold: bool = False) -> Reply:
+    """A streamed completion: a chunk per piece, then the last chunk (or, with ``hold``, an open connection)."""
+    steps: list[Step] = [b"data: " + json.dumps({"content": p, "stop": False}).encode() + b"\n\n" for p in pieces]
+    if hold:
+        steps.append(HOLD)
+    else:
+        steps.append(b"data: " + json.dumps({"content": "", "stop": True, "stop_type": stop_type,
+                                             "tokens_cached": 7}).encode() + b"\n\n")
+    return Reply(steps)
+
+
+async def backend_for(server: FakeServer, *replies: Reply) -> LlamaServerBackend:
+    server.replies.extend(facts())
+    server.replies.extend(replies)
+    return await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2)
+
+
+def completions(server: FakeServer) -> list[dict[str, Any]]:
+    return [r.body for r in server.requests if r.path == "/completion"]
+
+
+WEATHER = Tool("get_weather", "Get the weather forecast for a city.",
+               {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+SMALL_TALK = LLMRequest(items=[Message("user", "How are you today?")], tools=[WEATHER])
+
+
+async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    opener = backend._model.tokenize("<code>")[0]
+    word = backend._model.tokenize("Hello")[0]
+    server.replies.extend([decision((opener, 0.7), (word, 0.2), cached=12),
+                           streamed("get_weather(city='Oslo')", "</code>")])
+    events = await collect(backend.stream(SMALL_TALK))
+    opened = backend._model.tokenize("<code>")
+    await backend.aclose()
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Oslo"})]
+    first, second = completions(server)
+    assert first["n_predict"] == 1 and first["n_probs"] > 0 and "grammar" not in first
+    assert second["grammar"] and "get_weather" in second["grammar"]
+    assert second["prompt"] == first["prompt"] + opened  # the same prompt, the opener appended
+    assert events[-2] == Usage(len(first["prompt"]), 2, 12) and events[-1] == Done("tool_calls")
+
+
+async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    opener = backend._model.tokenize("<code>")[0]
+    word = backend._model.tokenize("Fine")[0]
+    server.replies.extend([decision((opener, 0.45), (word, 0.3)), streamed(", thanks!")])
+    events = await collect(backend.stream(SMALL_TALK))
+    await backend.aclose()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Fine, thanks!"
+    first, second = completions(server)
+    assert second["prompt"] == first["prompt"] + [word] and "grammar" not in second
+    assert events[-1] == Done("stop")
+
+
+async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_the_grammar(
+        server: FakeServer) -> None:
+    backend = await backend_for(server)
+    opener = backend._model.tokenize("<code>")[0]
+    word = backend._model.tokenize("Sure")[0]
+    server.replies.extend([decision((word, 0.8), (opener, 0.1)), streamed(". ", "<code>", "print(", hold=True),
+                           streamed("get_weather(city='Rome')</code>")])
+    events = await collect(backend.stream(SMALL_TALK))
+    async with asyncio.timeout(5):
+        await server.disconnected.wait()  # the free-text request was dropped at the opener
+    reply_so_far = backend._model.tokenize("Sure. <code>")
+    await backend.aclose()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sure. "
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [("get_weather", {"city": "Rome"})]
+    first, _, third = completions(server)
+    assert third["grammar"] and third["prompt"] == first["prompt"] + reply_so_far
+
+
+async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decision(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    opener = backend._model.tokenize("<code>")[0]
+    word = backend._model.tokenize("Fine")[0]
+    server.replies.extend([decision((word, 0.9), (opener, 0.05)), streamed(".")])
+    await collect(backend.stream(LLMRequest(items=SMALL_TALK.items, tools=[WEATHER], voice=True)))
+    server.replies.append(streamed("get_weather(city='Oslo')</code>"))
+    forced = LLMRequest(items=SMALL_TALK.items, tools=[WEATHER], tool_choice="required")
+    events = await collect(backend.stream(forced))
+    _, spoken, call = completions(server)
+    banned = {token for token, allowed in spoken["logit_bias"] if allowed is False}
+    assert banned and all("`" in backend._model.piece(t).decode(errors="replace") for t in banned)
+    await backend.aclose()
+    assert "n_probs" not in call and call["grammar"]  # opened with <code> in the prompt: no decision to make
+    assert [e.name for e in events if isinstance(e, ToolCall)] == ["get_weather"]
+
+
+async def test_a_reply_after_tool_results_is_relayed_without_asking_the_server(server: FakeServer) -> None:
+    from voxcall.llm import FunctionCallItem, FunctionOutputItem
+
+    backend = await backend_for(server)
+    request = LLMRequest(items=[Message("user", "Weather in Oslo?"),
+                                FunctionCallItem("c1", "get_weather", '{"city": "Oslo"}'),
+                                FunctionOutputItem("c1", "12 degrees and rain")], tools=[WEATHER])
+    events = await collect(backend.stream(request))
+    await backend.aclose()
+    assert "12 degrees and rain" in "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert completions(server) == []
+
+
+async def test_warm_evaluates_the_prefix_without_generating(server: FakeServer) -> None:
+    backend = await backend_for(server, json_reply({"content": ""}))
+    await backend.warm(SMALL_TALK)
+    prefix = backend._prefix(SMALL_TALK)
+    await backend.aclose()
+    [warm] = completions(server)
+    assert warm["n_predict"] == 0 and warm["cache_prompt"] is True
+    assert warm["prompt"] == prefix
+
+
+@pytest.mark.parametrize(("status", "body", "code"), [
+    (400, {"error": {"type": "exceed_context_size_error", "message": "secret path /x"}}, "context_length_exceeded"),
+    (503, {"error": {"type": "unavailable_error", "message": "Loading model"}}, "backend_error"),
+])
+async def test_a_refused_request_is_an_llm_error_without_the_servers_words(server: FakeServer, status: int,
+                                                                           body: dict[str, Any], code: str) -> None:
+    backend = await backend_for(server, json_reply(body, status=status))
+    with pytest.raises(LLMError) as raised:
+        await collect(backend.stream(SMALL_TALK))
+    await backend.aclose()
+    assert raised.value.code == code and "secret" not in str(raised.value) and "Loading" not in str(raised.value)
+
+
+async def test_a_server_with_another_models_vocabulary_is_refused(server: FakeServer) -> None:
+    server.replies.extend(facts(n_vocab=32000))
+    with pytest.raises(LLMError, match="32000 tokens") as raised:
+        await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2)
+    assert raised.value.code == "unavailable"
+
+
+async def test_no_server_no_backend() -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        create_backend("llama-server")
+    with pytest.raises(LLMError, match="does not answer"):
+        await asyncio.to_thread(create_backend, "llama-server", base_url="http://127.0.0.1:9", timeout=2.0)
