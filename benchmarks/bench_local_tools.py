@@ -45,6 +45,7 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
+from voxcall.llm.llama_server import LlamaServerBackend
 from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_PROMPT_TOOLS, LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
@@ -376,14 +377,19 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-copy", action="store_true", help="string arguments need not be the user's words")
     parser.add_argument("--max-prompt-tools", type=int, default=DEFAULT_MAX_PROMPT_TOOLS,
                         help="tools shown to the model, the most relevant first (0: all)")
+    parser.add_argument("--llama-server", metavar="URL", default=None,
+                        help="run the model on llama.cpp's server at URL (started with the same --model)")
 
 
 def make_backend(args: argparse.Namespace) -> LlamaCppBackend:
-    """The backend the options of :func:`add_backend_options` describe."""
-    return LlamaCppBackend(args.model, call_threshold=args.call_threshold, demos=not args.no_demos,
-                           follow_up_demo=args.follow_up_demo, grammar=not args.no_grammar,
-                           call_evidence=not args.no_evidence, relay=not args.no_relay, copy_strings=not args.no_copy,
-                           max_prompt_tools=args.max_prompt_tools or None)
+    """The backend the options of :func:`add_backend_options` describe: in process, or on ``--llama-server``."""
+    options: dict[str, Any] = dict(
+        call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
+        grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
+        copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None)
+    if args.llama_server:
+        return LlamaServerBackend(args.llama_server, args.model, **options)
+    return LlamaCppBackend(args.model, **options)
 
 
 def describe(args: argparse.Namespace) -> str:
@@ -394,7 +400,8 @@ def describe(args: argparse.Namespace) -> str:
                                         ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
                                         ("relay", not args.no_relay), ("copied strings", not args.no_copy)) if on),
                       f"tools shown: {args.max_prompt_tools or 'all'}",
-                      "default instructions" if args.instructions else "no instructions"])
+                      "default instructions" if args.instructions else "no instructions",
+                      f"on llama-server {args.llama_server}" if args.llama_server else "in process"])
 
 
 def main() -> None:

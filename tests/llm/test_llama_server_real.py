@@ -1,0 +1,135 @@
+"""LlamaServerBackend against a real ``llama-server`` (built by ``deploy/build-llama-server.sh``) serving SmolLM2-135M:
+it writes what the in-process path writes, reuses the server's cached prompt, and keeps the grammar's guarantees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from tests.llm.test_llama_server import WEATHER
+from tests.llm.test_llamacpp import TIMER, collect
+from tests.llm.test_llamacpp_server import free_port
+from tests.requirements import require_llama_server, require_smollm2
+from voxcall.llm import (
+    Done,
+    LlamaCppBackend,
+    LlamaServerBackend,
+    LLMEvent,
+    LLMRequest,
+    Message,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+
+SMOLLM2 = require_smollm2()
+LLAMA_SERVER = require_llama_server()
+STARTUP_TIMEOUT_S = 120.0
+SLOT_CTX = 2048
+
+
+def healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    port = free_port()
+    command = [str(LLAMA_SERVER), "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port),
+               "--parallel", "2", "--ctx-size", str(2 * SLOT_CTX), "--threads", "2"]
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + STARTUP_TIMEOUT_S
+            while not healthy(f"http://127.0.0.1:{port}/health"):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    pytest.fail(f"llama-server did not start ({process.poll()}):\n"
+                                f"{log.read().decode(errors='replace')[-2000:]}")
+                time.sleep(0.2)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture(scope="module")
+def in_process() -> Iterator[LlamaCppBackend]:
+    backend = LlamaCppBackend(n_ctx=SLOT_CTX)
+    yield backend
+    asyncio.run(backend.aclose())
+
+
+@pytest.fixture
+async def served(llama_server: str) -> AsyncIterator[LlamaServerBackend]:
+    backend = await asyncio.to_thread(LlamaServerBackend, llama_server)
+    yield backend
+    await backend.aclose()
+
+
+def outcome(events: list[LLMEvent]) -> tuple[str, list[tuple[str, object]], Done]:
+    """What a reply said and called, and how it ended."""
+    done = events[-1]
+    assert isinstance(done, Done) and isinstance(events[-2], Usage)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    return text, [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)], done
+
+
+REQUESTS = [
+    LLMRequest(items=[Message("user", "What's the weather in Paris?")], tools=[WEATHER, TIMER]),
+    LLMRequest(items=[Message("user", "Set a timer for 10 minutes.")], tools=[WEATHER, TIMER]),
+    LLMRequest(items=[Message("user", "Hello! Who are you?")], tools=[WEATHER, TIMER], max_output_tokens=12),
+    LLMRequest(items=[Message("user", "What's the weather like?")], tools=[WEATHER], tool_choice="required",
+               max_output_tokens=32),
+    LLMRequest(items=[Message("user", "Tell me about Rome.")], tools=[WEATHER], voice=True, max_output_tokens=12),
+]
+
+
+@pytest.mark.parametrize("request_", REQUESTS, ids=["evident", "timer", "small-talk", "required", "spoken"])
+async def test_the_server_writes_what_the_in_process_path_writes(served: LlamaServerBackend,
+                                                                 in_process: LlamaCppBackend,
+                                                                 request_: LLMRequest) -> None:
+    here = outcome(await collect(in_process.stream(request_)))
+    there = outcome(await collect(served.stream(request_)))
+    assert there[1] == here[1]  # the same calls, argument for argument
+    assert there[2] == here[2]
+    assert there[0].split()[:4] == here[0].split()[:4]  # greedy words agree (numerics may differ further on)
+
+
+async def test_the_weather_request_calls_the_weather_tool(served: LlamaServerBackend) -> None:
+    _, calls, done = outcome(await collect(served.stream(REQUESTS[0])))
+    assert calls == [("get_weather", {"city": "Paris"})] and done == Done("tool_calls")
+
+
+async def test_the_next_turn_finds_its_prefix_in_the_servers_cache(served: LlamaServerBackend) -> None:
+    first = LLMRequest(items=[Message("user", "Set a timer for 3 minutes.")], tools=[WEATHER, TIMER])
+    await collect(served.stream(first))
+    second = LLMRequest(items=[Message("user", "Set a timer for 4 minutes.")], tools=[WEATHER, TIMER])
+    usage = (await collect(served.stream(second)))[-2]
+    assert isinstance(usage, Usage)
+    assert usage.cached_input_tokens >= usage.input_tokens - 16  # only the new user words were evaluated
+
+
+async def test_a_warm_prefix_is_cached_before_the_user_speaks(served: LlamaServerBackend) -> None:
+    tools = [TIMER]  # a tool set no test above used: its prefix is new to the server
+    await served.warm(LLMRequest(items=[], tools=tools, instructions="You are a kitchen timer."))
+    request = LLMRequest(items=[Message("user", "Set a timer for 7 minutes.")], tools=tools,
+                         instructions="You are a kitchen timer.")
+    usage = (await collect(served.stream(request)))[-2]
+    assert isinstance(usage, Usage) and usage.cached_input_tokens >= usage.input_tokens - 16
