@@ -73,7 +73,7 @@ from voxcall.llm.code_format import code_items
 from voxcall.llm.context_fit import first_kept, split_turns
 from voxcall.llm.demos import demo_messages
 from voxcall.llm.grammar import calls_grammar, format_grammar
-from voxcall.llm.local_model import GrammarError, LocalModel
+from voxcall.llm.local_model import DEFAULT_STATE_CACHE_BYTES, GrammarError, LocalModel
 from voxcall.llm.relay import relayed_reply
 from voxcall.llm.relevance import most_relevant, relevance
 from voxcall.tools.calls import ToolCall
@@ -214,7 +214,9 @@ class LlamaCppBackend:
     ``call_evidence`` makes a request that plainly names a tool a call to it (:meth:`_evident_tools`), and
     ``max_prompt_tools`` caps the tools shown to the model (the most relevant; None: all). ``copy_strings``
     makes plain string arguments spans of the user's last words (see :mod:`voxcall.llm.grammar`).
-    ``llama_options`` go to ``llama_cpp.Llama``. Raises ``LLMError`` when the model cannot be loaded.
+    ``state_cache_bytes`` bounds the saved context states that spare sessions with different prompts evaluating
+    their prefix again each turn (0: none; see :mod:`voxcall.llm.local_model`). ``llama_options`` go to
+    ``llama_cpp.Llama``. Raises ``LLMError`` when the model cannot be loaded.
     """
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 2,
@@ -224,11 +226,11 @@ class LlamaCppBackend:
                  follow_up_demo: bool = False, grammar: bool = True, call_evidence: bool = True,
                  relay: bool = True, copy_strings: bool = True,
                  max_prompt_tools: int | None = DEFAULT_MAX_PROMPT_TOOLS,
-                 **llama_options: Any) -> None:
+                 state_cache_bytes: int = DEFAULT_STATE_CACHE_BYTES, **llama_options: Any) -> None:
         path = Path(model_path) if model_path is not None else default_model_path()
         try:
             self._model = LocalModel(path, n_ctx=n_ctx, n_threads=n_threads, decode_threads=decode_threads,
-                                     **llama_options)
+                                     state_cache_bytes=state_cache_bytes, **llama_options)
         except (ValueError, OSError) as exc:
             raise LLMError(f"cannot load the model {path.name}", code="unavailable") from exc
         self.name = f"llamacpp:{path.stem}"

@@ -7,6 +7,18 @@ decided in full: which tokens a grammar allows, what the first token says about 
 - :meth:`LocalModel.evaluate` brings the context to a prompt, keeping the longest prefix already evaluated:
   a conversation's system prompt, tools and earlier turns are evaluated once, not every turn;
   :meth:`LocalModel.preload` does the same ahead of a prompt (a warm), without the logits a pick needs.
+- Both keep saved states of the context (:class:`~voxcall.llm.state_store.StateStore`, bounded by
+  ``state_cache_bytes``): sessions sharing the one context each have their own system prompt and tools, and would
+  otherwise evict each other's prefix every turn. Before the context drops more than :data:`STATE_MARGIN` of the
+  tokens it holds, its state is saved (llama.cpp's per-sequence state of sequence 0: the KV cache alone, about
+  23 kB a token for SmolLM2-135M, not ``Llama.save_state``'s copy of the whole logits array); when a saved state
+  shares a longer prefix with the new prompt than the context does, by more than that margin, it is restored
+  (about a millisecond) and only the rest is evaluated.
+
+The invariant every operation keeps: the context holds exactly the tokens ``input_ids[:n_tokens]`` of the
+``llama_cpp.Llama`` (positions past ``n_tokens`` may still hold older tokens, which ``Llama.eval`` drops before
+it evaluates anything), so :meth:`LocalModel._shared` can trust them. A restored state is the very KV cache the
+saved context had, so the logits that follow are those a fresh evaluation of its tokens gives (tested).
 - :meth:`LocalModel.message_tokens` says how many tokens a message takes in a prompt, remembering the answer: a
   long conversation's messages are counted once, not every turn, when a request is fitted to the context
   (:mod:`voxcall.llm.context_fit`).
@@ -32,11 +44,16 @@ import numpy.typing as npt
 
 from voxcall.llm.base import Message
 from voxcall.llm.chat_template import ChatTemplate
+from voxcall.llm.state_store import SavedState, StateStore, common_prefix
 
 TOP_K = 40  # candidates considered per step (llama.cpp's default top-k)
 PROMPT_CHUNK = 64  # prompt tokens evaluated between two looks at the cancel flag
 PRELOAD_CHUNK = 256  # the same for a preload: bigger batches evaluate faster (on 2 cores ~250 tokens/s against
 # ~150 at 64), and a stream that preempts a preload mostly needs the very prefix it is evaluating
+
+DEFAULT_STATE_CACHE_BYTES = 256 * 2**20  # saved context states kept at most (0: none): ~11,000 SmolLM2 tokens
+STATE_MARGIN = 64  # tokens the context may drop without saving its state, or a saved state must add to be restored:
+# below that, evaluating them again (~0.25 s on 2 cores) is not worth a save's copy and the store's room
 
 COUNTED_MESSAGES = 4096  # messages whose token count is remembered (the least recently used are forgotten)
 DEFAULT_WRAPPING = 8  # tokens a message's role and delimiters are taken to add when the template cannot say
@@ -49,6 +66,11 @@ _WRAPPING_CONTEXTS: dict[str, list[Message]] = {
 assistants to alternate: the message's wrapping is measured as what it adds to this conversation."""
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])  # llama_token_data
+
+
+def _bytes_pointer(data: npt.NDArray[np.uint8]) -> Any:
+    """``data``'s buffer as the ``uint8_t *`` llama.cpp's state functions take."""
+    return data.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
 
 
 class GrammarError(ValueError):
@@ -65,12 +87,13 @@ class LocalModel:
     per token for SmolLM2-135M, more than the work they share, hence one thread to decode a small model
     (14 ms per token, against 27 ms with two, or 10 ms with two spinning on an idle machine).
 
-    Raises ``OSError`` or ``ValueError`` when the file cannot be loaded. ``llama_options`` are passed on to
-    ``llama_cpp.Llama``.
+    ``state_cache_bytes`` bounds the saved states of the context (see the module's docstring; 0: none are
+    saved). Raises ``OSError`` or ``ValueError`` when the file cannot be loaded. ``llama_options`` are passed on
+    to ``llama_cpp.Llama``.
     """
 
     def __init__(self, path: Path, *, n_ctx: int, n_threads: int, decode_threads: int, seed: int | None = None,
-                 **llama_options: Any) -> None:
+                 state_cache_bytes: int = DEFAULT_STATE_CACHE_BYTES, **llama_options: Any) -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import llama_cpp
 
@@ -92,6 +115,8 @@ class LocalModel:
         self._texts: list[str] | None = None  # each token's text, read once when a mask needs it
         self._wrappings: dict[str, int] = {}  # per role: the tokens the template adds around a message's text
         self._counted = functools.lru_cache(maxsize=COUNTED_MESSAGES)(self._count)
+        self.states = StateStore(state_cache_bytes) if state_cache_bytes > 0 else None
+        """The saved states of the context (None: none are kept)."""
 
     # -- text <-> tokens -------------------------------------------------------------------------------------
 
@@ -156,32 +181,68 @@ class LocalModel:
     # -- the context -----------------------------------------------------------------------------------------
 
     def evaluate(self, tokens: list[int], cancel: threading.Event) -> int:
-        """Bring the context to ``tokens``: keep the longest prefix already evaluated and evaluate the rest in
-        chunks (at least the last token, whose logits :meth:`pick` reads). Returns how many tokens were kept.
-        Stops early when ``cancel`` is set (the context is then incomplete: do not pick)."""
-        kept = self._shared(tokens[:-1])
+        """Bring the context to ``tokens``: keep the longest prefix already evaluated (or restore a saved state
+        that shares a longer one) and evaluate the rest in chunks (at least the last token, whose logits
+        :meth:`pick` reads). Returns how many tokens were kept (restored ones included). Stops early when
+        ``cancel`` is set (the context is then incomplete: do not pick)."""
+        kept = self._reuse(tokens[:-1])
         self._evaluate_from(kept, tokens, cancel, PROMPT_CHUNK)
         return kept
 
     def preload(self, tokens: list[int], cancel: threading.Event) -> int:
         """Make the context begin with ``tokens``, ahead of a prompt that will: nothing happens when it does
-        already (what follows them is kept too), else what follows the longest shared prefix is evaluated, in
-        chunks, stopping early when ``cancel`` is set. Returns how many tokens were already there. Do not pick
-        afterwards: the prompt itself still goes through :meth:`evaluate`, which then evaluates only what is new."""
-        kept = self._shared(tokens)
+        already (what follows them is kept too), else what follows the longest shared prefix (the context's, or
+        a saved state's, restored) is evaluated, in chunks, stopping early when ``cancel`` is set. Returns how
+        many tokens were already there. Do not pick afterwards: the prompt itself still goes through
+        :meth:`evaluate`, which then evaluates only what is new."""
+        kept = self._reuse(tokens)
         if kept < len(tokens):
             self._evaluate_from(kept, tokens, cancel, PRELOAD_CHUNK)
         return kept
 
     def _shared(self, tokens: list[int]) -> int:
         """How many of ``tokens`` the context already holds, from the start."""
-        llm = self._llm
-        kept = 0
-        for old, new in zip(llm.input_ids[:llm.n_tokens].tolist(), tokens, strict=False):
-            if old != new:
-                break
-            kept += 1
+        return common_prefix(self._llm.input_ids[:self._llm.n_tokens], tokens)
+
+    def _reuse(self, tokens: list[int]) -> int:
+        """How many of ``tokens`` the context can keep, after saving its state when it is about to drop more
+        than :data:`STATE_MARGIN` tokens (and no saved state holds them already), and restoring a saved state
+        that shares more than that margin beyond what the context holds."""
+        kept = self._shared(tokens)
+        if self.states is None:
+            return kept
+        best, shared = self.states.best(tokens)
+        held = self._llm.input_ids[:self._llm.n_tokens].tolist()
+        if len(held) - kept > STATE_MARGIN and not self.states.covers(held):
+            self._save(held)
+        if best is not None and shared > kept + STATE_MARGIN:
+            return shared if self._restore(best) else 0
         return kept
+
+    def _save(self, held: list[int]) -> None:
+        """Save the state of the context, which holds ``held``."""
+        assert self.states is not None
+        ctx = self._llm.ctx
+        self._lib.llama_memory_seq_rm(self._lib.llama_get_memory(ctx), 0, len(held), -1)  # what eval would drop
+        data = np.empty(self._lib.llama_state_seq_get_size(ctx, 0), dtype=np.uint8)
+        written = self._lib.llama_state_seq_get_data(ctx, _bytes_pointer(data), data.nbytes, 0)
+        if written == data.nbytes:
+            self.states.add(SavedState(tuple(held), data))
+
+    def _restore(self, state: SavedState) -> bool:
+        """Make the context hold ``state``'s tokens; False (the state forgotten, the context emptied) when
+        llama.cpp refuses the state."""
+        assert self.states is not None
+        ctx, llm = self._llm.ctx, self._llm
+        self._lib.llama_memory_seq_rm(self._lib.llama_get_memory(ctx), 0, -1, -1)
+        if self._lib.llama_state_seq_set_data(ctx, _bytes_pointer(state.data), state.nbytes, 0) != state.nbytes:
+            self.states.discard(state)
+            llm.n_tokens = 0
+            return False
+        llm.input_ids[:len(state.tokens)] = state.tokens
+        llm.n_tokens = len(state.tokens)
+        self.states.used(state)
+        return True
 
     def _evaluate_from(self, kept: int, tokens: list[int], cancel: threading.Event, chunk: int) -> None:
         """Drop what the context holds past ``kept`` tokens, then evaluate ``tokens[kept:]`` chunk by chunk
