@@ -77,7 +77,7 @@ class LlamaServerBackend(LlamaCppBackend):
         root = base_url.rstrip("/").removesuffix("/v1")
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         props, served = _server_facts(root, headers, timeout)
-        super().__init__(model_path, n_ctx=props, vocab_only=True, **options)
+        super().__init__(model_path, n_ctx=props, vocab_only=True, state_cache_bytes=0, **options)
         if served is not None and served != self._model.n_vocab:
             raise LLMError(f"llama-server serves a model with {served} tokens, {self.model_path.name} has "
                            f"{self._model.n_vocab}: start it with the same GGUF file", code="unavailable")
