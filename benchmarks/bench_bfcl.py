@@ -12,7 +12,8 @@ never looked at while tuning; ``--held-out`` runs that slice instead of the deve
 when its calls match the ground truth as BFCL's checker does (the name; each argument one of the accepted values,
 strings compared without case, spaces or punctuation; an argument left out only where "" is accepted; parallel
 calls in any order). Per category it prints correct calls, wrong calls (a call, not the right one), no calls,
-false calls (irrelevance), syntax leaks in the words, and the median time to the first event.
+false calls (irrelevance), replies with several calls, syntax leaks in the words, and the median and 90th
+percentile of the time to the first event, with the machine's load average at the start and the end.
 
 ``--tools K[,K...]`` runs the everyday set of ``bench_local_tools`` instead, each request with its expected tool
 and K-1 others declared (the other everyday tools first, then BFCL functions), plain requests with the first K:
@@ -32,6 +33,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import os
 import re
 import statistics
 import sys
@@ -185,6 +187,7 @@ class Tally:
     wrong: int = 0
     silent: int = 0
     false_calls: int = 0
+    several: int = 0  # replies with more than one call
     plain: int = 0
     leaks: int = 0
     errors: int = 0
@@ -198,7 +201,9 @@ class Tally:
                  f"no call {self.silent}" if self.total else "")
         false = (f"false calls {self.false_calls}/{self.plain} = {self.false_calls / self.plain:.0%}"
                  if self.plain else "")
-        rest = f"leaks {self.leaks}, errors {self.errors}, first event median {median}"
+        p90 = f"{statistics.quantiles(self.times, n=10)[-1] * 1e3:.0f} ms" if len(self.times) > 1 else "-"
+        rest = (f"several calls {self.several}, leaks {self.leaks}, errors {self.errors}, "
+                f"first event median {median}, p90 {p90}")
         return f"{self.label:>12}: " + "; ".join(p for p in (calls, false, rest) if p)
 
 
@@ -221,6 +226,7 @@ def _record(tally: Tally, outcome: Outcome | None, tools: list[Tool], ok: bool |
     tally.times.append(outcome.ttft)
     tally.leaks += bool(leaks(outcome.text, tools))
     called = bool(outcome.calls or outcome.rejected)
+    tally.several += len(outcome.calls) + len(outcome.rejected) > 1
     if ok is None:
         tally.plain += 1
         tally.false_calls += called
@@ -303,7 +309,8 @@ async def run(args: argparse.Namespace) -> None:
     backend = make_backend(args)
     try:
         print(f"model: {backend.model_path.name}; {'held-out' if args.held_out else 'development'} slice; "
-              f"{'warmed' if args.warm else 'unseen'} tool sets; variant: {describe(args)}", flush=True)
+              f"{'warmed' if args.warm else 'unseen'} tool sets; variant: {describe(args)}; "
+              f"load average {_load()}", flush=True)
         if args.tools:
             tallies = await run_tool_counts(backend, folder, args)
         else:
@@ -316,7 +323,13 @@ async def run(args: argparse.Namespace) -> None:
         right, total = sum(t.correct for t in calls), sum(t.total for t in calls)
         print(f"{'overall':>12}: correct {right}/{total} = {right / total:.0%} (target >= {TARGET_CORRECT:.0%}) "
               f"{'PASS' if right / total >= TARGET_CORRECT else 'MISS'}")
-    print(f"run time: {time.perf_counter() - started:.0f} s")
+    print(f"run time: {time.perf_counter() - started:.0f} s; load average {_load()}")
+
+
+def _load() -> str:
+    """The machine's 1- and 5-minute load averages: first-event times mean little without them."""
+    one, five, _ = os.getloadavg()
+    return f"{one:.1f}/{five:.1f}"
 
 
 def main() -> None:

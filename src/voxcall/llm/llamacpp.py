@@ -74,6 +74,7 @@ from voxcall.llm.context_fit import first_kept, split_turns
 from voxcall.llm.demos import demo_messages
 from voxcall.llm.grammar import calls_grammar, format_grammar
 from voxcall.llm.local_model import DEFAULT_STATE_CACHE_BYTES, GrammarError, LocalModel
+from voxcall.llm.parallel import NextCall, last_block, next_call
 from voxcall.llm.relay import relayed_reply
 from voxcall.llm.relevance import most_relevant, relevance
 from voxcall.tools.calls import ToolCall
@@ -81,7 +82,7 @@ from voxcall.tools.codecalls import CodeCallStream, render_tools_prompt
 from voxcall.tools.codecalls.format_stream import FormatCallStream
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat, detect_format
 from voxcall.tools.codecalls.prompt import forced_tool_name
-from voxcall.tools.codecalls.stream import OPEN_TAG
+from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
 from voxcall.tools.schema import Tool
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,8 @@ class _Plan:
     call_grammar: str | None  # constrains the reply once it opens ``<code>`` (tool_choice "auto")
     call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
     spoken: bool  # the words will be spoken (``request.voice``): no backticks, hence no code fences in them
+    said: str  # the user's last words, which arguments are copied from
+    listed: tuple[Tool, ...]  # the tools a further block may call when the user listed values (none: no such)
     max_tokens: int
     temperature: float
 
@@ -368,7 +371,9 @@ class LlamaCppBackend:
         return _Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if must_call else None,
                      call_grammar=None if must_call else grammar,
                      call_threshold=threshold if offered and not must_call else None,
-                     spoken=request.voice,
+                     spoken=request.voice, said=said,
+                     listed=tuple(callable_tools) if grammar and request.parallel_tool_calls and said
+                     and self.tool_format is None else (),
                      max_tokens=min(self._model.n_ctx - len(prompt),
                                     request.max_output_tokens or self.max_output_tokens),
                      temperature=self.temperature if request.temperature is None else request.temperature)
@@ -562,12 +567,15 @@ class LlamaCppBackend:
         ``"cancelled"``). The context must hold ``plan.prompt``.
 
         When the reply opens ``<code>`` outside a grammar, the prompt plus the reply so far is evaluated afresh
-        (all but its tail is kept) and the rest is picked under ``plan.call_grammar``.
+        (all but its tail is kept) and the rest is picked under ``plan.call_grammar``. When a block closes and the
+        user listed a further value for its call (:func:`~voxcall.llm.parallel.next_call`), another block is
+        opened the same way, for that tool alone, its values taken from the words after the first.
         """
         model, cancel = self._model, reply.sink.cancel
         grammar = model.grammar(plan.grammar) if plan.grammar else None
         unspoken = self._unspoken if plan.spoken else None  # never said aloud, and the way into code fences
         exclude = unspoken
+        closed = 0  # the blocks closed so far
         try:
             if plan.call_threshold is not None:
                 if model.probability(self._openers) < plan.call_threshold:
@@ -588,12 +596,26 @@ class LlamaCppBackend:
                 if reply.add(model.piece(token, special=syntax), until=self._opener if watching else None):
                     model.evaluate(plan.prompt + model.tokenize(reply.text), cancel)
                     grammar = model.grammar(plan.call_grammar) if plan.call_grammar else None
+                elif (grammar is not None and reply.text.count(CLOSE_TAG) > closed
+                      and (more := _listed_call(plan, reply.text))):
+                    grammar.close()
+                    grammar = None
+                    reply.say(OPEN_TAG)
+                    model.evaluate(plan.prompt + model.tokenize(reply.text[len(plan.prefill):]), cancel)
+                    grammar = model.grammar(self._checked(calls_grammar([more.tool], more.said)))
                 else:
                     model.advance(token)
+                closed = reply.text.count(CLOSE_TAG)
             return "cancelled"
         finally:
             if grammar is not None:
                 grammar.close()
+
+
+def _listed_call(plan: _Plan, reply: str) -> NextCall | None:
+    """The call the user listed a further value for, after the last block of ``reply`` (see :mod:`voxcall.llm.
+    parallel`); None when ``plan`` allows no such call."""
+    return next_call(last_block(reply), plan.listed, plan.said) if plan.listed else None
 
 
 def _closed_error() -> LLMError:

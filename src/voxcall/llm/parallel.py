@@ -1,0 +1,97 @@
+"""Whether a local model's reply holds another call: the user listed a further value for the call just made.
+
+A tiny model stops after one ``<code>`` block even when the request asks for several: SmolLM2-135M made one call
+for every one of the 30 requests of BFCL's parallel categories ("the weather in Boston and in San Francisco").
+The words say more: when a value the call took is followed, in the user's words, by a joiner (``and``, a comma,
+``&``, ``or``, ``plus``), a few common words ("and also for") and then a value of the same shape, the user listed
+values for calls of the same tool. :func:`next_call` finds that, and the words the next call's values are to be
+taken from (those after the joiner), so that the caller can open another block for that tool alone, its string
+and number arguments spans of those words (:func:`~voxcall.llm.grammar.calls_grammar`). Without such evidence
+the model decides, as before.
+
+"The same shape": a number after a number, a capitalised word after a capitalised value, a lowercase word after a
+lowercase one (so "Paris and tell me a joke" is no list); and never a word of a tool's name ("order pizza and set
+a timer" asks for another tool, which this does not guess). Nothing here is written for a particular tool.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from voxcall.llm.grammar import numbers
+from voxcall.llm.relevance import STOP_WORDS, words
+from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
+from voxcall.tools.schema import Tool
+
+_JOINER = re.compile(r"\s*(?:,|;|&|\+|\band\b|\bor\b|\bplus\b)\s*", re.IGNORECASE)
+_WORD = re.compile(r"[^\s,.;:!?()\"']+")
+
+
+@dataclass(frozen=True, slots=True)
+class NextCall:
+    """Another call the user asked for: to ``tool``, its values taken from ``said`` (the words after the joiner)."""
+
+    tool: Tool
+    said: str
+
+
+def last_block(reply: str) -> str:
+    """The last ``<code>`` block of ``reply``, tags included ("" when there is none)."""
+    start = reply.rfind(OPEN_TAG)
+    end = reply.find(CLOSE_TAG, start)
+    return reply[start:end + len(CLOSE_TAG)] if start >= 0 and end >= 0 else ""
+
+
+def next_call(block: str, tools: Sequence[Tool], said: str) -> NextCall | None:
+    """The further call of the same tool that ``said`` lists after a value of the one call in ``block`` (a closed
+    ``<code>`` block of calls to ``tools``), or None: no single valid call, or no argument of it followed by a
+    listed value (:func:`listed_after`)."""
+    calls = parse_code_calls(block, tools).calls
+    if len(calls) != 1:
+        return None
+    tool = next(t for t in tools if t.name == calls[0].name)
+    names = {word for t in tools for word in words(t.name)}
+    used = [str(v) if isinstance(v, str) else f"{v:g}" for v in calls[0].arguments.values()
+            if isinstance(v, str | int | float) and not isinstance(v, bool)]
+    for value in calls[0].arguments.values():
+        rest = listed_after(said, value, names, used)
+        if rest:
+            return NextCall(tool, rest)
+    return None
+
+
+def listed_after(said: str, value: Any, names: Collection[str] = (), used: Collection[str] = ()) -> str:
+    """The words of ``said`` from the value listed after ``value`` onwards ("" when none): ``value`` (a string or
+    number) said, then a joiner, words of :data:`~voxcall.llm.relevance.STOP_WORDS`, and a word of the same shape
+    that is none of ``names`` (the words of the tools' names) and begins none of the ``used`` values (those the
+    call took already: "add 1 and 2" is one call)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
+        return ""
+    text = value if isinstance(value, str) else f"{value:g}"
+    at = said.lower().find(text.lower())
+    if at < 0:
+        return ""
+    after = said[at + len(text):]
+    joiner = _JOINER.match(after)
+    if not joiner:
+        return ""
+    rest = after[joiner.end():]
+    for word in _WORD.finditer(rest):
+        found = word.group()
+        if found.lower() in STOP_WORDS:
+            continue
+        listed = rest[word.start():]
+        fits = (_same_shape(found, text) and not set(words(found)) & set(names)
+                and not any(listed.lower().startswith(u.lower()) for u in used))
+        return listed if fits else ""
+    return ""
+
+
+def _same_shape(word: str, value: str) -> bool:
+    """Whether ``word`` could be another value like ``value``: both numbers, or both capitalised or lowercase."""
+    if numbers(value) and value.strip().lstrip("-").replace(".", "", 1).isdigit():
+        return bool(numbers(word))
+    return word[:1].isupper() == value[:1].isupper() and word[:1].isalpha()

@@ -1,0 +1,62 @@
+"""Parallel calls on the local path: values the user listed for the call just made open another block
+(:mod:`voxcall.llm.parallel`), pure rules first, then with the real SmolLM2-135M."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from tests.llm.test_llamacpp import TIMER, WEATHER, collect
+from voxcall.llm import LlamaCppBackend, LLMRequest, Message, ToolCall
+from voxcall.llm.parallel import last_block, listed_after, next_call
+
+NAMES = {"get", "weather", "set", "timer"}
+
+
+@pytest.mark.parametrize(("said", "value", "rest"), [
+    ("What's the weather in Paris and in Rome?", "Paris", "Rome?"),
+    ("Weather in Paris, and also for Rome", "Paris", "Rome"),
+    ("Timers for 5 and 10 minutes", 5, "10 minutes"),
+    ("What's the weather in Paris and tell me a joke", "Paris", ""),  # another kind of word: no list
+    ("Weather in Paris and set a timer", "Paris", ""),  # a tool's name: another tool, not guessed
+    ("Weather in Paris", "Paris", ""),
+    ("Add 1 and 2", 1, ""),  # 2 is the call's own other value
+])
+def test_a_value_is_listed_after_another_of_the_same_shape(said: str, value: object, rest: str) -> None:
+    assert listed_after(said, value, NAMES, used=["1", "2"] if said.startswith("Add") else []) == rest
+
+
+def test_the_next_call_is_of_the_same_tool_from_the_words_after_the_first() -> None:
+    reply = "Sure.<code>get_weather(city='Paris')</code>"
+    assert last_block(reply) == "<code>get_weather(city='Paris')</code>"
+    found = next_call(last_block(reply), [WEATHER, TIMER], "Weather in Paris and in Rome?")
+    assert found is not None and found.tool is WEATHER and found.said == "Rome?"
+    assert next_call("<code>get_weather(city='Paris')</code>", [WEATHER, TIMER], "Weather in Paris?") is None
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[LlamaCppBackend]:
+    model = LlamaCppBackend(n_ctx=2048)
+    yield model
+    asyncio.run(model.aclose())
+
+
+@pytest.mark.parametrize(("said", "calls"), [
+    ("What's the weather in Paris and in Rome?", [("get_weather", {"city": "Paris"}),
+                                                  ("get_weather", {"city": "Rome"})]),
+    ("Set timers for 5 and 10 minutes.", [("set_timer", {"minutes": 5}), ("set_timer", {"minutes": 10})]),
+    ("What's the weather in Paris?", [("get_weather", {"city": "Paris"})]),
+])
+async def test_listed_values_make_several_calls(backend: LlamaCppBackend, said: str,
+                                                calls: list[tuple[str, object]]) -> None:
+    events = await collect(backend.stream(LLMRequest(items=[Message("user", said)], tools=[WEATHER, TIMER])))
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == calls
+
+
+async def test_one_call_when_parallel_calls_are_off(backend: LlamaCppBackend) -> None:
+    request = LLMRequest(items=[Message("user", "What's the weather in Paris and in Rome?")], tools=[WEATHER, TIMER],
+                         parallel_tool_calls=False)
+    events = await collect(backend.stream(request))
+    assert len([e for e in events if isinstance(e, ToolCall)]) == 1
