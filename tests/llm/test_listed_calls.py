@@ -18,6 +18,8 @@ NAMES = {"get", "weather", "set", "timer"}
 @pytest.mark.parametrize(("said", "value", "rest"), [
     ("What's the weather in Paris and in Rome?", "Paris", "Rome?"),
     ("Weather in Paris, and also for Rome", "Paris", "Rome"),
+    ("Weather in Oslo, Rome and Madrid", "Oslo", "Rome and Madrid"),
+    ("What's the weather in Boston, MA?", "Boston", ""),  # a comma without "and"/"or" after it: one value
     ("Timers for 5 and 10 minutes", 5, "10 minutes"),
     ("What's the weather in Paris and tell me a joke", "Paris", ""),  # another kind of word: no list
     ("Weather in Paris and set a timer", "Paris", ""),  # a tool's name: another tool, not guessed

@@ -27,6 +27,7 @@ from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 from voxcall.tools.schema import Tool
 
 _JOINER = re.compile(r"\s*(?:,|;|&|\+|\band\b|\bor\b|\bplus\b)\s*", re.IGNORECASE)
+_LIST_END = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\s,.;:!?()\"']+")
 
 
@@ -79,6 +80,8 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
     if not joiner:
         return ""
     rest = after[joiner.end():]
+    if joiner.group().strip() in (",", ";") and not _LIST_END.search(rest):
+        return ""  # "Boston, MA" is one value; "Oslo, Rome and Madrid" a list (it ends with "and" or "or")
     for word in _WORD.finditer(rest):
         found = word.group()
         if found.lower() in STOP_WORDS:
