@@ -169,7 +169,7 @@ def test_create_scripted_with_a_script() -> None:
 def test_unknown_kind_lists_the_known_ones() -> None:
     with pytest.raises(ValueError, match="openai-chat, openai-responses, scripted, llamacpp"):
         create_backend("nope")
-    assert BACKEND_KINDS == ("openai-chat", "openai-responses", "scripted", "llamacpp")
+    assert BACKEND_KINDS == ("openai-chat", "openai-responses", "scripted", "llamacpp", "llama-server")
 
 
 def test_openai_kinds_need_a_model() -> None:
