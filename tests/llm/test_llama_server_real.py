@@ -8,15 +8,13 @@ import asyncio
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from tests.llm.test_llama_server import WEATHER
 from tests.llm.test_llamacpp import TIMER, collect
-from tests.llm.test_llamacpp_server import free_port
+from tests.llm.test_llamacpp_server import answers, free_port
 from tests.requirements import require_llama_server, require_smollm2
 from voxcall.llm import (
     Done,
@@ -36,14 +34,6 @@ STARTUP_TIMEOUT_S = 120.0
 SLOT_CTX = 2048
 
 
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1.0) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     port = free_port()
@@ -53,7 +43,7 @@ def llama_server() -> Iterator[str]:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            while not healthy(f"http://127.0.0.1:{port}/health"):
+            while not answers(f"http://127.0.0.1:{port}/health"):
                 if process.poll() is not None or time.monotonic() > deadline:
                     log.seek(0)
                     pytest.fail(f"llama-server did not start ({process.poll()}):\n"
