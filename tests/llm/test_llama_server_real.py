@@ -14,7 +14,7 @@ import pytest
 
 from tests.llm.test_llama_server import WEATHER
 from tests.llm.test_llamacpp import TIMER, collect
-from tests.llm.test_llamacpp_server import answers, free_port
+from tests.llm.test_llamacpp_server import answers, free_port, stop
 from tests.requirements import require_llama_server, require_smollm2
 from voxcall.llm import (
     Done,
@@ -51,12 +51,7 @@ def llama_server() -> Iterator[str]:
                 time.sleep(0.2)
             yield f"http://127.0.0.1:{port}"
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 @pytest.fixture(scope="module")

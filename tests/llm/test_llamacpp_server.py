@@ -43,6 +43,16 @@ def answers(url: str) -> bool:
         return False
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process, killing it if it does not exit within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     port = free_port()
@@ -63,12 +73,7 @@ def llama_server() -> Iterator[str]:
                 time.sleep(0.2)
             yield base_url
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 @pytest.fixture
