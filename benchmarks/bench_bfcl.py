@@ -22,6 +22,11 @@ correct, false calls, leaks and first-event time per K.
     python benchmarks/bench_bfcl.py [--n 30] [--held-out] [--data DIR] [--categories simple,multiple,...]
                                     [--tools 1,3,7] [--warm] [--text] [-v] [backend options of bench_local_tools]
 
+``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
+all (a plain string argument a span of the user's words, a number one the user said: ``voxcall.llm.grammar``),
+and how many it would admit without those two rules. The first figure is the ceiling of the embedded path on that
+slice, whatever the model; the gap between them is what copying costs.
+
 ``--warm`` evaluates each request's tools prompt before timing it, as a session does when ``session.update``
 declares the tools (the default times a request that brings tools the server has not seen). Each request is a
 fresh tool set, hence a fresh prompt: a category of 30 takes one to three minutes on two cores.
@@ -56,6 +61,7 @@ from bench_local_tools import (
 )
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
+from voxcall.llm.grammar import numbers, spans
 from voxcall.llm.llamacpp import LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.calls import ToolCall
@@ -296,6 +302,60 @@ async def run_tool_counts(backend: LlamaCppBackend, folder: Path | None, args: a
     return tallies
 
 
+def admitted(value: Any, schema: Any, said: str, *, copied: bool) -> bool:
+    """Whether the call grammar admits ``value`` for an argument of ``schema`` (``copied``: with the rules that a
+    plain string is a span of ``said`` and a number one said there; BFCL's checker compares strings loosely)."""
+    if not isinstance(schema, dict):
+        return True
+    if "enum" in schema:
+        return _norm(value) in [_norm(v) for v in schema["enum"]]
+    kind = schema.get("type")
+    if kind == "array" and isinstance(value, list):
+        return all(admitted(item, schema.get("items"), said, copied=copied) for item in value)
+    if not copied:
+        return True
+    if kind == "string" and isinstance(value, str) and not {"format", "pattern"} & schema.keys():
+        return _norm(value) in {_norm(span) for span in spans(said)}
+    said_numbers = numbers(said) if kind in ("number", "integer") else []
+    if said_numbers and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) in [float(n) for n in said_numbers if kind == "number" or isinstance(n, int)]
+    return True
+
+
+def reachable(case: Case, *, copied: bool) -> bool:
+    """Whether the grammar admits every call of ``case``'s ground truth: each argument one of its accepted values,
+    or left out where that is accepted and the argument is optional."""
+    tools = {tool.name: tool for tool in case.tools}
+    for truth in case.truth:
+        (name, params), = truth.items()
+        schema = tools[name].parameters if name in tools else {}
+        required = set(schema.get("required", []))
+        for param, accepted in params.items():
+            if "" in accepted and param not in required:
+                continue
+            argument = schema.get("properties", {}).get(param, {})
+            if not any(admitted(a, argument, case.prompt, copied=copied) for a in accepted if a != ""):
+                return False
+    return True
+
+
+def run_reach(folder: Path, args: argparse.Namespace) -> None:
+    """The grammar's ceiling per category (no model)."""
+    for category in args.categories.split(","):
+        cases = [c for c in load(folder, category, held_out=args.held_out, n=args.n) if c.truth]
+        if not cases:
+            continue
+        copied = sum(reachable(c, copied=True) for c in cases)
+        free = sum(reachable(c, copied=False) for c in cases)
+        print(f"{category:>12}: the grammar admits the right calls in {copied}/{len(cases)} = "
+              f"{copied / len(cases):.0%}; without the span and number rules {free}/{len(cases)} = "
+              f"{free / len(cases):.0%}", flush=True)
+        if args.verbose:
+            for case in cases:
+                if not reachable(case, copied=True):
+                    print(f"    not admitted: {case.prompt[:80]!r} want {json.dumps(case.truth)[:120]}")
+
+
 def _instructions(args: argparse.Namespace) -> str:
     return DEFAULT_INSTRUCTIONS if args.instructions else ""
 
@@ -305,6 +365,10 @@ async def run(args: argparse.Namespace) -> None:
     if folder is None and not args.tools:
         sys.exit("bench_bfcl: no BFCL data: pip install --no-deps bfcl-eval, or unpack its wheel and give --data "
                  "DIR (the bfcl_eval/data folder)")
+    if args.reach:
+        assert folder is not None
+        run_reach(folder, args)
+        return
     started = time.perf_counter()
     backend = make_backend(args)
     try:
@@ -340,6 +404,7 @@ def main() -> None:
     parser.add_argument("--categories", default=",".join(CATEGORIES), help="comma-separated categories")
     parser.add_argument("--tools", default="", help="everyday set with these tool counts, e.g. 1,3,7 or 5,20,50")
     parser.add_argument("--warm", action="store_true", help="evaluate each tool set before timing its request")
+    parser.add_argument("--reach", action="store_true", help="no model: how often the grammar admits the right call")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")
     add_backend_options(parser)
     asyncio.run(run(parser.parse_args()))

@@ -126,6 +126,25 @@ async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_th
     assert third["grammar"] and third["prompt"] == first["prompt"] + reply_so_far
 
 
+async def test_a_listed_value_closes_the_stream_and_the_next_call_gets_its_own_grammar(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    opener = backend._model.tokenize("<code>")[0]
+    both = LLMRequest(items=[Message("user", "Weather in Paris and in Oslo?")], tools=[WEATHER])
+    server.replies.extend([decision((opener, 0.9)), streamed("get_weather(city='Paris')", "</code>", hold=True),
+                           streamed("get_weather(city='Oslo')", "</code>")])
+    events = await collect(backend.stream(both))
+    async with asyncio.timeout(5):
+        await server.disconnected.wait()  # the first call's request was dropped when its block closed
+    reply_so_far = backend._model.tokenize("<code>get_weather(city='Paris')</code><code>")
+    await backend.aclose()
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [
+        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
+    first, _, third = completions(server)
+    assert third["prompt"] == first["prompt"] + reply_so_far
+    assert "'Oslo'" in third["grammar"] and "'Paris'" not in third["grammar"]  # values from the words after
+    assert events[-1] == Done("tool_calls")
+
+
 async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decision(server: FakeServer) -> None:
     backend = await backend_for(server)
     opener = backend._model.tokenize("<code>")[0]

@@ -83,10 +83,13 @@ REQUESTS = [
     LLMRequest(items=[Message("user", "What's the weather like?")], tools=[WEATHER], tool_choice="required",
                max_output_tokens=32),
     LLMRequest(items=[Message("user", "Tell me about Rome.")], tools=[WEATHER], voice=True, max_output_tokens=12),
+    LLMRequest(items=[Message("user", "What's the weather in Paris and in Rome?")], tools=[WEATHER, TIMER]),
+    LLMRequest(items=[Message("user", "Set timers for 5 and 10 minutes.")], tools=[WEATHER, TIMER]),
 ]
 
 
-@pytest.mark.parametrize("request_", REQUESTS, ids=["evident", "timer", "small-talk", "required", "spoken"])
+@pytest.mark.parametrize("request_", REQUESTS, ids=["evident", "timer", "small-talk", "required", "spoken",
+                                                    "listed-cities", "listed-numbers"])
 async def test_the_server_writes_what_the_in_process_path_writes(served: LlamaServerBackend,
                                                                  in_process: LlamaCppBackend,
                                                                  request_: LLMRequest) -> None:
@@ -101,6 +104,12 @@ async def test_the_server_writes_what_the_in_process_path_writes(served: LlamaSe
 async def test_the_weather_request_calls_the_weather_tool(served: LlamaServerBackend) -> None:
     _, calls, done = outcome(await collect(served.stream(REQUESTS[0])))
     assert calls == [("get_weather", {"city": "Paris"})] and done == Done("tool_calls")
+
+
+async def test_listed_values_make_several_calls_on_the_server_too(served: LlamaServerBackend) -> None:
+    _, calls, done = outcome(await collect(served.stream(REQUESTS[5])))
+    assert calls == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})]
+    assert done == Done("tool_calls")
 
 
 async def test_the_next_turn_finds_its_prefix_in_the_servers_cache(served: LlamaServerBackend) -> None:

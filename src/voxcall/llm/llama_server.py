@@ -17,7 +17,9 @@ How a reply is generated, through ``POST /completion`` with token prompts and ``
    the likeliest one that opens no call (sampled among them at a temperature above 0).
 2. The rest streams. Free words are watched for the opener as in process: when it appears, the stream is closed
    (the server stops) and the rest is written under the call grammar, from the prompt and the reply so far.
-3. Spoken replies never get a backtick (``logit_bias``), the way into code fences.
+3. When a call's block closes and the user listed a further value for it (:mod:`voxcall.llm.parallel`), the
+   stream is closed and another block is written for that tool alone, as in process.
+4. Spoken replies never get a backtick (``logit_bias``), the way into code fences.
 
 Slots: the server gives each request the idle slot whose cached prompt shares most with it (``--slot-prompt-
 similarity``) and keeps a prompt it has to evict in its RAM prompt cache (``--cache-ram``), so a session finds its
@@ -41,8 +43,10 @@ from typing import Any
 import httpx2
 
 from voxcall.llm.base import LLMError, LLMRequest
-from voxcall.llm.llamacpp import LlamaCppBackend, _Finished, _Plan, _Reply, _Sink
+from voxcall.llm.grammar import calls_grammar
+from voxcall.llm.llamacpp import LlamaCppBackend, _Finished, _listed_call, _Plan, _Reply, _Sink
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
+from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
 
 DECISION_CANDIDATES = 40
 """Top tokens the server reports for the call/answer decision (the opener's probability is summed over them)."""
@@ -140,10 +144,15 @@ class LlamaServerBackend(LlamaCppBackend):
                     body["logit_bias"] = self._no_backticks
                 outcome, final = await self._stream(body, plan, reply, watching)
                 cached = cached if cached is not None else int(final.get("tokens_cached", 0))
-                if outcome != "opened":
+                if outcome == "opened":
+                    prompt, grammar = plan.prompt + self._model.tokenize(reply.text), plan.call_grammar
+                elif outcome == "listed" and (more := _listed_call(plan, reply.text)):
+                    reply.say(OPEN_TAG)
+                    prompt = plan.prompt + self._model.tokenize(reply.text[len(plan.prefill):])
+                    grammar = self._checked(calls_grammar([more.tool], more.said))
+                else:
                     reason = outcome
                     break
-                prompt, grammar = plan.prompt + self._model.tokenize(reply.text), plan.call_grammar
             sink.put(_Finished(reason, len(plan.prompt), cached or 0, reply.produced))
         except asyncio.CancelledError:
             raise
@@ -172,13 +181,20 @@ class LlamaServerBackend(LlamaCppBackend):
 
     async def _stream(self, body: dict[str, Any], plan: _Plan, reply: _Reply,
                       watching: bool) -> tuple[str, dict[str, Any]]:
-        """Stream one completion into ``reply``; returns how it ended (``"stop"``, ``"length"``, or ``"opened"``
-        when ``watching`` saw the opener: the request is then closed) and its last chunk."""
+        """Stream one completion into ``reply``; returns how it ended (``"stop"``, ``"length"``; ``"opened"``
+        when ``watching`` saw the opener, ``"listed"`` when a call's block closed and the user listed a further
+        value for it: the request is then closed) and its last chunk."""
         body = {**self._sampling(plan), **body}
+        closed = reply.text.count(CLOSE_TAG)
+        listing = "grammar" in body and bool(plan.listed)
         async for chunk in self._chunks(body):
             content = chunk.get("content") or ""
             if content and reply.add(content.encode(), until=self._opener if watching else None):
                 return "opened", chunk
+            if listing and reply.text.count(CLOSE_TAG) > closed:
+                if _listed_call(plan, reply.text):
+                    return "listed", chunk
+                closed = reply.text.count(CLOSE_TAG)
             if chunk.get("stop"):
                 return ("length" if chunk.get("stop_type") == "limit" else "stop"), chunk
         raise LLMError("llama-server ended the stream without finishing the reply", code="incomplete_stream")
