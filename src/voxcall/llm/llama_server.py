@@ -54,7 +54,7 @@ DECISION_CANDIDATES = 40
 LLAMA_SERVER_CACHE = Path(os.environ.get("VOXCALL_LLAMA_SERVER_CACHE")
                           or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                           / "voxcall" / "llama-server")
-"""Where ``deploy/build-llama-server.sh`` puts its builds: ``<llama-cpp-python version>/llama-server``."""
+"""Where ``deploy/build-llama-server.sh`` puts its builds: ``<llama-cpp-python version>-<flavor>/llama-server``."""
 
 
 def find_llama_server() -> Path | None:
