@@ -162,6 +162,17 @@ def test_malformed_calls_are_refused(checker: GrammarChecker, text: str) -> None
     assert not checker.accepts(calls_grammar(ALL), text)
 
 
+def test_a_choice_said_is_passed_and_no_plain_string_is_a_choice_word(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([WEATHER], "Weather in Oslo in F please")
+    assert checker.accepts(grammar, "get_weather(city='Oslo', unit='f')</code>")
+    assert not checker.accepts(grammar, "get_weather(city='Oslo')</code>")  # "F" was said: the unit is passed
+    assert not checker.accepts(grammar, "get_weather(city='F', unit='f')</code>")  # the unit's word is no city
+    assert not checker.accepts(grammar, "get_weather(city='Oslo', unit='c')</code>")
+    either = calls_grammar([WEATHER], "Weather in Oslo, c or f?")  # both choices said: the model picks, or not
+    assert checker.accepts(either, "get_weather(city='Oslo')</code>")
+    assert checker.accepts(either, "get_weather(city='Oslo', unit='c')</code>")
+
+
 def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
     found = spans("Weather in New York, please!")
     assert {"Weather", "New York", "New York, please", "please", "in New York"} <= set(found)

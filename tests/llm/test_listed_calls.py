@@ -20,6 +20,8 @@ NAMES = {"get", "weather", "set", "timer"}
     ("Weather in Paris, and also for Rome", "Paris", "Rome"),
     ("Weather in Oslo, Rome and Madrid", "Oslo", "Rome and Madrid"),
     ("What's the weather in Boston, MA?", "Boston", ""),  # a comma without "and"/"or" after it: one value
+    ("Weather in Mariposa, CA, and make sure it is in Celsius", "Mariposa", ""),  # no value after the "and"
+    ("A trip to New York, NY in December and I stay 5 days", "New York", ""),
     ("Timers for 5 and 10 minutes", 5, "10 minutes"),
     ("What's the weather in Paris and tell me a joke", "Paris", ""),  # another kind of word: no list
     ("Weather in Paris and set a timer", "Paris", ""),  # a tool's name: another tool, not guessed

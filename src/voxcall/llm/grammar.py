@@ -16,7 +16,9 @@ Given the user's words (``said``), a string argument whose schema says no more t
 format or pattern) must be a span of them (:func:`spans`): a tiny model otherwise copies a demonstration's
 placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said.
 Likewise, when the user said numbers (:func:`numbers`), a number argument is one of them (an integer one, one of
-the whole numbers), not a recomputed or demonstrated value.
+the whole numbers), not a recomputed or demonstrated value. A choice (``enum``) the user named, alone among its
+values ("in fahrenheit"), is passed even when optional; and a plain string is never one of the call's choice
+words ("the weather in Moscow in Celsius": the city is not "Celsius").
 
 The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
@@ -174,6 +176,7 @@ class _Builder:
         self.rules: dict[str, str] = dict(dialect.rules)
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
+        self._reserved: set[str] = set()  # the current tool's choice words, which are no plain string's value
 
     def text(self) -> str:
         """The grammar, ``root`` first."""
@@ -200,30 +203,19 @@ class _Builder:
 
     def call(self, tool: Tool) -> str:
         """The rule for one call of ``tool``: its name, then its arguments in parentheses."""
-        aliases = tool.argument_aliases()
-        by_alias = {alias: prop for prop, alias in aliases.items()}
-        properties, required = tool.properties, set(tool.required)
-        needed: list[str] = []
-        optional: list[str] = []
-        for alias in tool.signature().parameters:  # required first, then optional, each in schema order
-            prop = by_alias.get(alias, alias)
-            value = self.value(properties.get(prop), tool.parameters, f"{tool.code_name}-{alias}", 0)
-            argument = f"{gbnf_literal(alias + '=')} {value}"
-            (needed if prop in required else optional).append(argument)
-        arguments = _argument_list(needed, optional)
+        by_alias = {alias: prop for prop, alias in tool.argument_aliases().items()}
+        keys = [(by_alias.get(alias, alias), alias, gbnf_literal(alias + "="))
+                for alias in tool.signature().parameters]  # required first, then optional, each in schema order
+        arguments = self._arguments(tool, keys, tool.code_name)
         body = gbnf_literal(tool.code_name + "(") + (f" {arguments}" if arguments else "") + ' ")"'
         return self.add(f"call-{tool.code_name}", body)
 
     def format_call(self, tool: Tool, tool_format: ToolFormat) -> str:
         """The rule for one call of ``tool`` in ``tool_format``: its own name, then its arguments by property name
         (required first, then optional, each in schema order), each value of its schema's type."""
-        needed: list[str] = []
-        optional: list[str] = []
-        for prop, schema in tool.properties.items():
-            value = self.value(schema, tool.parameters, f"{tool.name}-{prop}", 0)
-            key = f"{prop}:" if tool_format.body == "gemma" else f"{json.dumps(prop)}: "
-            (needed if prop in tool.required else optional).append(f"{gbnf_literal(key)} {value}")
-        arguments = _argument_list(needed, optional, self.dialect.separator)
+        keys = [(prop, prop, gbnf_literal(f"{prop}:" if tool_format.body == "gemma" else f"{json.dumps(prop)}: "))
+                for prop in tool.properties]
+        arguments = self._arguments(tool, keys, tool.name)
         inner = f" {arguments}" if arguments else ""
         if tool_format.body == "gemma":
             body = f'{gbnf_literal(f"call:{tool.name}" + "{")}{inner} "}}"'
@@ -231,6 +223,38 @@ class _Builder:
             head = f'{{"name": {json.dumps(tool.name)}, "{tool_format.arguments[0]}": {{'
             body = f'{gbnf_literal(head)}{inner} "}}}}"'
         return self.add(f"call-{tool.name}", body)
+
+    def _arguments(self, tool: Tool, keys: list[tuple[str, str, str]], name: str) -> str:
+        """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
+        then a value of the property's schema; required ones first, then any of the optional ones. A choice the
+        user said (:meth:`_said_choices`) is required, with that value; a plain string is none of the tool's
+        choice words (:func:`_choice_words`)."""
+        said_choices = self._said_choices(tool)
+        self._reserved = _choice_words(tool)
+        needed: list[str] = []
+        optional: list[str] = []
+        for prop, alias, key in keys:
+            if prop in said_choices:
+                value = self._literals([said_choices[prop]], f"{name}-{alias}-said")
+            else:
+                value = self.value(tool.properties.get(prop), tool.parameters, f"{name}-{alias}", 0)
+            (needed if prop in tool.required or prop in said_choices else optional).append(f"{key} {value}")
+        self._reserved = set()
+        return _argument_list(needed, optional, self.dialect.separator)
+
+    def _said_choices(self, tool: Tool) -> dict[str, str]:
+        """The parameters of ``tool`` with a choice of strings (``enum``) one of which the user said, word for word
+        and alone among its choices ("in fahrenheit" → ``unit='fahrenheit'``): the value each must take, as the
+        schema spells it. A tiny model leaves optional choices out even when they were said."""
+        said = {span.casefold() for span in self.spans}
+        found: dict[str, str] = {}
+        for prop, schema in tool.properties.items():
+            choices = schema.get("enum") if isinstance(schema, Mapping) else None
+            if isinstance(choices, list):
+                hits = [c for c in choices if isinstance(c, str) and c and c.casefold() in said]
+                if len(hits) == 1:
+                    found[prop] = hits[0]
+        return found
 
     # -- values ----------------------------------------------------------------------------------------------
 
@@ -265,7 +289,8 @@ class _Builder:
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
         if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
-            return self._literals(self.spans, "said")
+            values = [span for span in self.spans if span.casefold() not in self._reserved] or self.spans
+            return self._literals(values, "said")
         whole = [n for n in self.numbers if isinstance(n, int)]
         if kind == "number" and self.numbers:
             return self._literals(self.numbers, "said-number")
@@ -301,6 +326,13 @@ class _Builder:
         built = self.value(target, root, name, depth + 1)
         self.rules[name] = "value" if built == name else built  # a pointer to itself accepts any literal
         return name
+
+
+def _choice_words(tool: Tool) -> set[str]:
+    """The strings ``tool``'s parameters choose among (``enum``), casefolded: said, they name a choice ("in
+    Celsius"), not a place or a name, so a plain string argument of the same call is never one of them."""
+    return {c.casefold() for schema in tool.properties.values() if isinstance(schema, Mapping)
+            for c in schema.get("enum") or () if isinstance(c, str)}
 
 
 def _argument_list(needed: list[str], optional: list[str], separator: str = ", ") -> str:

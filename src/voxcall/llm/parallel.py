@@ -29,6 +29,9 @@ from voxcall.tools.schema import Tool
 _JOINER = re.compile(r"\s*(?:,|;|&|\+|\band\b|\bor\b|\bplus\b)\s*", re.IGNORECASE)
 _LIST_END = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\s,.;:!?()\"']+")
+MAX_SKIPPED = 3
+"""Common words allowed between a joiner and the value it lists ("and also for Rome"); more, and the words say
+something else ("and make sure it is in Celsius")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,16 +83,22 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
     if not joiner:
         return ""
     rest = after[joiner.end():]
-    if joiner.group().strip() in (",", ";") and not _LIST_END.search(rest):
-        return ""  # "Boston, MA" is one value; "Oslo, Rome and Madrid" a list (it ends with "and" or "or")
-    for word in _WORD.finditer(rest):
+    if joiner.group().strip() in (",", ";") and not any(
+            _value_after(rest[end.end():], text, names) for end in _LIST_END.finditer(rest)):
+        return ""  # "Boston, MA" is one value; "Oslo, Rome and Madrid" a list (an "and" or "or" ends it, before
+        # another value: "Mariposa, CA, and give me Celsius" is not one)
+    listed = _value_after(rest, text, names)
+    return "" if any(listed.lower().startswith(u.lower()) for u in used) else listed
+
+
+def _value_after(text: str, value: str, names: Collection[str]) -> str:
+    """``text`` from its first word that is not one of the :data:`~voxcall.llm.relevance.STOP_WORDS`, when that
+    word comes after at most :data:`MAX_SKIPPED` of them, has ``value``'s shape and is none of ``names``; else ""."""
+    for skipped, word in enumerate(_WORD.finditer(text)):
         found = word.group()
-        if found.lower() in STOP_WORDS:
+        if found.lower() in STOP_WORDS and skipped < MAX_SKIPPED:
             continue
-        listed = rest[word.start():]
-        fits = (_same_shape(found, text) and not set(words(found)) & set(names)
-                and not any(listed.lower().startswith(u.lower()) for u in used))
-        return listed if fits else ""
+        return text[word.start():] if _same_shape(found, value) and not set(words(found)) & set(names) else ""
     return ""
 
 
