@@ -175,8 +175,12 @@ def test_a_choice_said_is_passed_and_no_plain_string_is_a_choice_word(checker: G
 
 def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
     found = spans("Weather in New York, please!")
-    assert {"Weather", "New York", "New York, please", "please", "in New York"} <= set(found)
+    assert {"Weather", "New York", "Weather in New York", "York"} <= set(found)
     assert "York," not in found and "please!" not in found and len(found) == len(set(found))
+    # no span begins or ends with a joining word: no value does ("in New York", "New York, please", "Can")
+    assert not {"in New York", "New York, please", "please", "in"} & set(found)
+    assert set(spans("Can you book The Beatles for May")) >= {"The Beatles", "May", "book The Beatles"}
+    assert not {"Can", "you book", "Beatles for"} & set(spans("Can you book The Beatles for May"))
     assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
 
 

@@ -80,6 +80,12 @@ _NUMBER_WORDS = {word: n for n, word in enumerate((
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
+_JOINING = frozenset({
+    "and", "or", "but", "nor", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "about", "as",
+    "than", "i", "me", "my", "we", "our", "you", "your", "he", "she", "it", "its", "they", "them", "is", "are",
+    "was", "were", "be", "do", "does", "did", "can", "could", "would", "should", "please"})
+"""Words no value begins or ends with (articles are not among them: "The Beatles"; nor words that are also names:
+"May", "US", "AM", "Will")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +121,19 @@ def gbnf_literal(text: str) -> str:
 
 def spans(said: str) -> list[str]:
     """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said``, without punctuation at its ends
-    (inner punctuation stays: ``Berkeley, CA``), each once."""
+    (inner punctuation stays: ``Berkeley, CA``), each once; none that begins or ends with a joining word (a
+    preposition, conjunction, pronoun or auxiliary of :data:`_JOINING`: "Boston in", "and I", "Can") — no value
+    is, and a tiny model picks them."""
     tokens = said.split()
     found = (" ".join(tokens[start:end]).strip(_SPAN_EDGE) for start in range(len(tokens))
              for end in range(start + 1, min(len(tokens), start + MAX_SPAN_WORDS) + 1))
-    return list(dict.fromkeys(span for span in found if span))
+    return list(dict.fromkeys(span for span in found if span and not _joins(span)))
+
+
+def _joins(span: str) -> bool:
+    """Whether ``span`` begins or ends with a word of :data:`_JOINING`."""
+    edges = span.split()
+    return any(word.strip(_SPAN_EDGE).casefold() in _JOINING for word in (edges[0], edges[-1]))
 
 
 def numbers(said: str) -> list[int | float]:
@@ -289,7 +303,8 @@ class _Builder:
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
         if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
-            values = [span for span in self.spans if span.casefold() not in self._reserved] or self.spans
+            values = [span for span in self.spans
+                      if not self._reserved & {w.strip(_SPAN_EDGE).casefold() for w in span.split()}] or self.spans
             return self._literals(values, "said")
         whole = [n for n in self.numbers if isinstance(n, int)]
         if kind == "number" and self.numbers:
