@@ -181,6 +181,19 @@ def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
     assert not {"in New York", "New York, please", "please", "in"} & set(found)
     assert set(spans("Can you book The Beatles for May")) >= {"The Beatles", "May", "book The Beatles"}
     assert not {"Can", "you book", "Beatles for"} & set(spans("Can you book The Beatles for May"))
+
+
+@pytest.mark.parametrize(("said", "whole", "part"), [
+    ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
+    ("I'm at London, UK in fahrenheit", "London, UK", "London"),
+    ("I'm at Riga, Latvia, Can you tell me", "Riga, Latvia", "Riga"),  # "Can" begins a new clause
+])
+def test_a_name_a_qualifier_follows_is_no_span_alone(said: str, whole: str, part: str) -> None:
+    assert whole in spans(said) and part not in spans(said)
+
+
+def test_a_listed_name_stays_a_span() -> None:
+    assert {"Oslo", "Rome", "Madrid"} <= set(spans("Weather in Oslo, Rome and Madrid"))
     assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
 
 

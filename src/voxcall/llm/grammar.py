@@ -80,6 +80,7 @@ _NUMBER_WORDS = {word: n for n, word in enumerate((
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
+_LIST_END = re.compile(r"^[^.;:!?]*?\b(?:and|or)\s+[A-Z]")  # a list's last value ("Rome and Madrid")
 _JOINING = frozenset({
     "and", "or", "but", "nor", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "about", "as",
     "than", "i", "me", "my", "we", "our", "you", "your", "he", "she", "it", "its", "they", "them", "is", "are",
@@ -123,11 +124,25 @@ def spans(said: str) -> list[str]:
     """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said``, without punctuation at its ends
     (inner punctuation stays: ``Berkeley, CA``), each once; none that begins or ends with a joining word (a
     preposition, conjunction, pronoun or auxiliary of :data:`_JOINING`: "Boston in", "and I", "Can") — no value
-    is, and a tiny model picks them."""
+    is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in "Naples,
+    Florida"), which a tiny model leaves out."""
     tokens = said.split()
     found = (" ".join(tokens[start:end]).strip(_SPAN_EDGE) for start in range(len(tokens))
-             for end in range(start + 1, min(len(tokens), start + MAX_SPAN_WORDS) + 1))
+             for end in range(start + 1, min(len(tokens), start + MAX_SPAN_WORDS) + 1)
+             if not _qualified(tokens[start:end], tokens[end:]))
     return list(dict.fromkeys(span for span in found if span and not _joins(span)))
+
+
+def _qualified(words: list[str], rest: list[str]) -> bool:
+    """Whether the name ``words`` ends with (a capitalised word, then a comma) is qualified by the capitalised word
+    that follows (``rest``: "Naples," "Florida", "Boston," "MA"), rather than listed before it ("Oslo," "Rome and
+    Madrid": an "and" or "or" before another capitalised word ends a list)."""
+    last, following = words[-1], rest[0] if rest else ""
+    if not (last.endswith(",") and last[:1].isupper() and following[:1].isupper()):
+        return False
+    if following.strip(_SPAN_EDGE).casefold() in _JOINING:
+        return False  # "Riga, Latvia, Can you ...": a new clause
+    return not _LIST_END.search(" ".join(rest[:MAX_SPAN_WORDS]))
 
 
 def _joins(span: str) -> bool:
