@@ -153,6 +153,19 @@ async def test_many_tools_show_the_model_only_the_most_relevant(backend: LlamaCp
     assert usage.input_tokens < 1024  # all thirteen tools' stubs and demonstrations would not fit
 
 
+async def test_the_tools_shown_stay_the_same_while_they_fit_so_the_next_turn_is_warm(
+        backend: LlamaCppBackend) -> None:
+    fillers = [Tool(f"lookup_{n}", f"Look up record number {n}.") for n in range(12)]
+    tools = [*fillers, WEATHER, TIMER]
+    first = ask("What's the weather in Oslo?", tools=tools)
+    await collect(backend.stream(first))
+    await backend.warm(LLMRequest(items=first.items, tools=tools))  # no words yet: the choice just made
+    second = LLMRequest(items=[*first.items, Message("assistant", "Sunny."), Message("user", "And in Rome?")],
+                        tools=tools)
+    usage = ends_properly(await collect(backend.stream(second)))
+    assert usage.cached_input_tokens >= usage.input_tokens - 32  # the tools prompt was not evaluated again
+
+
 async def test_spoken_replies_hold_no_backticks(backend: LlamaCppBackend) -> None:
     request = ask("Show me Python code that prints hello, in a code block.", tool_choice="none", voice=True,
                   max_output_tokens=48)

@@ -41,3 +41,12 @@ def test_most_relevant_keeps_the_best_in_declared_order() -> None:
     assert most_relevant("Volume 30, and the weather in Oslo", tools, 2) == [WEATHER, VOLUME]
     assert most_relevant("Volume 30.", tools, 2) == [WEATHER, VOLUME]  # a tie keeps the earlier tool
     assert most_relevant("anything", tools, 8) == tools
+
+
+def test_an_earlier_choice_is_kept_while_it_holds_what_the_request_names() -> None:
+    tools = [WEATHER, VOLUME, UNITS]
+    earlier = {"get_weather", "convert"}
+    assert most_relevant("What about Paris?", tools, 2, keep=earlier) == [WEATHER, UNITS]  # no tool named: kept
+    assert most_relevant("Weather in Paris?", tools, 2, keep=earlier) == [WEATHER, UNITS]  # the named one is in it
+    assert most_relevant("Set the volume to 30.", tools, 2, keep=earlier) == [WEATHER, VOLUME]  # not: chosen anew
+    assert most_relevant("Weather in Paris?", tools, 2, keep={"get_weather"}) == [WEATHER, VOLUME]  # too few kept

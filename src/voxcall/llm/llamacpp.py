@@ -51,6 +51,7 @@ import json
 import logging
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import AsyncGenerator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -95,6 +96,7 @@ DEFAULT_CALL_THRESHOLD = 0.5
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
 DEFAULT_MAX_PROMPT_TOOLS = 8  # more tools than a small model attends to: only the most relevant are shown
 MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
+SHOWN_MEMORY = 64  # tool sets whose last shown choice is remembered (a choice kept keeps the prompt warm)
 
 
 def default_model_path() -> Path:
@@ -255,6 +257,7 @@ class LlamaCppBackend:
         self.relay = relay
         self.copy_strings = copy_strings
         self.max_prompt_tools = max_prompt_tools
+        self._shown: OrderedDict[tuple[str, ...], set[str]] = OrderedDict()  # offered tools -> the last shown
         self._unspoken = self._model.token_mask(lambda text: "`" in text)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
         self._sinks: set[_Sink] = set()
@@ -497,11 +500,20 @@ class LlamaCppBackend:
 
     def _shown_tools(self, request: LLMRequest) -> list[Tool]:
         """The offered tools the prompt shows: with more than ``max_prompt_tools``, the most relevant to the
-        user's last words (:func:`~voxcall.llm.relevance.most_relevant`), in their declared order."""
+        user's last words (:func:`~voxcall.llm.relevance.most_relevant`), in their declared order; the choice made
+        last for the same tools when it still fits, so that the prompt stays warm (also for :meth:`warm`, which
+        knows no words yet)."""
         offered = _offered_tools(request)
         if self.max_prompt_tools is None:
             return offered
-        return most_relevant(_last_user_text(request), offered, self.max_prompt_tools)
+        key = tuple(tool.name for tool in offered)
+        shown = most_relevant(_last_user_text(request), offered, self.max_prompt_tools,
+                              keep=self._shown.get(key, ()))
+        self._shown[key] = {tool.name for tool in shown}
+        self._shown.move_to_end(key)
+        while len(self._shown) > SHOWN_MEMORY:
+            self._shown.popitem(last=False)
+        return shown
 
     def _relayed(self, request: LLMRequest) -> str:
         """The reply that follows tool results, when ``relay`` is on: the results in words (see

@@ -16,7 +16,7 @@ stop words.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,12 +80,24 @@ def relevance(request: str, tool: Tool) -> Relevance:
     return Relevance(name_hits=len(said & name), hits=len(said & described), values=_values_share(request, tool))
 
 
-def most_relevant(request: str, tools: Sequence[Tool], limit: int) -> list[Tool]:
+def most_relevant(request: str, tools: Sequence[Tool], limit: int, keep: Collection[str] = ()) -> list[Tool]:
     """The ``limit`` tools of ``tools`` that best match ``request``, in their declared order (ties keep the
-    earlier tool); all of them when there are no more than ``limit``."""
+    earlier tool); all of them when there are no more than ``limit``.
+
+    ``keep`` names an earlier choice of ``limit`` of them (the last turn's): it is chosen again when it holds the
+    best match and every tool whose name the request says, so that the prompt the tools are shown in stays the
+    same from turn to turn and its evaluation is reused (a new choice makes a small model evaluate the whole tools
+    prompt again: seconds on a CPU)."""
     if len(tools) <= limit:
         return list(tools)
-    scores = [relevance(request, tool).score for tool in tools]
+    found = [relevance(request, tool) for tool in tools]
+    scores = [f.score for f in found]
+    kept = [tool for tool in tools if tool.name in keep]
+    if len(kept) == limit:
+        best = max(scores)
+        needed = [tools[i] for i, f in enumerate(found) if f.name_hits or (best > 0 and scores[i] == best)]
+        if all(tool.name in keep for tool in needed):
+            return kept
     ranked = sorted(range(len(tools)), key=lambda i: -scores[i])[:limit]
     return [tools[i] for i in sorted(ranked)]
 
