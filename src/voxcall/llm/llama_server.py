@@ -43,7 +43,6 @@ from typing import Any
 import httpx2
 
 from voxcall.llm.base import LLMError, LLMRequest
-from voxcall.llm.grammar import calls_grammar
 from voxcall.llm.llamacpp import LlamaCppBackend, _Finished, _listed_call, _Plan, _Reply, _Sink
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
@@ -149,7 +148,7 @@ class LlamaServerBackend(LlamaCppBackend):
                 elif outcome == "listed" and (more := _listed_call(plan, reply.text)):
                     reply.say(OPEN_TAG)
                     prompt = plan.prompt + self._model.tokenize(reply.text[len(plan.prefill):])
-                    grammar = self._checked(calls_grammar([more.tool], more.said))
+                    grammar = self._listed_grammar(more)
                 else:
                     reason = outcome
                     break

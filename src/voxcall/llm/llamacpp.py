@@ -394,6 +394,11 @@ class LlamaCppBackend:
         """The scanner of a reply: the model's own format's, or ``<code>`` calls'."""
         return FormatCallStream(self.tool_format, offered) if self.tool_format else CodeCallStream(offered)
 
+    def _listed_grammar(self, listed: NextCall) -> str:
+        """The grammar of a further call the user listed: to ``listed.tool`` alone, its values from ``listed.said``
+        (see :mod:`voxcall.llm.parallel`)."""
+        return self._checked(calls_grammar([listed.tool], listed.said))
+
     def _calls_grammar(self, offered: list[Tool], said: str) -> str:
         """The grammar of what follows the opener: calls to ``offered`` in the model's format, string and number
         arguments taken from ``said`` (see :mod:`voxcall.llm.grammar`)."""
@@ -614,7 +619,7 @@ class LlamaCppBackend:
                     grammar = None
                     reply.say(OPEN_TAG)
                     model.evaluate(plan.prompt + model.tokenize(reply.text[len(plan.prefill):]), cancel)
-                    grammar = model.grammar(self._checked(calls_grammar([more.tool], more.said)))
+                    grammar = model.grammar(self._listed_grammar(more))
                 else:
                     model.advance(token)
                 closed = reply.text.count(CLOSE_TAG)
