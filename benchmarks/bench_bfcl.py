@@ -23,9 +23,11 @@ correct, false calls, leaks and first-event time per K.
                                     [--tools 1,3,7] [--warm] [--text] [-v] [backend options of bench_local_tools]
 
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
-all (a plain string argument a span of the user's words, a number one the user said: ``voxcall.llm.grammar``),
-and how many it would admit without those two rules. The first figure is the ceiling of the embedded path on that
-slice, whatever the model; the gap between them is what copying costs.
+all (a plain string argument one of the grammar's spans of the user's words, a number one the user said:
+``voxcall.llm.grammar.spans`` and ``numbers``), and how many it would admit without those two rules. The first
+figure is the ceiling of the embedded path on that slice, whatever the model; the gap between them is what copying
+costs. (The grammar's choice rules are not counted: they only pass a choice the user named, or keep a choice word
+out of a plain string.)
 
 ``--warm`` evaluates each request's tools prompt before timing it, as a session does when ``session.update``
 declares the tools (the default times a request that brings tools the server has not seen). Each request is a

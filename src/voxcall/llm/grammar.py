@@ -80,7 +80,7 @@ _NUMBER_WORDS = {word: n for n, word in enumerate((
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
-_LIST_END = re.compile(r"^[^.;:!?]*?\b(?:and|or)\s+[A-Z]")  # a list's last value ("Rome and Madrid")
+_LAST_LISTED = re.compile(r"^[^.;:!?]*?\b(?:and|or)\s+[A-Z]")  # a list's last value ("Rome and Madrid")
 _JOINING = frozenset({
     "and", "or", "but", "nor", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "about", "as",
     "than", "i", "me", "my", "we", "our", "you", "your", "he", "she", "it", "its", "they", "them", "is", "are",
@@ -142,7 +142,7 @@ def _qualified(words: list[str], rest: list[str]) -> bool:
         return False
     if following.strip(_SPAN_EDGE).casefold() in _JOINING:
         return False  # "Riga, Latvia, Can you ...": a new clause
-    return not _LIST_END.search(" ".join(rest[:MAX_SPAN_WORDS]))
+    return not _LAST_LISTED.search(" ".join(rest[:MAX_SPAN_WORDS]))
 
 
 def _joins(span: str) -> bool:
@@ -201,6 +201,8 @@ class _Builder:
                  numbers: Sequence[int | float] = ()) -> None:
         self.dialect = dialect
         self.spans = list(spans)  # what a plain string argument may be (any string when empty)
+        self._said = {span.casefold() for span in self.spans}  # the spans as choices are compared with them
+        self._span_words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self.numbers = list(numbers)  # what a number argument may be (any number when empty)
         self.rules: dict[str, str] = dict(dialect.rules)
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
@@ -275,12 +277,11 @@ class _Builder:
         """The parameters of ``tool`` with a choice of strings (``enum``) one of which the user said, word for word
         and alone among its choices ("in fahrenheit" → ``unit='fahrenheit'``): the value each must take, as the
         schema spells it. A tiny model leaves optional choices out even when they were said."""
-        said = {span.casefold() for span in self.spans}
         found: dict[str, str] = {}
         for prop, schema in tool.properties.items():
             choices = schema.get("enum") if isinstance(schema, Mapping) else None
             if isinstance(choices, list):
-                hits = [c for c in choices if isinstance(c, str) and c and c.casefold() in said]
+                hits = [c for c in choices if isinstance(c, str) and c and c.casefold() in self._said]
                 if len(hits) == 1:
                     found[prop] = hits[0]
         return found
@@ -318,8 +319,7 @@ class _Builder:
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
         if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
-            values = [span for span in self.spans
-                      if not self._reserved & {w.strip(_SPAN_EDGE).casefold() for w in span.split()}] or self.spans
+            values = [span for span in self.spans if not self._reserved & self._span_words[span]] or self.spans
             return self._literals(values, "said")
         whole = [n for n in self.numbers if isinstance(n, int)]
         if kind == "number" and self.numbers:
