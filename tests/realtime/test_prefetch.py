@@ -296,3 +296,74 @@ async def test_close_discards_speculation_and_leaks_no_task() -> None:
     assert spec.task.done() and follow.closed
     names = {t.get_name() for t in asyncio.all_tasks()}
     assert not any(n.startswith("voxcall-") for n in names)
+
+
+LIVEKIT_BODY: dict[str, Any] = {"instructions": None, "metadata": {"client_event_id": "response_create_8zQ3mX"},
+                                "tool_choice": "auto"}
+"""livekit-plugins-openai 1.8.9 (``RealtimeSession.generate_reply``): the session restated, as null and its default."""
+
+PIPECAT_BODY: dict[str, Any] = {"output_modalities": ["text"]}
+"""pipecat 1.14 (``OpenAIRealtimeLLMService._create_response``): the session's own modalities, every time."""
+
+
+async def claimed_by(body: dict[str, Any], **session: Any) -> tuple[Harness, ControlledBackend]:
+    """A tool turn, its hidden follow-up run to the end, then ``response.create`` with ``body`` (the harness is
+    open: the caller closes it)."""
+    backend = ControlledBackend(Turn("", [("get_weather", {"city": "Paris"})]), Turn("It is 21 degrees."),
+                                Turn("Fresh answer."))
+    h = Harness(backend)
+    await h.__aenter__()
+    if session:
+        await h.send(type="session.update", session={"type": "realtime", **session})
+    await tool_turn(h)
+    spec = h.session.responses.hidden
+    assert spec is not None
+    await asyncio.wait_for(spec.task, 5)
+    await h.send(type="response.create", response=body)
+    await h.wait("response.done", 2)
+    return h, backend
+
+
+async def test_livekit_body_claims_the_follow_up() -> None:
+    h, backend = await claimed_by(LIVEKIT_BODY)
+    try:
+        stats = h.session.responses.slots.stats
+        assert (stats.claimed, stats.discarded) == (1, 0)
+        assert len(backend.requests) == 2  # the claim generated nothing new
+        done = h.of("response.done")[1]["response"]
+        assert done["metadata"] == {"client_event_id": "response_create_8zQ3mX"}
+        assert "21 degrees" in "".join(e["delta"] for e in h.of("response.output_text.delta"))
+    finally:
+        await h.__aexit__()
+
+
+async def test_pipecat_body_claims_the_follow_up() -> None:
+    h, backend = await claimed_by(PIPECAT_BODY)
+    try:
+        assert h.session.responses.slots.stats.claimed == 1 and len(backend.requests) == 2
+    finally:
+        await h.__aexit__()
+
+
+async def test_restated_session_values_claim_the_follow_up() -> None:
+    body = {"instructions": "Be kind.", "tool_choice": "auto", "temperature": None, "max_output_tokens": None,
+            "conversation": "auto", "tools": [WEATHER], "output_modalities": ["text"]}
+    h, backend = await claimed_by(body, instructions="Be kind.")
+    try:
+        assert h.session.responses.slots.stats.claimed == 1 and len(backend.requests) == 2
+    finally:
+        await h.__aexit__()
+
+
+async def test_a_real_difference_discards_the_follow_up() -> None:
+    for body in ({**LIVEKIT_BODY, "tool_choice": "none"}, {**PIPECAT_BODY, "instructions": "Answer in French."},
+                 {"temperature": 0.2}, {"conversation": "none"}):
+        h, backend = await claimed_by(body)
+        try:
+            stats = h.session.responses.slots.stats
+            assert (stats.claimed, stats.discarded) == (0, 1), body
+            assert len(backend.requests) == 3, body  # generated anew, with the request's settings
+            assert "Fresh answer." in "".join(e["delta"] for e in h.of("response.output_text.delta")), body
+            assert "21 degrees" not in "".join(e["delta"] for e in h.of("response.output_text.delta")), body
+        finally:
+            await h.__aexit__()

@@ -42,6 +42,7 @@ from voxcall.realtime.output_items import History
 from voxcall.realtime.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.realtime.protocol import event
 from voxcall.realtime.response import CancelReason, ResponseRun
+from voxcall.realtime.settings import SessionSettings
 from voxcall.realtime.timing import HeardTurn
 
 log = logging.getLogger(__name__)
@@ -226,14 +227,19 @@ class ResponseLifecycle:
     def _forget_hidden(self) -> None:
         self.phase, self.hidden, self.hidden_kind = Phase.IDLE, None, None
 
-    async def claim(self, metadata: dict[str, str] | None, *, turn: HeardTurn | None = None) -> bool:
-        """``HIDDEN`` → ``VISIBLE`` (or ``IDLE`` when it already finished). Without ``turn`` the client's plain
-        ``response.create`` claims a follow-up; with ``turn`` the confirmed end of that user turn claims an eager
-        answer. False when there is no such hidden response (a hidden one of the other kind stays hidden; one that
-        cannot be claimed is discarded)."""
+    async def claim(self, metadata: dict[str, str] | None, *, settings: SessionSettings | None = None,
+                    turn: HeardTurn | None = None) -> bool:
+        """``HIDDEN`` → ``VISIBLE`` (or ``IDLE`` when it already finished). Without ``turn`` the client's
+        ``response.create`` claims a follow-up generated with exactly its effective ``settings`` (the session's
+        with the request's overrides applied: a field restated with the session's value, or null, is no
+        difference); with ``turn`` the confirmed end of that user turn claims an eager answer. False when there is
+        no such hidden response (a hidden one of the other kind, or one generated with other settings, stays
+        hidden for the caller to discard; one that cannot be claimed is discarded)."""
         spec, kind = self.hidden, self.hidden_kind
         wanted = HiddenKind.FOLLOW_UP if turn is None else HiddenKind.EAGER_TURN
         if self.phase is not Phase.HIDDEN or spec is None or kind is not wanted:
+            return False
+        if turn is None and spec.run.inputs.settings != settings:
             return False
         self._forget_hidden()
         now = time.monotonic()

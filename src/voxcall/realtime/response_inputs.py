@@ -17,6 +17,7 @@ from voxcall.realtime.outbox import Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.playback import Playback
 from voxcall.realtime.server_calls import Approvals
+from voxcall.realtime.settings import SessionSettings
 from voxcall.realtime.timing import ResponseTiming
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.speech.tts import TTS
@@ -68,6 +69,7 @@ class ResponseInputs:
     timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
     repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
     playback: Playback | None = None  # the session's speech as the client plays it, when music shares the host
+    settings: SessionSettings | None = None  # the effective settings it is generated with (a claim compares them)
 
 
 @dataclass

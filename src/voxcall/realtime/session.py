@@ -60,7 +60,6 @@ from voxcall.realtime.session_tools import SessionTools
 from voxcall.realtime.settings import (
     ServerSpeech,
     SessionSettings,
-    only_metadata,
     parse_metadata,
     read_settings,
     response_settings,
@@ -340,9 +339,12 @@ class Session:
         await self.outbox.put(self._response_rate.to_event())
         if self.settings.audio_input != "direct":
             await self.audio.transcribed()  # the model must read what the user just said (unless it hears it)
-        if only_metadata(data) and await self.responses.claim(metadata):
+        # A hidden follow-up is this response when the request's effective settings are the ones it was generated
+        # with: a field restated with the session's value (LiveKit's ``tool_choice: "auto"``), or null, changes
+        # nothing; ``metadata`` never matters. One with its own input or out of band answers something else.
+        if items is None and not out_of_band and await self.responses.claim(metadata, settings=settings):
             return
-        await self.responses.discard("response.create with overrides")
+        await self.responses.discard("response.create with other settings")
         await self._start_response(settings, metadata, timing, out_of_band=out_of_band, items=items)
 
     async def _response_cancel(self, model: ResponseCancelEvent, ev: Event) -> None:
@@ -350,7 +352,8 @@ class Session:
         await self.responses.discard("response.cancel")
         visible = self.responses.visible
         if visible is None:
-            raise ProtocolError("there is no active response to cancel", code="response_cancel_not_active")
+            # OpenAI's words: clients (LiveKit's plugin) recognise this prefix as the ordinary barge-in race
+            raise ProtocolError("Cancellation failed: no active response found", code="response_cancel_not_active")
         if response_id is not None and response_id != visible.id:
             raise ProtocolError(f"response {response_id!r} is not the active response", code="invalid_value",
                                 param="response_id")
@@ -394,7 +397,7 @@ class Session:
             tts=self._speaking(settings), gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming(),
             repair_calls=self.options.repair_tool_calls,
-            playback=self.playback))
+            playback=self.playback, settings=settings))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""
@@ -438,7 +441,7 @@ class Session:
 
 
 def _conversation_mode(data: dict[str, Any]) -> str:
-    mode = data.get("conversation", "auto")
+    mode = data.get("conversation") or "auto"  # null is omitted
     if mode not in ("auto", "none"):
         raise ProtocolError("'response.conversation' must be 'auto' or 'none'", code="invalid_value",
                             param="response.conversation")

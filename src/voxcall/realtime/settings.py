@@ -26,8 +26,9 @@ from voxcall.speech.voices import PACKAGED_VOICE, VoiceCatalog
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
 from voxcall.tools.names import TOOL_NAME_PATTERN
+from voxcall.tools.validation import MAX_SCHEMA_DEPTH, nesting_depth
 
-__all__ = ["DEFAULT_VOICE", "ServerSpeech", "SessionSettings", "TurnDetection", "only_metadata", "parse_metadata",
+__all__ = ["DEFAULT_VOICE", "ServerSpeech", "SessionSettings", "TurnDetection", "parse_metadata",
            "read_settings", "response_settings"]
 
 DEFAULT_VOICE = PACKAGED_VOICE
@@ -205,11 +206,6 @@ def response_settings(current: SessionSettings, data: dict[str, Any], *, speech:
     return read_settings(current, data, where="response.", speech=speech, extra=_RESPONSE_ONLY, max_tools=max_tools)
 
 
-def only_metadata(data: dict[str, Any]) -> bool:
-    """Whether a ``response.create`` asks for nothing but the default response (metadata aside)."""
-    return all(k == "metadata" or (k == "conversation" and data[k] in ("auto", None)) for k in data)
-
-
 def _typed(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
     value = data[key]
     if not isinstance(value, kind):
@@ -255,6 +251,9 @@ def parse_tools(value: Any, *, where: str, limit: int | None = None) -> tuple[li
 def _check_schema(schema: dict[str, Any], param: str) -> None:
     if schema.get("type", "object") != "object":
         raise ProtocolError(f"'{param}' must be a JSON Schema with type 'object'", code="invalid_tool", param=param)
+    if nesting_depth(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
+        raise ProtocolError(f"'{param}' is nested more than {MAX_SCHEMA_DEPTH} levels deep", code="invalid_tool",
+                            param=param)
     try:
         validators.validator_for(schema).check_schema(schema)
     except js_exceptions.SchemaError as exc:
