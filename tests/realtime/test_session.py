@@ -492,3 +492,33 @@ async def test_ten_thousand_tools_are_refused_at_once() -> None:
         await h.send(type="session.update", session={"type": "realtime", "tools": tools})
         assert h.of("error")[-1]["error"]["code"] == "too_many_tools"
         assert not h.of("session.updated")
+
+
+async def test_cancel_without_a_response_speaks_openais_words() -> None:
+    """LiveKit's plugin treats an error starting "Cancellation failed: no active response found" as the ordinary
+    race of a barge-in after the response ended; any other message it logs as an ERROR."""
+    async with Harness(ControlledBackend()) as h:
+        await h.send(type="response.cancel")
+        error = h.of("error")[-1]["error"]
+        assert error["code"] == "response_cancel_not_active"
+        assert error["message"].startswith("Cancellation failed: no active response found")
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """A schema whose ``x`` is an object nested ``depth`` levels deep."""
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+async def test_a_deeply_nested_tool_schema_is_refused_and_the_session_survives() -> None:
+    tool = {"type": "function", "name": "deep", "parameters": nested(400)}
+    async with Harness(ControlledBackend(Turn("Still here."))) as h:
+        await h.send(type="session.update", session={"type": "realtime", "tools": [tool]})
+        error = h.of("error")[-1]["error"]
+        assert (error["code"], error["param"]) == ("invalid_tool", "session.tools[0].parameters")
+        assert "nested more than" in error["message"]
+        await h.say("hello")
+        await h.send(type="response.create")
+        assert (await h.wait("response.done"))["response"]["status"] == "completed"

@@ -3,6 +3,12 @@
 Arguments are checked with ``jsonschema`` against the tool's schema. Only lossless repairs are made, each recorded
 as a warning: unknown extra arguments are dropped, ``None`` for an optional argument that does not accept null is
 treated as omitted, and an integral float for an ``integer`` argument becomes an int.
+
+``jsonschema`` recurses once per level of nesting (several frames each), so arguments or a schema nested deeply
+enough raise ``RecursionError`` deep inside it. Neither ever gets that far: arguments nested more than
+:data:`MAX_ARGUMENT_DEPTH` levels are refused, and so is a call of a tool whose schema nests more than
+:data:`MAX_SCHEMA_DEPTH` (both measured without recursion, by :func:`nesting_depth`); a schema that still recurses
+without end (a ``$ref`` to itself) is refused as well.
 """
 
 from __future__ import annotations
@@ -19,8 +25,31 @@ from voxcall.tools.schema import Tool
 log = logging.getLogger(__name__)
 
 
+MAX_ARGUMENT_DEPTH = 32
+"""The deepest nesting of objects and arrays accepted in a call's arguments."""
+
+MAX_SCHEMA_DEPTH = 64
+"""The deepest nesting accepted in a tool's schema (each level of arguments takes two or three in a schema)."""
+
+
 class ArgumentError(ValueError):
     """The arguments do not fit the tool's schema; the message is written for the model and the client."""
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deeply objects and arrays nest in a JSON value (a scalar is 0), counted with a stack, not recursion,
+    and only up to ``limit + 1``: a value deeper than that costs no more to measure."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth > limit:
+                break
+            stack.extend((child, depth) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def _accepts_null(schema: Any) -> bool:
@@ -64,6 +93,11 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str,
     """
     if not isinstance(arguments, dict):
         raise ArgumentError(f"arguments of {tool.name!r} must be an object, got {type(arguments).__name__}")
+    if nesting_depth(arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+        raise ArgumentError(f"arguments of {tool.name!r} are nested more than {MAX_ARGUMENT_DEPTH} levels deep")
+    if nesting_depth(tool.parameters, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH:
+        raise ArgumentError(f"the schema of {tool.name!r} is nested more than {MAX_SCHEMA_DEPTH} levels deep; "
+                            "the tool cannot be called")
     props = tool.properties
     required = set(tool.required)
     warnings: list[str] = []
@@ -90,6 +124,8 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str,
         log.warning("tool %r has a schema jsonschema cannot apply (%s); arguments checked loosely",
                     tool.name, exc)
         return args, warnings
+    except RecursionError:  # a schema that refers to itself without end
+        raise ArgumentError(f"the schema of {tool.name!r} recurses without end; the tool cannot be called") from None
     if error is not None:
         raise ArgumentError(_describe(error))
     return args, warnings
