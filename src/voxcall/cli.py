@@ -1,6 +1,7 @@
 """The ``voxcall`` command line: ``serve`` runs the realtime server, ``config`` prints the settings it would run
 with, ``talk`` talks to a server (WAV file, typed text or microphone), ``chat`` asks one question of an in-process
-pipeline.
+pipeline, ``voices`` and ``models`` list what sessions can speak with and think with (``models install NAME``
+installs a local model).
 
 This module maps arguments to settings and prints; building and running the server is :mod:`voxcall.server`'s
 job. Heavy modules are imported inside the commands that need them, so ``voxcall --help`` answers at once.
@@ -86,8 +87,8 @@ LlmOption = Annotated[str | None, typer.Option(
     show_default="llamacpp when installed, else scripted",
 )]
 ModelOption = Annotated[str | None, typer.Option(
-    help="Model: a GGUF path for llamacpp and llama-server (default: the packaged SmolLM2-135M), a name for the "
-    "openai-* backends.",
+    help="Model: for llamacpp and llama-server a catalog name (voxcall models), hf:OWNER/REPO/FILE or a GGUF path "
+    "(default: smollm2-135m); for the openai-* backends the provider's model name.",
 )]
 BaseUrlOption = Annotated[str | None, typer.Option(
     help="OpenAI-compatible server URL (vLLM, llama.cpp, Ollama …); default: OpenAI.",
@@ -275,6 +276,39 @@ def voices(config: ConfigOption = None) -> None:
     for voice in catalog.listing():
         default = " (default)" if voice.name == catalog.default else ""
         typer.echo(f"{voice.name + default:<28} {voice.language:<4} {voice.source}")
+
+
+models_app = typer.Typer(help="The local models: list them (voxcall models), install one (voxcall models install "
+                          "NAME).", invoke_without_command=True, no_args_is_help=False)
+app.add_typer(models_app, name="models")
+
+
+@models_app.callback()
+def models(context: typer.Context) -> None:
+    """List the local models --model names: name, size, languages, whether installed (and how to install)."""
+    if context.invoked_subcommand is not None:
+        return
+    from voxcall.llm import catalog
+
+    for model in catalog.CATALOG.values():
+        default = " (default)" if model.name == catalog.DEFAULT_MODEL else ""
+        where = catalog.installed(model)
+        state = f"installed: {where}" if where is not None else f"not installed: {catalog.install_hint(model)}"
+        typer.echo(f"{model.name + default:<32} {model.size_mb:>4} MB  {model.languages:<16} {state}")
+        typer.echo(f"{'':<32} {model.title}; licence: {model.licence}")
+
+
+@models_app.command("install")
+def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxcall models lists them).")]) -> None:
+    """Install a local model from the package index (an assembled one is joined once into the cache and its
+    SHA-256 checked); a model already installed is left as it is."""
+    from voxcall.llm import catalog
+
+    try:
+        path = catalog.install(name, progress=lambda line: typer.echo(line, err=True))
+    except catalog.ModelError as exc:
+        _fail(exc.message)
+    typer.echo(str(path))
 
 
 def _load(flags: Mapping[str, Any]) -> ServerSettings:
