@@ -24,6 +24,7 @@ ANSWERS = [
     "Twelve times eight is ninety-six.",
     "I have set a timer for ten minutes; I will let you know when it is done.",
     "The capital of Australia is Canberra, not Sydney as many people think.",
+    "That makes 12 * 8 = 96, or -5°C and 90 km/h in other units.",
 ]
 """Typical answers of a voice assistant, for the first-phrase rule."""
 
@@ -106,12 +107,16 @@ def test_the_first_phrase_is_on_by_default_and_comes_once_the_next_word_begins()
     ("We will ask our Prof. Plum today about it.", "We will ask our Prof. Plum"),
     ("The book was written by J. R. R. Tolkien long ago.", "The book was written"),
     ("It was penned by one J. R. R. Tolkien long ago.", "It was penned by one"),
-    ("Your total comes to 12 000 euros in the end.", "Your total comes to 12 000"),
+    ("Your total comes to 12 000 euros in the end.", "Your total comes to 12 000 euros"),
     ("Please see www.example.com/page.html for details.", "Please see www.example.com/page.html for"),
-    ("The value of pi is 3.14159 and so on.", "The value of pi is 3.14159"),
+    ("The value of pi is 3.14159 and so on.", "The value of pi is 3.14159 and"),
     ("About 1,000,000 people live here today.", "About 1,000,000 people live"),
+    ("The speed limit is 90 km/h on this road.", "The speed limit is 90 km/h"),
+    ("The answer here is 12 * 8 = 96 as usual.", "The answer here is 12 * 8 = 96 as"),
+    ("The answer here is 12 x 8 = 96 as usual.", "The answer here is 12 x 8 = 96 as"),
 ])
 def test_the_first_phrase_never_cuts_inside_numbers_abbreviations_or_urls(text: str, first: str) -> None:
+    """Nor between a number and what follows it: its unit, or the rest of a sum, is read with it."""
     assert split_at_once(text, first_phrase=True)[0] == first
 
 
@@ -161,6 +166,8 @@ def test_flush_resets_the_splitter() -> None:
     ("run `ls -la`  now", "run ls -la now"),
     ("_emphasis_ but snake_case stays", "emphasis but snake_case stays"),
     ("- a bullet", "a bullet"),
+    ("12 * 8 = 96, **12** times *8*", "12 * 8 = 96, 12 times 8"),  # a * between numbers is a product
+    ("2*-3 and 2 *(3) but 2 ** 3", "2*-3 and 2 *(3) but 2 3"),
     ("  lots\t of \n space  ", "lots of space"),
 ])
 def test_clean_clause_strips_markdown(raw: str, spoken: str) -> None:

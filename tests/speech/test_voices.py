@@ -25,7 +25,7 @@ from voxcall.realtime.voice import Voice
 from voxcall.speech import EspeakTTS, get_piper, get_silero, get_whisper
 from voxcall.speech.tts import _wav_pcm, default_voice_path
 from voxcall.speech.vad import SileroVAD
-from voxcall.speech.voices import LazyVoice, VoiceCatalog, espeak_voice_for
+from voxcall.speech.voices import LazyVoice, VerbalizingVoice, VoiceCatalog, espeak_voice_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -78,8 +78,11 @@ def test_voxcall_voices_lists_name_language_and_source(other_voice: Path, tmp_pa
 async def test_the_voice_field_names_a_voice_an_unknown_one_is_an_error(other_voice: Path) -> None:
     voice = Voice(stt=get_whisper(), tts=get_piper(), vad=lambda: SileroVAD(get_silero()),
                   voices=VoiceCatalog({"karl": other_voice}))
-    assert voice.speaking("joe", None) is voice.tts and voice.speaking("alloy", None) is voice.tts
-    chosen = voice.speaking("karl", "es")
+    for name in ("joe", "alloy"):  # the default voice, reading symbols in its language (en)
+        chosen = voice.speaking(name, None)
+        assert isinstance(chosen, VerbalizingVoice) and chosen.voice is voice.tts
+        assert chosen.verbalizer.forms.language == "en"
+    chosen = voice.speaking("karl", "es")  # no table reads German: the voice as it is
     assert isinstance(chosen, LazyVoice) and chosen.name == "karl"  # a named voice wins over the language
     async with Harness(ControlledBackend(), voice=voice) as h:
         await h.send(type="session.update", event_id="e1", session={"type": "realtime", "audio": {"output": {

@@ -22,7 +22,7 @@ from voxcall.speech.models import get_whisper
 from voxcall.speech.stt import Transcript, WhisperSTT
 from voxcall.speech.tts import TTS
 from voxcall.speech.vad import VAD
-from voxcall.speech.voices import LazyVoice, VoiceCatalog
+from voxcall.speech.voices import LazyVoice, VoiceCatalog, verbalizing
 
 PCM = npt.NDArray[np.int16]
 RATE = 16_000
@@ -54,10 +54,12 @@ class Voice:
 
     def speaking(self, name: str, language: str | None) -> TTS:
         """The voice a session speaks with: the one named ``name`` when that is a voice here other than the default,
-        else the voice for the ``language`` it is heard in (:meth:`VoiceCatalog.for_language`)."""
+        else the voice for the ``language`` it is heard in (:meth:`VoiceCatalog.for_language`); it reads symbols as
+        words in its own language (:func:`~voxcall.speech.voices.verbalizing`)."""
         chosen = (name if name != self.voices.default and self.voices.knows(name)
                   else self.voices.for_language(language))
-        return self.tts if chosen == self.voices.default else LazyVoice(self.voices, chosen)
+        voice = self.tts if chosen == self.voices.default else LazyVoice(self.voices, chosen)
+        return verbalizing(voice, self.voices.language(chosen))
 
     async def transcribe(self, pcm: PCM, hearing: Hearing | None = None) -> Transcript:
         """Speech to text in a worker thread (the model serialises concurrent calls)."""

@@ -12,7 +12,9 @@ after a common abbreviation or initial (``Mr.``, ``e.g.``, ``J.``), or after a l
 The first piece of a message may be shorter (``first_phrase``, on by default), because the user waits for it:
 it ends at the first clause mark whatever its length, or at the first word boundary once it has
 ``FIRST_PHRASE_WORDS`` words and ``FIRST_PHRASE_CHARS`` characters and the next word has begun — never after an
-abbreviation or initial, nor between two numbers. Later pieces follow the clause rules.
+abbreviation or initial, nor after a number or a symbol (a number is said with what follows it: ``12 000``,
+``5 km``, ``12 * 8``), nor in ``12 x 8``. Later pieces follow the clause rules. :func:`clean_clause` drops markdown
+but keeps a ``*`` between numbers: it is a product, which :mod:`~voxcall.speech.verbalizer` says.
 
 A decision needs the character after the mark (or the space), so a clause ending a delta is held until the next
 delta (or :meth:`ClauseSplitter.flush`); feeding text character by character gives the same clauses as feeding it
@@ -47,12 +49,28 @@ _SPEAKABLE = re.compile(r"[^\W_]")
 _MARKDOWN = re.compile(r"[*#`]+")
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")  # at a word's edge, not inside snake_case
 _BULLET = re.compile(r"^(?:[-+•>]\s+)+")
+_OPERAND_START = re.compile(r"[-−(]?\d")
+
+
+def _markdown(match: re.Match[str]) -> str:
+    """A run of markdown symbols removed, unless it is a lone ``*`` between two numbers: "12 * 8" is a product."""
+    before, after = match.string[:match.start()].rstrip(), match.string[match.end():].lstrip()
+    return match[0] if match[0] == "*" and before[-1:].isdigit() and _OPERAND_START.match(after) else ""
 
 
 def clean_clause(text: str) -> str:
-    """Text as it should be spoken: markdown symbols and bullets removed, whitespace collapsed."""
-    text = _EMPHASIS_UNDERSCORE.sub("", _MARKDOWN.sub("", text))
+    """Text as it should be spoken: markdown symbols and bullets removed (not a ``*`` between numbers), whitespace
+    collapsed."""
+    text = _EMPHASIS_UNDERSCORE.sub("", _MARKDOWN.sub(_markdown, text))
     return _BULLET.sub("", " ".join(text.split()))
+
+
+def _said_with_next(last: str, before_last: str, next_char: str) -> bool:
+    """Whether the word after ``last`` must be said with it: after a number (its unit, an operator, the rest of
+    "12 000"), after a symbol (an operator), and in "12 x 8" (an operator word between two numbers)."""
+    if last[-1:].isdigit() or not _SPEAKABLE.search(last):
+        return True
+    return before_last[-1:].isdigit() and next_char.isdigit()
 
 
 class ClauseSplitter:
@@ -99,7 +117,7 @@ class ClauseSplitter:
         last = words[-1].lstrip(_OPENERS)
         if last.endswith(".") and (last[:-1].lower() in _ABBREVIATIONS or _INITIALISM.fullmatch(last[:-1])):
             return False  # "Prof. | Plum", "J. | R. R. Tolkien"
-        return not (last[-1:].isdigit() and self._text[next_word].isdigit())  # "10 | 000"
+        return not _said_with_next(last, words[-2] if len(words) > 1 else "", self._text[next_word])
 
     def _next_cut(self) -> int | None:
         """Index just past the next complete clause in ``_text``, or None when more text is needed to decide."""

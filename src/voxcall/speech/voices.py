@@ -13,7 +13,9 @@ A session that names no voice of its own (or names the default, or an OpenAI voi
 language it is heard in (:meth:`VoiceCatalog.for_language`): the default voice when it speaks that language, else
 the first configured Piper voice that does, else espeak-ng's voice for it; when nothing speaks it, the default.
 A Piper voice's language is the ``language.family`` of its ``.onnx.json``, read without loading the voice; a voice
-is loaded on first use and shared by every session (:mod:`voxcall.speech.models`).
+is loaded on first use and shared by every session (:mod:`voxcall.speech.models`). A voice speaking a language with a
+:mod:`~voxcall.speech.spoken_forms` table reads symbols as words in it (:func:`verbalizing`): "12 * 8" is said
+"12 times 8" by an English voice, 12乘以8 by a Chinese one.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voxcall.speech.errors import SpeechModelError
+from voxcall.speech.verbalizer import Verbalizer, verbalizer_for
 
 if TYPE_CHECKING:
     from voxcall.speech.tts import TTS
@@ -215,3 +218,28 @@ class LazyVoice:
     def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
         """Speak ``text`` with the voice (loading it the first time)."""
         return self._catalog.load(self.name).synthesize(text, speed=speed)
+
+
+class VerbalizingVoice:
+    """A voice that reads symbols as words first: each text goes through ``verbalizer`` (its language's rules), so
+    what is heard is what was meant, while the transcript keeps the written text."""
+
+    def __init__(self, voice: TTS, verbalizer: Verbalizer) -> None:
+        self.voice = voice
+        self.verbalizer = verbalizer
+
+    @property
+    def sample_rate(self) -> int:
+        """The voice's rate."""
+        return self.voice.sample_rate
+
+    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
+        """Speak ``text`` as its language says it ("12 * 8 = 96" → "12 times 8 equals 96")."""
+        return self.voice.synthesize(self.verbalizer(text), speed=speed)
+
+
+def verbalizing(voice: TTS, language: str | None) -> TTS:
+    """``voice``, speaking ``language``, reading symbols as words in it; ``voice`` itself when no table reads
+    ``language`` (or it is unknown)."""
+    verbalizer = verbalizer_for(language)
+    return voice if verbalizer is None else VerbalizingVoice(voice, verbalizer)
