@@ -242,11 +242,12 @@ class Served:
     """``voxcall serve`` in a subprocess: scripted backend, text only, an stdio MCP server, ``grace`` seconds of
     grace; its port, and its descendants (the MCP server) once it listens."""
 
-    def __init__(self, folder: Path, script: dict[str, Any], grace: float = GRACE) -> None:
+    def __init__(self, folder: Path, script: dict[str, Any], grace: float = GRACE,
+                 tools: dict[str, Any] | None = None) -> None:
         (folder / "script.yaml").write_text(yaml.safe_dump(script))
         (folder / "voxcall.yaml").write_text(yaml.safe_dump({
             "llm": "scripted", "script": str(folder / "script.yaml"), "port": 0, "shutdown_grace": grace,
-            "speech": {"enabled": False}, "session": {"prefetch": False},
+            "speech": {"enabled": False}, "session": {"prefetch": False}, "tools": tools or {},
             "mcp": {"servers": {"demo": {"command": sys.executable, "args": [str(DEMO_MCP)]}}}}))
         self.log = folder / "serve.log"
         with self.log.open("w") as log:
@@ -360,3 +361,37 @@ async def test_a_second_signal_cuts_the_grace_short(tmp_path: Path) -> None:
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
     assert await served.exited(EXIT_MARGIN) == 0  # not the 600 s of grace
     assert not [pid for pid in served.children if process_alive(pid)]
+
+
+STALLING_TOOL = """
+import time
+
+from voxcall.tools import tool
+
+
+@tool
+def stall() -> str:
+    \"\"\"Never answers in time.\"\"\"
+    time.sleep(600)
+    return "late"
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")
+async def test_sigterm_ends_the_process_within_the_grace_while_a_timed_out_tool_thread_sleeps(tmp_path: Path) -> None:
+    """A sync tool cut off by its timeout keeps sleeping in its thread; a stop must not wait for it."""
+    (tmp_path / "stalling.py").write_text(STALLING_TOOL)
+    script = {"rules": [{"match": "tell", "reply": "Checking.", "calls": [{"name": "stall", "arguments": {}}]}],
+              "after_tool": "The tool said: {output}"}
+    tools = {"modules": [str(tmp_path / "stalling.py")], "timeouts": {"stall": 0.3}, "acknowledge_after_ms": 0}
+    served = Served(tmp_path, script, grace=2.0, tools=tools)
+    async with websockets.connect(served.url) as ws:
+        await start_a_response(ws)
+        while (ev := json.loads(await ws.recv()))["type"] != "response.done":
+            pass
+        assert "timed out" in json.dumps(ev["response"]["output"])
+        served.process.send_signal(signal.SIGTERM)
+        with pytest.raises(websockets.exceptions.ConnectionClosed):
+            while True:
+                await ws.recv()
+    assert await served.exited(2.0 + EXIT_MARGIN) == 0

@@ -166,6 +166,26 @@ class ToolsSettings(BaseModel):
     """Let sessions declare MCP servers (``{type: "mcp", server_url: …}``) in ``session.update``; loopback URLs only."""
     allow_remote_session_mcp: bool = False
     """Also let sessions reach MCP servers beyond loopback (only with ``allow_session_mcp``)."""
+    timeout: float = Field(default=30.0, gt=0)
+    """Seconds a server tool may run before its call ends ``timed_out`` and the model is told so (MCP servers: their
+    own ``call_timeout``)."""
+    timeouts: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
+    """Seconds, by tool name, over ``timeout`` (and over what a tool declares)."""
+    max_concurrency: int = Field(default=8, ge=1)
+    """Server tool calls that run at once in the process; more wait for a free slot."""
+    max_threads: int = Field(default=32, ge=1)
+    """Threads for sync tool handlers (their own, never the speech pipeline's); a timed-out call's thread is
+    abandoned and holds its place until it ends; when all are taken a call fails at once."""
+    acknowledge_after_ms: int = Field(default=700, ge=0, le=60_000)
+    """A server tool still running this long after it started: the agent says a short acknowledgement ("One
+    moment, I'm checking."), the response ends, the user may talk on, and the result is spoken when it lands
+    (0: never; the response waits for its tools)."""
+    client_tool_wait: float = Field(default=60.0, gt=0)
+    """Seconds a client tool's call waits for its ``function_call_output``; then the model is told the tool did not
+    answer."""
+    repeatable: list[str] = Field(default_factory=list)
+    """Tools meant to run again with the same arguments in one user turn (otherwise a repeat gets the first
+    result)."""
 
 
 class McpSettings(BaseModel):

@@ -15,6 +15,7 @@ from voxcall.tools import Tool, ToolContext, ToolRegistry, ToolResult
 from voxcall.tools.builtin import register_builtins
 from voxcall.tools.cache import ToolCache
 from voxcall.tools.modules import load_tool_module
+from voxcall.tools.threads import ToolThreads
 
 if TYPE_CHECKING:
     from voxcall.audio.output import AudioOutput
@@ -81,7 +82,9 @@ class Toolbox:
         names); an MCP server that fails to start is logged and left out.
         """
         config = settings.tools
-        box = cls(ToolRegistry(cache=ToolCache(config.cache)), max_rounds=config.max_tool_rounds)
+        registry = ToolRegistry(default_timeout=config.timeout, max_concurrency=config.max_concurrency,
+                                cache=ToolCache(config.cache), threads=ToolThreads(config.max_threads))
+        box = cls(registry, max_rounds=config.max_tool_rounds)
         if "music" in config.builtin and output is None:
             from voxcall.audio.output import AudioOutput, default_sink
 
@@ -95,7 +98,20 @@ class Toolbox:
             await box._start_mcp(settings.mcp.servers)
         for problem in box.registry.cache.ignored_overrides(box.registry.effects):
             log.warning("%s", problem)
+        box._configure(config.timeouts, config.repeatable)
         return box
+
+    def _configure(self, timeouts: dict[str, float], repeatable: list[str]) -> None:
+        """Apply the operator's per-tool ``tools.timeouts`` and ``tools.repeatable`` (an unknown name is logged)."""
+        for name in [*timeouts, *repeatable]:
+            if name not in self.registry:
+                log.warning("tools.timeouts / tools.repeatable name %r, which is no server tool", name)
+        for name, seconds in timeouts.items():
+            if name in self.registry:
+                self.registry.configure(name, timeout=seconds)
+        for name in repeatable:
+            if name in self.registry:
+                self.registry.configure(name, repeats=True)
 
     async def _start_mcp(self, servers: dict[str, dict[str, Any]]) -> None:
         from voxcall.tools.mcp import MCPManager, parse_mcp_config
@@ -113,8 +129,9 @@ class Toolbox:
 
     def extended(self, manager: MCPManager) -> Toolbox:
         """A toolbox with these tools plus ``manager``'s (a session's own MCP servers); this one is unchanged."""
-        box = Toolbox(ToolRegistry(cache=self.registry.cache), max_rounds=self.max_rounds, details=dict(self.details),
-                      output=self.output)
+        mine = self.registry
+        registry = ToolRegistry(default_timeout=mine.default_timeout, cache=mine.cache, threads=mine.threads)
+        box = Toolbox(registry, max_rounds=self.max_rounds, details=dict(self.details), output=self.output)
         box.registry.include(self.registry)
         box.add_mcp(manager)
         return box

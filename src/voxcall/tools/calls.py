@@ -41,9 +41,11 @@ class ToolCall:
 @dataclass(slots=True)
 class ToolResult:
     """What a tool returned: ``output`` is the text given back to the model; ``data`` the raw value, if any;
-    ``cached``: reused from an earlier call (:mod:`voxcall.tools.cache`) rather than run."""
+    ``cached``: reused from an earlier call (:mod:`voxcall.tools.cache`) rather than run; ``timed_out``: the tool
+    did not finish within its deadline (an error whose output says so)."""
 
     output: str
     is_error: bool = False
     data: Any = None
     cached: bool = False
+    timed_out: bool = False

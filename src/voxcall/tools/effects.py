@@ -35,6 +35,11 @@ class ToolEffects:
     """False: the tool only acts (its output is "ok" or an error), so no model round runs just to report it."""
     per_caller: bool = False
     """Its handler receives the caller's :class:`~voxcall.tools.ToolContext`: a result may differ per session."""
+    cancellable: bool | None = None
+    """Whether a run may be cut off when its response is cancelled (barge-in); None: as :attr:`stoppable` says."""
+    repeats: bool = False
+    """True: the same arguments twice in one user turn are meant to run twice (``next_track``); otherwise the
+    repeat is answered with the first call's result."""
 
     def __post_init__(self) -> None:
         if self.cache_ttl < 0:
@@ -42,6 +47,12 @@ class ToolEffects:
         if self.cache_ttl and not self.reusable:
             why = "receives the caller's ToolContext" if self.per_caller else "changes something"
             raise ValueError(f"a tool that {why} cannot declare a cache_ttl")
+
+    @property
+    def stoppable(self) -> bool:
+        """Whether a running call may be cancelled with its response: as declared, else only a tool that does
+        not change anything (cutting off one that does could leave its change half made, and lose its result)."""
+        return self.cancellable if self.cancellable is not None else self.changes is not True
 
     @property
     def reusable(self) -> bool:

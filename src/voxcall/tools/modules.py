@@ -35,17 +35,19 @@ def tool(fn: F, /) -> F: ...
 @overload
 def tool(*, name: str | None = None, description: str | None = None, timeout: float | None = None,
          rate_limit: tuple[int, float] | None = None, cache_ttl: float = 0.0,
-         returns: bool = True) -> Callable[[F], F]: ...
+         returns: bool = True, cancellable: bool | None = None, repeats: bool = False) -> Callable[[F], F]: ...
 
 
 def tool(fn: F | None = None, /, *, name: str | None = None, description: str | None = None,
          timeout: float | None = None, rate_limit: tuple[int, float] | None = None, cache_ttl: float = 0.0,
-         returns: bool = True) -> F | Callable[[F], F]:
+         returns: bool = True, cancellable: bool | None = None, repeats: bool = False) -> F | Callable[[F], F]:
     """Mark a function in a tool module as a tool; the options are those of :meth:`ToolRegistry.register`
-    (``cache_ttl=60``: a result may be reused for a minute; ``returns=False``: the tool only acts)."""
+    (``cache_ttl=60``: a result may be reused for a minute; ``returns=False``: the tool only acts;
+    ``cancellable=False``: a barge-in lets it finish; ``repeats=True``: the same arguments run again)."""
     def mark(func: F) -> F:
         setattr(func, _MARK, {"name": name, "description": description, "timeout": timeout,
-                              "rate_limit": rate_limit, "cache_ttl": cache_ttl, "returns": returns})
+                              "rate_limit": rate_limit, "cache_ttl": cache_ttl, "returns": returns,
+                              "cancellable": cancellable, "repeats": repeats})
         return func
 
     return mark if fn is None else mark(fn)

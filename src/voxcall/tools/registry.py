@@ -17,7 +17,8 @@ A call goes through these steps:
    is still there (the result is marked ``cached``; no rate limit is spent);
 5. check the tool's rate limit (:class:`~voxcall.tools.ratelimit.RateLimiter`);
 6. wait for a free slot under the registry's concurrency limit, then run the handler under its timeout
-   (a sync handler in a worker thread, so it never blocks the event loop);
+   (a sync handler in a thread of the registry's :class:`~voxcall.tools.threads.ToolThreads`, so it never blocks
+   the event loop nor takes a thread the speech pipeline needs; a timed-out one's thread is abandoned there);
 7. turn the returned value into text for the model (and store it in the cache when it may be reused).
 
 Result text: ``None`` becomes ``"ok"`` (the model reads it as plain success); a ``str`` is kept as is;
@@ -43,6 +44,7 @@ from typing import Any, TypeVar, overload
 from pydantic import TypeAdapter
 from pydantic_core import to_jsonable_python
 
+from voxcall.config import ToolsSettings
 from voxcall.tools.arguments import convert, handler_hints, keyword_parameters, parameter_renames, type_adapters
 from voxcall.tools.cache import ToolCache
 from voxcall.tools.calls import ToolCall, ToolResult
@@ -50,13 +52,16 @@ from voxcall.tools.context import ToolContext, context_parameter
 from voxcall.tools.effects import ToolEffects
 from voxcall.tools.ratelimit import RateLimiter
 from voxcall.tools.schema import Tool
+from voxcall.tools.threads import ToolThreads, ToolThreadsBusy
 from voxcall.tools.validation import ArgumentError, validate_arguments
 
-__all__ = ["ToolError", "ToolRegistry"]
+__all__ = ["ToolError", "ToolRegistry", "ToolTimeout"]
 
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_DEFAULTS = ToolsSettings()
 
 
 class ToolError(Exception):
@@ -64,6 +69,10 @@ class ToolError(Exception):
 
     Any other exception is reported to the model only by its class name, since its message may hold secrets.
     """
+
+
+class ToolTimeout(ToolError):
+    """A tool's own way of saying it ran out of time (an MCP server's ``call_timeout``): a timed-out result."""
 
 
 def _check_timeout(timeout: float | None) -> None:
@@ -142,14 +151,14 @@ class _Entry:
             kwargs[param] = convert(param, self.adapters[param], value) if param in self.adapters else value
         return args, kwargs
 
-    async def invoke(self, kwargs: dict[str, Any]) -> Any:
-        """Run the handler: awaited when async, else in a worker thread so the event loop stays free.
+    async def invoke(self, kwargs: dict[str, Any], threads: ToolThreads) -> Any:
+        """Run the handler: awaited when async, else in a thread of ``threads`` so the event loop stays free.
 
         A sync callable that returns an awaitable (a wrapper hiding an async function) has it awaited here.
         """
         if self.is_async:
             return await self.handler(**kwargs)
-        value = await asyncio.to_thread(self.handler, **kwargs)
+        value = await threads.run(self.handler, **kwargs)
         return await value if inspect.isawaitable(value) else value
 
 
@@ -158,18 +167,21 @@ class ToolRegistry:
 
     ``default_timeout`` (seconds, ``None`` for none) applies to tools registered without their own; it limits
     the run itself, not the wait for a free slot. ``max_concurrency`` bounds how many tool calls run at once
-    across the registry. A timed-out sync tool's worker thread cannot be killed: it runs on, its result
-    dropped. ``cache`` keeps the results of tools that may be reused (a new one when not given; pass the
-    process's to share it).
+    across the registry. A timed-out sync tool's thread cannot be killed: it runs on in ``threads`` (the tools'
+    own daemon threads; a new pool when not given, pass the process's to share it), its result dropped.
+    ``cache`` keeps the results of tools that may be reused (a new one when not given; pass the process's to
+    share it).
     """
 
-    def __init__(self, *, default_timeout: float | None = 30.0, max_concurrency: int = 8,
-                 cache: ToolCache | None = None) -> None:
+    def __init__(self, *, default_timeout: float | None = _DEFAULTS.timeout,
+                 max_concurrency: int = _DEFAULTS.max_concurrency, cache: ToolCache | None = None,
+                 threads: ToolThreads | None = None) -> None:
         _check_timeout(default_timeout)
         if max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self.default_timeout = default_timeout
         self.cache = cache if cache is not None else ToolCache()
+        self.threads = threads if threads is not None else ToolThreads(_DEFAULTS.max_threads)
         self._slots = asyncio.Semaphore(max_concurrency)
         self._entries: dict[str, _Entry] = {}
         self._scope = object()
@@ -192,6 +204,8 @@ class ToolRegistry:
         rate_limit: tuple[int, float] | None = None,
         cache_ttl: float = 0.0,
         returns: bool = True,
+        cancellable: bool | None = None,
+        repeats: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -206,6 +220,8 @@ class ToolRegistry:
         rate_limit: tuple[int, float] | None = None,
         cache_ttl: float = 0.0,
         returns: bool = True,
+        cancellable: bool | None = None,
+        repeats: bool = False,
     ) -> F | Callable[[F], F]:
         """Decorator registering a function as a tool; the function is returned unchanged.
 
@@ -215,7 +231,8 @@ class ToolRegistry:
 
         def decorate(func: F) -> F:
             self.register(func, name=name, description=description, parameters=parameters,
-                          timeout=timeout, rate_limit=rate_limit, cache_ttl=cache_ttl, returns=returns)
+                          timeout=timeout, rate_limit=rate_limit, cache_ttl=cache_ttl, returns=returns,
+                          cancellable=cancellable, repeats=repeats)
             return func
 
         return decorate if fn is None else decorate(fn)
@@ -231,6 +248,8 @@ class ToolRegistry:
         rate_limit: tuple[int, float] | None = None,
         cache_ttl: float = 0.0,
         returns: bool = True,
+        cancellable: bool | None = None,
+        repeats: bool = False,
     ) -> Tool:
         """Register a sync or async function as a tool and return its definition.
 
@@ -239,13 +258,16 @@ class ToolRegistry:
         ``rate_limit=(calls, per_seconds)`` allows at most ``calls`` calls in any ``per_seconds`` window.
         ``cache_ttl`` (seconds) lets a result be reused for the same arguments (for a tool that only reads);
         ``returns=False`` says the tool only acts: it changes something and its result is nothing to report (see
-        :class:`~voxcall.tools.effects.ToolEffects`). Raises ``ValueError`` when the name is taken or an option
-        is invalid (a ``cache_ttl`` with ``returns=False``, or on a handler that takes a ``ToolContext``).
+        :class:`~voxcall.tools.effects.ToolEffects`); ``cancellable`` whether a run may be cut off with its
+        response (default: unless it changes something); ``repeats=True`` lets the same arguments run again within
+        one user turn. Raises ``ValueError`` when the name is taken or an option is invalid (a ``cache_ttl`` with
+        ``returns=False``, or on a handler that takes a ``ToolContext``).
         """
         tool = Tool.from_function(fn, name=name, description=description)
         if parameters is not None:
             tool = Tool(name=tool.name, description=tool.description, parameters=parameters)
-        effects = ToolEffects(changes=True if not returns else None, cache_ttl=cache_ttl, returns=returns)
+        effects = ToolEffects(changes=True if not returns else None, cache_ttl=cache_ttl, returns=returns,
+                              cancellable=cancellable, repeats=repeats)
         return self.add(tool, fn, timeout=timeout, rate_limit=rate_limit, effects=effects)
 
     def add(
@@ -274,6 +296,16 @@ class ToolRegistry:
             raise ValueError(f"tool {tool.name!r}: {exc}") from None
         self._entries[tool.name] = entry
         return tool
+
+    def configure(self, name: str, *, timeout: float | None = None, repeats: bool | None = None) -> None:
+        """Override what tool ``name`` was registered with (the operator's ``tools.timeouts`` and
+        ``tools.repeatable``); ``KeyError`` for an unknown name."""
+        entry = self._entries[name]
+        if timeout is not None:
+            _check_timeout(timeout)
+            entry.timeout = timeout
+        if repeats is not None:
+            entry.effects = replace(entry.effects, repeats=repeats)
 
     def include(self, other: ToolRegistry) -> None:
         """Take over every tool of ``other`` (a tool module's own registry), with its handler and limits."""
@@ -344,8 +376,11 @@ class ToolRegistry:
         scope = asyncio.timeout(entry.timeout)
         try:
             async with self._slots, scope:  # the timeout starts once a slot is free
-                value = await entry.invoke(kwargs)
+                value = await entry.invoke(kwargs, self.threads)
             return ToolResult(_output_text(value), data=value)
+        except ToolThreadsBusy as exc:
+            log.warning("tool %r not run: %s", entry.tool.name, exc)
+            return _error(f"tool {entry.tool.name!r} could not run now: the server's tool threads are all busy")
         except Exception as exc:  # CancelledError is a BaseException and propagates
             return self._failure(entry, exc, timed_out=scope.expired())
 
@@ -355,7 +390,9 @@ class ToolRegistry:
         name = entry.tool.name
         if timed_out and isinstance(exc, TimeoutError):
             log.warning("tool %r timed out after %g s", name, entry.timeout)
-            return _error(f"tool {name!r} timed out after {entry.timeout:g} s")
+            return ToolResult(f"tool {name!r} timed out after {entry.timeout:g} s", is_error=True, timed_out=True)
+        if isinstance(exc, ToolTimeout):
+            return ToolResult(str(exc), is_error=True, timed_out=True)
         if isinstance(exc, ToolError):
             log.info("tool %r reported an error: %s", name, exc)
             return _error(str(exc) or f"tool {name!r} failed")

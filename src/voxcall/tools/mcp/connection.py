@@ -181,7 +181,7 @@ class MCPConnection:
                 return ToolResult(f"MCP tool {tool_name!r} failed: {failure_text(exc)}", is_error=True)
             return normalize_result(result)
         log.warning("MCP tool %s of %s timed out after %g s", tool_name, self.name, timeout)
-        return ToolResult(f"MCP tool {tool_name!r} timed out after {timeout:g} s", is_error=True)
+        return ToolResult(f"MCP tool {tool_name!r} timed out after {timeout:g} s", is_error=True, timed_out=True)
 
     def _refusal(self, tool_name: str) -> str | None:
         """Why ``tool_name`` may not be called at all, or ``None``."""

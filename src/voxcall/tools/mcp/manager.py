@@ -22,7 +22,7 @@ from voxcall.tools.mcp.config import MCPServerConfig
 from voxcall.tools.mcp.connection import MCPConnection, MCPStartupError
 from voxcall.tools.mcp.listing import MCPTool
 from voxcall.tools.mcp.names import internal_id, tool_alias
-from voxcall.tools.registry import ToolError, ToolRegistry
+from voxcall.tools.registry import ToolError, ToolRegistry, ToolTimeout
 from voxcall.tools.schema import Tool
 
 __all__ = ["MCPManager", "MCPToolEntry"]
@@ -162,7 +162,7 @@ class MCPManager:
         async def call_mcp_tool(**arguments: Any) -> str:
             result = await connection.call(entry.name, arguments)
             if result.is_error:
-                raise ToolError(result.output)
+                raise (ToolTimeout if result.timed_out else ToolError)(result.output)
             return result.output
 
         return call_mcp_tool
