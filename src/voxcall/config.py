@@ -152,7 +152,8 @@ class ToolsSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     builtin: list[str] = Field(default_factory=list)
-    """Built-in tools to enable: ``calculator``, ``music``, ``voice_volume``."""
+    """Built-in tools to enable: ``calculator``, ``clock``, ``music``, ``voice_volume`` (none by default; ``make serve``
+    runs ``examples/demo.yaml``, which enables ``calculator`` and ``clock``)."""
     music_dir: Path | None = None
     """Folder the music tools play from (required by ``music``); nothing outside it is ever read."""
     modules: list[str] = Field(default_factory=list)

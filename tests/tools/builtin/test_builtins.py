@@ -14,13 +14,14 @@ from voxcall.tools.builtin import BUILTINS, register_builtins
 
 
 def test_builtins_are_named() -> None:
-    assert list(BUILTINS) == ["calculator", "music", "voice_volume"]
+    assert list(BUILTINS) == ["calculator", "clock", "music", "voice_volume"]
 
 
 async def test_all_builtins_on_one_registry(music_dir: Path, output: AudioOutput, sink: RecordingSink) -> None:
     registry = ToolRegistry()
-    register_builtins(registry, ["calculator", "music", "voice_volume"], music_dir=music_dir, output=output)
-    assert {"calculator", "music_play", "music_list", "voice_set_volume"} <= {tool.name for tool in registry.tools}
+    register_builtins(registry, ["calculator", "clock", "music", "voice_volume"], music_dir=music_dir, output=output)
+    assert {"calculator", "current_time", "music_play", "music_list", "voice_set_volume"} <= {
+        tool.name for tool in registry.tools}
 
     assert (await registry.call("calculator", {"op": "mul", "a": 6, "b": 7})).output == "42"
     result = await registry.call("music_play", {"name": "blue"})
@@ -54,7 +55,7 @@ async def test_music_gets_a_default_output(music_dir: Path, monkeypatch: pytest.
 
 def test_unknown_names_list_the_known_ones() -> None:
     registry = ToolRegistry()
-    known = r"\(known: calculator, music, voice_volume\)"
+    known = r"\(known: calculator, clock, music, voice_volume\)"
     with pytest.raises(ValueError, match=rf"unknown built-in tools: radio, tv {known}"):
         register_builtins(registry, ["voice_volume", "radio", "tv"], music_dir=None, output=AudioOutput(NullSink()))
     assert len(registry) == 0

@@ -5,6 +5,7 @@ built-ins need; :func:`register_builtins` registers a chosen set (for example th
 configuration):
 
 - ``calculator``: exact arithmetic;
+- ``clock``: the date and time now, here or in an IANA time zone (``current_time``);
 - ``music``: play songs from a music folder on the host's audio output (``music_list``, ``music_play`` …);
 - ``voice_volume``: the assistant's own voice volume (``voice_set_volume``, ``voice_volume_up``/``_down``).
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from voxcall.tools.builtin import calculator, volume
+from voxcall.tools.builtin import calculator, clock, volume
 from voxcall.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -40,6 +41,10 @@ def _register_calculator(registry: ToolRegistry, options: BuiltinOptions) -> Non
     calculator.register(registry)
 
 
+def _register_clock(registry: ToolRegistry, options: BuiltinOptions) -> None:
+    clock.register(registry)
+
+
 def _register_voice_volume(registry: ToolRegistry, options: BuiltinOptions) -> None:
     volume.register(registry)
 
@@ -55,6 +60,7 @@ def _register_music(registry: ToolRegistry, options: BuiltinOptions) -> None:
 
 BUILTINS: Mapping[str, Callable[[ToolRegistry, BuiltinOptions], None]] = MappingProxyType({
     "calculator": _register_calculator,
+    "clock": _register_clock,
     "music": _register_music,
     "voice_volume": _register_voice_volume,
 })
