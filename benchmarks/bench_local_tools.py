@@ -45,8 +45,8 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.llm.llama_server import LlamaServerBackend
-from voxcall.llm.llamacpp import DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_PROMPT_TOOLS, LlamaCppBackend
+from voxcall.llm.local.llama_server import LlamaServerBackend
+from voxcall.llm.local.llamacpp import DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_PROMPT_TOOLS, LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from _server import percentile
 from bench_local_tools import TOOLS, ask
 from voxcall.llm import ChatItem, LlamaCppBackend, LlamaServerBackend, Message
-from voxcall.llm.llama_server import find_llama_server
-from voxcall.llm.llamacpp import default_model_path
+from voxcall.llm.local.llama_server import find_llama_server
+from voxcall.llm.local.llamacpp import default_model_path
 from voxcall.tools import Tool
 
 ENGINE_PORT = 18_765

@@ -5,7 +5,7 @@ For each of five tool sets (three or four tools, schemas unlike each other, none
 
 - cold: the request with nothing of its prompt in the context (system prompt, tool stubs and demonstrations are
   evaluated, then the user's words);
-- warm: the time :meth:`~voxcall.llm.llamacpp.LlamaCppBackend.warm` takes on the request without the user's words
+- warm: the time :meth:`~voxcall.llm.local.llamacpp.LlamaCppBackend.warm` takes on the request without the user's words
   (what a session can do between ``session.update`` and the end of the user's speech);
 - warmed: the same request after that warm, with only the user's words left to evaluate.
 
@@ -32,7 +32,7 @@ from typing import Any
 
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMRequest, Message, TextDelta, ToolCallStart, Usage, warm
-from voxcall.llm.llamacpp import LlamaCppBackend
+from voxcall.llm.local.llamacpp import LlamaCppBackend
 from voxcall.tools import Tool
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -4,7 +4,7 @@ It starts, in this order and each once the one before answers:
 
 1. the shared inference engine, llama.cpp's ``llama-server`` with ``--parallel`` slots, when the LLM is
    ``llama-server`` (``auto``: when a built ``llama-server`` is found; see
-   :func:`voxcall.llm.llama_server.find_llama_server`);
+   :func:`voxcall.llm.local.llama_server.find_llama_server`);
 2. ``--replicas`` voxcall replicas on ports PORT+1 … PORT+REPLICAS, each ``voxcall serve --config
    deploy/replica.yaml`` (1012 on drain) with the LLM on the command line: the engine through ``--replica-llm``
    (``llama-server`` by default), or the ``scripted`` demo;
@@ -225,8 +225,8 @@ def build_llama_server() -> str:
 
 
 def find_llama_server() -> str | None:
-    """A built ``llama-server`` (see :func:`voxcall.llm.llama_server.find_llama_server`)."""
-    from voxcall.llm.llama_server import find_llama_server as find
+    """A built ``llama-server`` (see :func:`voxcall.llm.local.llama_server.find_llama_server`)."""
+    from voxcall.llm.local.llama_server import find_llama_server as find
 
     found = find()
     return str(found) if found else None
@@ -234,7 +234,7 @@ def find_llama_server() -> str | None:
 
 def default_model() -> str:
     """The packaged SmolLM2 GGUF that in-process llama.cpp uses too."""
-    from voxcall.llm.llamacpp import default_model_path
+    from voxcall.llm.local.llamacpp import default_model_path
 
     return str(default_model_path())
 

@@ -90,8 +90,8 @@ def require_speech_models() -> None:
 
 
 def require_llama_server() -> Path:
-    """A built ``llama-server`` (:func:`voxcall.llm.llama_server.find_llama_server`; ``.ci/run`` builds it)."""
-    from voxcall.llm.llama_server import find_llama_server
+    """A built ``llama-server`` (:func:`voxcall.llm.local.llama_server.find_llama_server`; ``.ci/run`` builds it)."""
+    from voxcall.llm.local.llama_server import find_llama_server
 
     found = find_llama_server()
     if found is None:

@@ -1,7 +1,7 @@
 """A remote model whose context the conversation outgrew: the response fails, saying so, and the session goes on.
 
 voxcall does not know a remote model's tokenizer and does not fit the request (the local backend does: see
-tests/llm/test_llamacpp_context.py); the provider's refusal must reach the client as the reason of a failed
+tests/llm/local/test_llamacpp_context.py); the provider's refusal must reach the client as the reason of a failed
 ``response.done``. The provider is a real HTTP server speaking the OpenAI protocol, reached by the ``openai`` SDK.
 """
 

@@ -9,7 +9,7 @@ import ctypes
 
 import llama_cpp
 
-from voxcall.llm.llamacpp import default_model_path
+from voxcall.llm.local.llamacpp import default_model_path
 
 
 class GrammarChecker:

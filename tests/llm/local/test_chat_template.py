@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from voxcall.llm import Message
-from voxcall.llm.chat_template import ChatTemplate
+from voxcall.llm.local.chat_template import ChatTemplate
 
 CONVERSATION = [Message(role="system", text="Be brief."), Message(role="user", text="Hi"),
                 Message(role="assistant", text="Hello."), Message(role="user", text="Bye")]

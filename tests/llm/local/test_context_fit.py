@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from voxcall.llm.base import ChatItem, FunctionCallItem, FunctionOutputItem, Message
-from voxcall.llm.context_fit import DROP_TO, first_kept, split_turns
+from voxcall.llm.local.context_fit import DROP_TO, first_kept, split_turns
 
 
 def user(text: str) -> Message:

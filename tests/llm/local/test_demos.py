@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from voxcall.llm import Message
-from voxcall.llm.demos import PLAIN_DEMOS, demo_messages, demo_request
+from voxcall.llm.local.demos import PLAIN_DEMOS, demo_messages, demo_request
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import parse_code_calls
 

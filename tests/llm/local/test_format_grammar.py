@@ -8,21 +8,21 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.llm.test_grammar import ALL, EXAMPLES
+from tests.llm.local.test_grammar import ALL, EXAMPLES
 from tests.requirements import require_smollm2
-from voxcall.llm.grammar import format_grammar
+from voxcall.llm.local.grammar import format_grammar
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.format_stream import parse_format_calls
 from voxcall.tools.codecalls.formats import FORMATS, ToolFormat
 
 if TYPE_CHECKING:
-    from tests.llm.gbnf import GrammarChecker
+    from tests.llm.local.gbnf import GrammarChecker
 
 
 @pytest.fixture(scope="module")
 def checker() -> GrammarChecker:
     require_smollm2()  # the checker loads SmolLM2's vocabulary
-    from tests.llm.gbnf import GrammarChecker
+    from tests.llm.local.gbnf import GrammarChecker
 
     return GrammarChecker()
 

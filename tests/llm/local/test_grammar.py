@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.requirements import require_smollm2
-from voxcall.llm.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, numbers, spans
+from voxcall.llm.local.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, numbers, spans
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
 from voxcall.tools.codecalls.prompt import example_arguments
 
 if TYPE_CHECKING:
-    from tests.llm.gbnf import GrammarChecker
+    from tests.llm.local.gbnf import GrammarChecker
 
 
 def tool(name: str, properties: dict[str, Any], required: list[str], **extra: Any) -> Tool:
@@ -103,7 +103,7 @@ def test_no_tools_is_an_error() -> None:
 @pytest.fixture(scope="module")
 def checker() -> GrammarChecker:
     require_smollm2()  # the checker loads SmolLM2's vocabulary
-    from tests.llm.gbnf import GrammarChecker
+    from tests.llm.local.gbnf import GrammarChecker
 
     return GrammarChecker()
 

@@ -1,5 +1,5 @@
 """Parallel calls on the local path: values the user listed for the call just made open another block
-(:mod:`voxcall.llm.parallel`), pure rules first, then with the real SmolLM2-135M."""
+(:mod:`voxcall.llm.local.parallel`), pure rules first, then with the real SmolLM2-135M."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.llm.test_llamacpp import TIMER, WEATHER, collect
+from tests.llm.local.test_llamacpp import TIMER, WEATHER, collect
 from voxcall.llm import LlamaCppBackend, LLMRequest, Message, ToolCall
-from voxcall.llm.parallel import last_block, listed_after, next_call
+from voxcall.llm.local.parallel import last_block, listed_after, next_call
 
 NAMES = {"get", "weather", "set", "timer"}
 

@@ -2,7 +2,7 @@
 it asks the server, and how it turns the answers into the stream of the in-process path.
 
 The planning (prompt, grammar) is the in-process backend's, with SmolLM2's vocabulary; the real server is
-exercised in tests/llm/test_llama_server_real.py.
+exercised in tests/llm/local/test_llama_server_real.py.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from tests.llm.test_llama_server import WEATHER
-from tests.llm.test_llamacpp import TIMER, collect
+from tests.llm.local.test_llama_server import WEATHER
+from tests.llm.local.test_llamacpp import TIMER, collect
 from tests.llm.test_llamacpp_server import answers, free_port, stop
 from tests.requirements import require_llama_server, require_smollm2
 from voxcall.llm import (

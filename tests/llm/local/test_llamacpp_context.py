@@ -25,7 +25,7 @@ from voxcall.llm import (
     TextDelta,
     Usage,
 )
-from voxcall.llm.demos import demo_messages
+from voxcall.llm.local.demos import demo_messages
 from voxcall.tools import Tool
 
 require_smollm2()
@@ -58,7 +58,7 @@ async def test_a_60_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
         backend: LlamaCppBackend, caplog: pytest.LogCaptureFixture) -> None:
     """Short turns and two-token replies: the chat outgrows the context at about turn 45; what it costs to run is
     mostly evaluating the prompts after each cut."""
-    caplog.set_level(logging.INFO, logger="voxcall.llm.llamacpp")
+    caplog.set_level(logging.INFO, logger="voxcall.llm.local.llamacpp")
     items: list[ChatItem] = []
     usages: list[Usage] = []
     for n in range(60):

@@ -14,7 +14,7 @@ from typing import Any
 import llama_cpp
 import pytest
 
-from tests.llm.test_llamacpp import TOOLS, collect, ends_properly
+from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
 from tests.requirements import require_smollm2
 from voxcall.llm import (
     FunctionCallItem,

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from tests.llm.test_llamacpp import TOOLS, collect, ends_properly
+from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
 from tests.requirements import require_smollm2
 from voxcall.llm import LlamaCppBackend, LLMRequest, Message
-from voxcall.llm.local_model import DEFAULT_STATE_CACHE_BYTES, STATE_MARGIN, LocalModel
+from voxcall.llm.local.model import DEFAULT_STATE_CACHE_BYTES, STATE_MARGIN, LocalModel
 from voxcall.tools import Tool
 
 PICKS = 6  # greedy tokens compared after a restore

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.llm.relay import MAX_RELAYED_CHARS, relayed_reply
+from voxcall.llm.local.relay import MAX_RELAYED_CHARS, relayed_reply
 
 
 @pytest.mark.parametrize(("outputs", "said"), [

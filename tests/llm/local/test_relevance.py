@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voxcall.llm.relevance import most_relevant, relevance, words
+from voxcall.llm.local.relevance import most_relevant, relevance, words
 from voxcall.tools import Tool
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voxcall.llm.state_store import SavedState, StateStore, common_prefix
+from voxcall.llm.local.state_store import SavedState, StateStore, common_prefix
 
 
 def state(tokens: list[int], nbytes: int = 100) -> SavedState:

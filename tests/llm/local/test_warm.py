@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.llm.test_llamacpp import TIMEOUT, TOOLS, _visible, collect, ends_properly
-from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, local_model, warm
+from tests.llm.local.test_llamacpp import TIMEOUT, TOOLS, _visible, collect, ends_properly
+from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, warm
+from voxcall.llm.local import model as local_model
 from voxcall.tools import Tool
 
 CHUNK = 16

@@ -1,4 +1,5 @@
-"""``examples/demo.yaml``, what ``make serve`` runs with: a newcomer's first questions (a sum, the time) call tools."""
+"""``examples/demo.yaml``, what ``make serve`` runs with: a newcomer's first questions (a sum, the time) call tools,
+in a session and through a real ``voxcall serve`` asked by ``voxcall talk --text`` (no client tools)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
 from tests.realtime.harness import ControlledBackend, Harness, Turn
+from tests.serve import serve
+from voxcall import cli
 from voxcall.config import ServerSettings
 from voxcall.llm.scripted import ScriptedBackend
 from voxcall.realtime.toolbox import Toolbox
 
-DEMO = Path(__file__).resolve().parents[3] / "examples" / "demo.yaml"
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "examples" / "demo.yaml"
 
 
 async def ask(h: Harness, text: str) -> dict[str, Any]:
@@ -58,3 +64,12 @@ async def test_the_calculator_takes_numbers_never_expressions_to_evaluate() -> N
         result = await toolbox.registry.call("calculator", {"op": "mul", "a": a, "b": 8})
         assert result.is_error and "invalid arguments" in result.output, (a, result.output)
     await toolbox.aclose()
+
+
+def test_make_serve_answers_a_newcomers_sum_with_the_calculator() -> None:
+    """``make serve``'s command (the demo script: what it answers with when no local model is installed)."""
+    with serve("--config", str(DEMO.relative_to(ROOT)), "--llm", "scripted", "--no-speech", cwd=ROOT) as server:
+        result = CliRunner().invoke(cli.app, ["talk", "--url", server.url, "--text", "What is twelve times eight?"],
+                                    env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1] == "assistant › The answer is 96.", result.stdout

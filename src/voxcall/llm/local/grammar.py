@@ -20,7 +20,7 @@ the whole numbers), not a recomputed or demonstrated value. A choice (``enum``) 
 values ("in fahrenheit"), is passed even when optional; and a plain string is never one of the call's choice
 words ("the weather in Moscow in Celsius": the city is not "Celsius").
 
-The grammar text is all this module makes; :mod:`voxcall.llm.llamacpp` checks it against the model's vocabulary
+The grammar text is all this module makes; :mod:`voxcall.llm.local.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
 """
 

@@ -1,4 +1,4 @@
-"""``LlamaServerBackend``: the local tool-calling path of :class:`~voxcall.llm.llamacpp.LlamaCppBackend`, with
+"""``LlamaServerBackend``: the local tool-calling path of :class:`~voxcall.llm.local.llamacpp.LlamaCppBackend`, with
 llama.cpp's ``llama-server`` doing the inference.
 
 Why: the in-process backend runs every session on one context and one thread of one process; ``llama-server``
@@ -17,7 +17,7 @@ How a reply is generated, through ``POST /completion`` with token prompts and ``
    the likeliest one that opens no call (sampled among them at a temperature above 0).
 2. The rest streams. Free words are watched for the opener as in process: when it appears, the stream is closed
    (the server stops) and the rest is written under the call grammar, from the prompt and the reply so far.
-3. When a call's block closes and the user listed a further value for it (:mod:`voxcall.llm.parallel`), the
+3. When a call's block closes and the user listed a further value for it (:mod:`voxcall.llm.local.parallel`), the
    stream is closed and another block is written for that tool alone, as in process.
 4. Spoken replies never get a backtick (``logit_bias``), the way into code fences.
 
@@ -43,7 +43,7 @@ from typing import Any
 import httpx2
 
 from voxcall.llm.base import LLMError, LLMRequest
-from voxcall.llm.llamacpp import LlamaCppBackend, _Finished, _listed_call, _Plan, _Reply, _Sink
+from voxcall.llm.local.llamacpp import LlamaCppBackend, _Finished, _listed_call, _Plan, _Reply, _Sink
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
 

@@ -1,15 +1,15 @@
 """``LlamaCppBackend``: a GGUF model run in process by llama.cpp, with tool calls that a tiny model gets right.
 
-The model is loaded once (:class:`~voxcall.llm.local_model.LocalModel`) and shared by every session; one worker
+The model is loaded once (:class:`~voxcall.llm.local.model.LocalModel`) and shared by every session; one worker
 thread runs all inference, so requests queue in order and a session costs nothing but its conversation. Tokens
 are bridged to the event loop through an asyncio queue, and closing a stream sets a flag the worker checks
 between tokens (and between prompt chunks).
 
 Tools take the local ``<code>`` path (:mod:`voxcall.tools.codecalls`): the tools' stubs go into the system
-prompt, demonstrations generated from the schemas (:mod:`voxcall.llm.demos`) open the conversation, earlier calls
+prompt, demonstrations generated from the schemas (:mod:`voxcall.llm.local.demos`) open the conversation, earlier calls
 and results are shown as :func:`~voxcall.llm.code_format.code_items` shows them, and the reply is parsed with
 :class:`~voxcall.tools.codecalls.CodeCallStream`. A call is always written under a grammar
-(:mod:`voxcall.llm.grammar`), so it is a well-formed call to a declared tool:
+(:mod:`voxcall.llm.local.grammar`), so it is a well-formed call to a declared tool:
 
 - ``tool_choice`` ``"required"`` or a named tool: the reply is opened with ``<code>`` and must be calls;
 - ``"auto"``: the first token decides. The reply opens a call when the tokens that begin ``<code>`` hold at least
@@ -21,14 +21,14 @@ and results are shown as :func:`~voxcall.llm.code_format.code_items` shows them,
 
 A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
 detect_format`: Hermes ``<tool_call>``, Llama 3 JSON, Mistral ``[TOOL_CALLS]``, FunctionGemma) takes that format
-instead: the template renders the tools and the earlier calls and results (:func:`~voxcall.llm.chat_template.
+instead: the template renders the tools and the earlier calls and results (:func:`~voxcall.llm.local.chat_template.
 template_turns`), no demonstrations are added, the format's opener takes ``<code>``'s place in the decision and
-the prefill, :func:`~voxcall.llm.grammar.format_grammar` constrains the calls, and
+the prefill, :func:`~voxcall.llm.local.grammar.format_grammar` constrains the calls, and
 :class:`~voxcall.tools.codecalls.format_stream.FormatCallStream` reads them. SmolLM2's template declares none.
 
-Right after tool results the reply is the results in words (:mod:`voxcall.llm.relay`), not generated. With more
+Right after tool results the reply is the results in words (:mod:`voxcall.llm.local.relay`), not generated. With more
 than ``max_prompt_tools`` tools, only the most relevant to the user's last words are shown
-(:mod:`voxcall.llm.relevance`).
+(:mod:`voxcall.llm.local.relevance`).
 
 The prompt text is rendered here, so the system prompt, tools and demonstrations form a stable prefix: the
 context keeps the evaluated tokens, and a new turn evaluates only what follows the longest prefix it shares with
@@ -69,15 +69,15 @@ from voxcall.llm.base import (
     Usage,
 )
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
-from voxcall.llm.chat_template import template_turns
 from voxcall.llm.code_format import code_items
-from voxcall.llm.context_fit import first_kept, split_turns
-from voxcall.llm.demos import demo_messages
-from voxcall.llm.grammar import calls_grammar, format_grammar
-from voxcall.llm.local_model import DEFAULT_STATE_CACHE_BYTES, GrammarError, LocalModel
-from voxcall.llm.parallel import NextCall, last_block, next_call
-from voxcall.llm.relay import relayed_reply
-from voxcall.llm.relevance import most_relevant, relevance
+from voxcall.llm.local.chat_template import template_turns
+from voxcall.llm.local.context_fit import first_kept, split_turns
+from voxcall.llm.local.demos import demo_messages
+from voxcall.llm.local.grammar import calls_grammar, format_grammar
+from voxcall.llm.local.model import DEFAULT_STATE_CACHE_BYTES, GrammarError, LocalModel
+from voxcall.llm.local.parallel import NextCall, last_block, next_call
+from voxcall.llm.local.relay import relayed_reply
+from voxcall.llm.local.relevance import most_relevant, relevance
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls import CodeCallStream, render_tools_prompt
 from voxcall.tools.codecalls.format_stream import FormatCallStream
@@ -208,19 +208,19 @@ class LlamaCppBackend:
     """A local GGUF model behind the :class:`~voxcall.llm.base.LLMBackend` protocol.
 
     ``model_path`` defaults to :func:`default_model_path`. ``n_threads`` evaluate prompts and ``decode_threads``
-    generate (one suits a small model: see :class:`~voxcall.llm.local_model.LocalModel`). ``temperature``
+    generate (one suits a small model: see :class:`~voxcall.llm.local.model.LocalModel`). ``temperature``
     applies when a request sets none (0: greedy, the most reliable for tool calls). ``call_threshold`` is the
     probability of opening a call that makes an ``"auto"`` reply a call (None: plain sampling decides).
     ``demos`` and ``grammar`` switch off the demonstrations and the constrained decoding, for comparison: these
     three are what make a tiny model a usable tool caller. ``follow_up_demo`` ends the demonstrations with a
     relayed tool result: SmolLM2-135M then relays results instead of answering "You're welcome", but makes fewer
-    correct first calls (use it with ``call_threshold=0.6``; see :func:`~voxcall.llm.demos.demo_messages`).
-    ``relay`` (the default) answers tool results with the results in words instead (:mod:`voxcall.llm.relay`).
+    correct first calls (use it with ``call_threshold=0.6``; see :func:`~voxcall.llm.local.demos.demo_messages`).
+    ``relay`` (the default) answers tool results with the results in words instead (:mod:`voxcall.llm.local.relay`).
     ``call_evidence`` makes a request that plainly names a tool a call to it (:meth:`_evident_tools`), and
     ``max_prompt_tools`` caps the tools shown to the model (the most relevant; None: all). ``copy_strings``
-    makes plain string arguments spans of the user's last words (see :mod:`voxcall.llm.grammar`).
+    makes plain string arguments spans of the user's last words (see :mod:`voxcall.llm.local.grammar`).
     ``state_cache_bytes`` bounds the saved context states that spare sessions with different prompts evaluating
-    their prefix again each turn (0: none; see :mod:`voxcall.llm.local_model`). ``llama_options`` go to
+    their prefix again each turn (0: none; see :mod:`voxcall.llm.local.model`). ``llama_options`` go to
     ``llama_cpp.Llama``. Raises ``LLMError`` when the model cannot be loaded.
     """
 
@@ -396,12 +396,12 @@ class LlamaCppBackend:
 
     def _listed_grammar(self, listed: NextCall) -> str:
         """The grammar of a further call the user listed: to ``listed.tool`` alone, its values from ``listed.said``
-        (see :mod:`voxcall.llm.parallel`)."""
+        (see :mod:`voxcall.llm.local.parallel`)."""
         return self._checked(calls_grammar([listed.tool], listed.said))
 
     def _calls_grammar(self, offered: list[Tool], said: str) -> str:
         """The grammar of what follows the opener: calls to ``offered`` in the model's format, string and number
-        arguments taken from ``said`` (see :mod:`voxcall.llm.grammar`)."""
+        arguments taken from ``said`` (see :mod:`voxcall.llm.local.grammar`)."""
         if self.tool_format is not None:
             return format_grammar(offered, self.tool_format, said)
         return calls_grammar(offered, said)
@@ -419,7 +419,7 @@ class LlamaCppBackend:
     def _fit(self, request: LLMRequest, offered: list[Tool], prefill: str) -> _Fitted:
         """The prompt for ``request`` (its reply opened with ``prefill``), fitted to the model's context with room
         left for the reply (its ``max_output_tokens``, at most half the context): the oldest turns are left out
-        first (:mod:`voxcall.llm.context_fit`), then, when the latest turn alone is too long, the demonstrations
+        first (:mod:`voxcall.llm.local.context_fit`), then, when the latest turn alone is too long, the demonstrations
         (and the earlier turns that then fit stay). The instructions and the tools' prompt are never cut: when they
         and the latest turn leave no room for even one token of reply, this raises ``LLMError``
         (``context_length_exceeded``); with less room than asked, the reply is shorter."""
@@ -439,14 +439,14 @@ class LlamaCppBackend:
     def _fit_turns(self, head: list[_Turn], turns: list[list[_Turn]], sizes: list[int], limit: int,
                    prefill: str, offered: list[Tool]) -> _Fitted:
         """``head`` and as many of the latest ``turns`` (of about ``sizes`` tokens) as keep the prompt within
-        ``limit`` tokens, chosen by :func:`~voxcall.llm.context_fit.first_kept`; the latest turn always stays.
+        ``limit`` tokens, chosen by :func:`~voxcall.llm.local.context_fit.first_kept`; the latest turn always stays.
 
         The sizes leave out what the template adds once per prompt (a BOS token, a default system prompt, the
         reply's opening, a tool format's tool list): measured on the head with the latest turn, it is set apart
         from the turns' budget. The sizes being estimates, the exact prompt is checked, and should it still be too
         long, one more turn goes. Only what may go into the prompt is tokenized here, never the whole of a long
         conversation: the sizes are remembered per message
-        (:meth:`~voxcall.llm.local_model.LocalModel.message_tokens`).
+        (:meth:`~voxcall.llm.local.model.LocalModel.message_tokens`).
         """
         if not turns:
             return _Fitted(head, self._tokens(head, prefill, offered), 0, 0)
@@ -505,7 +505,7 @@ class LlamaCppBackend:
 
     def _shown_tools(self, request: LLMRequest) -> list[Tool]:
         """The offered tools the prompt shows: with more than ``max_prompt_tools``, the most relevant to the
-        user's last words (:func:`~voxcall.llm.relevance.most_relevant`), in their declared order; the choice made
+        user's last words (:func:`~voxcall.llm.local.relevance.most_relevant`), in their declared order; the choice made
         last for the same tools when it still fits, so that the prompt stays warm (also for :meth:`warm`, which
         knows no words yet)."""
         offered = _offered_tools(request)
@@ -522,7 +522,7 @@ class LlamaCppBackend:
 
     def _relayed(self, request: LLMRequest) -> str:
         """The reply that follows tool results, when ``relay`` is on: the results in words (see
-        :mod:`voxcall.llm.relay`), not left to the model, which continued a relayed result with "You're welcome"
+        :mod:`voxcall.llm.local.relay`), not left to the model, which continued a relayed result with "You're welcome"
         or a recomputed (wrong) value; "" when the reply follows no result or ``relay`` is off."""
         outputs: list[str] = []
         for item in reversed(request.items):
@@ -541,7 +541,7 @@ class LlamaCppBackend:
 
     def _evident_tools(self, request: LLMRequest, offered: list[Tool]) -> list[Tool]:
         """With ``call_evidence``, the tools the user's last words plainly ask for
-        (:func:`~voxcall.llm.relevance.relevance`): words of the tool's name said, and values for all its required
+        (:func:`~voxcall.llm.local.relevance.relevance`): words of the tool's name said, and values for all its required
         parameters. An ``"auto"`` reply with such tools is a call to one of them (:data:`EVIDENT_CALL_THRESHOLD`):
         SmolLM2-135M gave the call opener too little probability on explicit requests (0 of 45 BFCL-style
         requests called correctly), and chose a tool with no word in common ("Turn the music off" -> set_timer)."""
@@ -585,7 +585,7 @@ class LlamaCppBackend:
 
         When the reply opens ``<code>`` outside a grammar, the prompt plus the reply so far is evaluated afresh
         (all but its tail is kept) and the rest is picked under ``plan.call_grammar``. When a block closes and the
-        user listed a further value for its call (:func:`~voxcall.llm.parallel.next_call`), another block is
+        user listed a further value for its call (:func:`~voxcall.llm.local.parallel.next_call`), another block is
         opened the same way, for that tool alone, its values taken from the words after the first.
         """
         model, cancel = self._model, reply.sink.cancel

@@ -1,13 +1,13 @@
 """``LocalModel``: a GGUF model loaded by llama.cpp, and the token-level operations a local backend needs.
 
 Everything here blocks and none of it is thread-safe: one thread at a time drives a model (see
-:mod:`voxcall.llm.llamacpp`). The loop is our own rather than ``Llama.generate`` so that each step can be
+:mod:`voxcall.llm.local.llamacpp`). The loop is our own rather than ``Llama.generate`` so that each step can be
 decided in full: which tokens a grammar allows, what the first token says about opening a call.
 
 - :meth:`LocalModel.evaluate` brings the context to a prompt, keeping the longest prefix already evaluated:
   a conversation's system prompt, tools and earlier turns are evaluated once, not every turn;
   :meth:`LocalModel.preload` does the same ahead of a prompt (a warm), without the logits a pick needs.
-- Both keep saved states of the context (:class:`~voxcall.llm.state_store.StateStore`, bounded by
+- Both keep saved states of the context (:class:`~voxcall.llm.local.state_store.StateStore`, bounded by
   ``state_cache_bytes``): sessions sharing the one context each have their own system prompt and tools, and would
   otherwise evict each other's prefix every turn. Before the context drops more than :data:`STATE_MARGIN` of the
   tokens it holds, its state is saved (llama.cpp's per-sequence state of sequence 0: the KV cache alone, about
@@ -21,7 +21,7 @@ it evaluates anything), so :meth:`LocalModel._shared` can trust them. A restored
 saved context had, so the logits that follow are those a fresh evaluation of its tokens gives (tested).
 - :meth:`LocalModel.message_tokens` says how many tokens a message takes in a prompt, remembering the answer: a
   long conversation's messages are counted once, not every turn, when a request is fitted to the context
-  (:mod:`voxcall.llm.context_fit`).
+  (:mod:`voxcall.llm.local.context_fit`).
 - :meth:`LocalModel.pick` chooses the next token among the ``TOP_K`` likeliest, filtered by a
   :class:`GrammarState` (llama.cpp's grammar engine) when one is given; only when none of those is allowed is
   the whole vocabulary checked. Applying a grammar to the whole vocabulary at every step cost about 20 ms per
@@ -43,8 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from voxcall.llm.base import Message
-from voxcall.llm.chat_template import ChatTemplate
-from voxcall.llm.state_store import SavedState, StateStore, common_prefix
+from voxcall.llm.local.chat_template import ChatTemplate
+from voxcall.llm.local.state_store import SavedState, StateStore, common_prefix
 
 TOP_K = 40  # candidates considered per step (llama.cpp's default top-k)
 PROMPT_CHUNK = 64  # prompt tokens evaluated between two looks at the cancel flag

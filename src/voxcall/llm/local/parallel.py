@@ -6,7 +6,7 @@ The words say more: when a value the call took is followed, in the user's words,
 ``&``, ``or``, ``plus``), a few common words ("and also for") and then a value of the same shape, the user listed
 values for calls of the same tool. :func:`next_call` finds that, and the words the next call's values are to be
 taken from (those after the joiner), so that the caller can open another block for that tool alone, its string
-and number arguments spans of those words (:func:`~voxcall.llm.grammar.calls_grammar`). Without such evidence
+and number arguments spans of those words (:func:`~voxcall.llm.local.grammar.calls_grammar`). Without such evidence
 the model decides, as before.
 
 "The same shape": a number after a number, a capitalised word after a capitalised value, a lowercase word after a
@@ -21,8 +21,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.grammar import numbers
-from voxcall.llm.relevance import STOP_WORDS, words
+from voxcall.llm.local.grammar import numbers
+from voxcall.llm.local.relevance import STOP_WORDS, words
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 from voxcall.tools.schema import Tool
 
@@ -69,7 +69,7 @@ def next_call(block: str, tools: Sequence[Tool], said: str) -> NextCall | None:
 
 def listed_after(said: str, value: Any, names: Collection[str] = (), used: Collection[str] = ()) -> str:
     """The words of ``said`` from the value listed after ``value`` onwards ("" when none): ``value`` (a string or
-    number) said, then a joiner, words of :data:`~voxcall.llm.relevance.STOP_WORDS`, and a word of the same shape
+    number) said, then a joiner, words of :data:`~voxcall.llm.local.relevance.STOP_WORDS`, and a word of the same shape
     that is none of ``names`` (the words of the tools' names) and begins none of the ``used`` values (those the
     call took already: "add 1 and 2" is one call)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
@@ -92,7 +92,7 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
 
 
 def _value_after(text: str, value: str, names: Collection[str]) -> str:
-    """``text`` from its first word that is not one of the :data:`~voxcall.llm.relevance.STOP_WORDS`, when that
+    """``text`` from its first word that is not one of the :data:`~voxcall.llm.local.relevance.STOP_WORDS`, when that
     word comes after at most :data:`MAX_SKIPPED` of them, has ``value``'s shape and is none of ``names``; else ""."""
     for skipped, word in enumerate(_WORD.finditer(text)):
         found = word.group()

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.grammar import numbers
+from voxcall.llm.local.grammar import numbers
 from voxcall.tools.schema import Tool
 
 

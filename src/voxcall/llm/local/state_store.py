@@ -1,8 +1,8 @@
 """``StateStore``: saved states of a llama.cpp context, each the tokens it holds and the bytes that restore them.
 
-One context serves every session of :class:`~voxcall.llm.llamacpp.LlamaCppBackend`, so sessions with different
+One context serves every session of :class:`~voxcall.llm.local.llamacpp.LlamaCppBackend`, so sessions with different
 system prompts or tools take turns evicting each other's evaluated prefix. A state saved before the context drops
-it (:class:`~voxcall.llm.local_model.LocalModel` decides when) lets a later prompt that begins the same way restore
+it (:class:`~voxcall.llm.local.model.LocalModel` decides when) lets a later prompt that begins the same way restore
 it in a few milliseconds instead of evaluating it again (seconds on two cores).
 
 The store is bounded in bytes and forgets the least recently used states first; a state that alone exceeds the
