@@ -34,8 +34,10 @@ from voxcall.llm.base import (
     media_of,
     warm,
 )
+from voxcall.llm.catalog import ModelError
+from voxcall.llm.catalog import resolve as resolve_model
 from voxcall.llm.code_format import CodeFormatBackend
-from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, default_model_path
+from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.llm.openai_responses import OpenAIResponsesBackend
@@ -68,14 +70,14 @@ def resolve_kind(kind: str | None, model: str | Path | None = None) -> str:
 
 def local_model_available(model: str | Path | None = None) -> bool:
     """Whether the :data:`LOCAL_KIND` backend can be built: llama.cpp is installed (checked without importing it),
-    and ``model`` is given or the packaged default model is installed."""
+    and ``model`` is given or the default catalog model is installed."""
     if importlib.util.find_spec("llama_cpp") is None:
         return False
     if model is not None:
         return True
     try:
-        default_model_path()
-    except LLMError:
+        resolve_model(None)
+    except ModelError:
         return False
     return True
 
@@ -95,8 +97,9 @@ def create_backend(
 ) -> LLMBackend:
     """Build the backend ``kind`` (one of :data:`BACKEND_KINDS`; see :func:`resolve_kind` for "auto").
 
-    ``model`` is required by the OpenAI kinds; for ``"llamacpp"`` and ``"llama-server"`` it is the path of a GGUF
-    file (None: the default SmolLM2 model; ``"llama-server"``, whose ``base_url`` is llama.cpp's server, reads only
+    ``model`` is required by the OpenAI kinds; for ``"llamacpp"`` and ``"llama-server"`` it is a local model as
+    :func:`voxcall.llm.catalog.resolve` takes it (a catalog name, ``hf:OWNER/REPO/FILE`` or a GGUF path; None: the
+    catalog's default; ``"llama-server"``, whose ``base_url`` is llama.cpp's server, reads only
     its vocabulary: the server must have loaded the same file). ``tool_format`` None is the backend's own: the
     llama.cpp kinds always write code-format calls under a grammar (``"code"`` is accepted, ``"native"``
     refused), the others call natively, and
@@ -122,11 +125,12 @@ def create_backend(
         raise ValueError(f"the {kind} backend always uses code-format calls with a grammar; leave tool_format "
                          "unset (or set it to 'code')")
     if kind == "llamacpp":
-        return LlamaCppBackend(model)
+        return LlamaCppBackend(resolve_model(model))
     if kind == "llama-server":
         if not base_url:
             raise ValueError("the llama-server backend needs the server's base_url (http://127.0.0.1:8080)")
-        return LlamaServerBackend(base_url, model, timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
+        return LlamaServerBackend(base_url, resolve_model(model),
+                                  timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
                                   api_key=api_key)
     backend: LLMBackend
     if kind == "scripted":
