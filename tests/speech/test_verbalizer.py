@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.realtime.harness import Harness
 from tests.realtime.test_heard_audio import EnergyVAD, SilentSTT
@@ -94,6 +96,7 @@ CHINESE_ROWS = [
     ("$5", "5美元"),
     ("$3.50", "3.50美元"),
     ("¥500", "500元"),
+    ("¥5万", "5万元"),
 ]
 
 
@@ -117,6 +120,11 @@ def test_english_leaves_dates_ranges_fractions_and_words_alone(written: str) -> 
 @pytest.mark.parametrize(("written", "spoken"), CHINESE_ROWS)
 def test_chinese(written: str, spoken: str) -> None:
     assert read("zh", written) == spoken
+
+
+@given(st.text(st.sampled_from("1209 .,-−*×x/÷+=()%°C$€£¥km/hgeé&s万"), max_size=40), st.sampled_from(["en", "zh"]))
+def test_any_text_is_read_without_failing(written: str, language: str) -> None:
+    assert isinstance(read(language, written), str)
 
 
 def test_a_language_without_a_table_is_spoken_as_written() -> None:

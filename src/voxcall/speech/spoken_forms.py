@@ -47,7 +47,8 @@ class Money:
 class SpokenForms:
     """One language's rules for reading symbols aloud (see the module docstring).
 
-    ``space`` joins a number to an operator word ("12 times 8"; Chinese writes none: 12乘以8). ``units`` maps what
+    ``space`` joins a number to an operator or scale word ("12 times 8", "5 million"; Chinese writes none: 12乘以8,
+    5万). ``units`` maps what
     may follow a number (``%``, ``°C``, ``km/h``) to how the two are said; ``currencies`` maps a currency symbol,
     written before or after the amount; ``scales`` maps a scale word or suffix after an amount of money (``$5m``,
     ``$2 billion``) to how it is said; ``words`` maps abbreviations (matched whole, case-insensitively) to words.

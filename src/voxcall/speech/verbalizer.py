@@ -94,7 +94,7 @@ class Verbalizer:
         amount = match["amount"] or match["number"]
         money = self.forms.currencies[symbol]
         if match["scale"]:
-            spoken = f"{amount} {self.forms.scales[match['scale']]}"
+            spoken = f"{amount}{self.forms.space}{self.forms.scales[match['scale']]}"
             return self._signed(match["sign"], money.major.say(spoken, spoken))
         whole, _, cents = amount.rpartition(".") if "." in amount else (amount, "", "")
         if money.minor is None or len(cents) != 2:
