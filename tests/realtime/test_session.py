@@ -18,7 +18,9 @@ RESPONSE_EVENTS = [
     "response.output_text.delta", "response.output_text.delta",
     "response.output_text.done", "response.content_part.done", "response.output_item.done", "conversation.item.done",
     "response.output_item.added", "conversation.item.added", "response.function_call_arguments.delta",
+    "voxcall.tool_call.proposed",  # the tool ledger has the call from the moment its arguments are complete
     "response.function_call_arguments.done", "response.output_item.done", "conversation.item.done",
+    "voxcall.tool_call.started",  # the client's to run now: the ledger waits for its output
     "response.done", "voxcall.response.timing",
 ]
 

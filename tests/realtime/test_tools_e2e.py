@@ -40,7 +40,8 @@ async def server(make_server: ServerFactory, tmp_path: Path) -> Any:
     write_tone(music / "So What.ogg", seconds=0.5)
     return await make_server(
         backend=ScriptedBackend(SCRIPT), session={"prefetch": False},
-        tools={"builtin": ["calculator", "music", "voice_volume"], "music_dir": str(music), "max_tool_rounds": 5},
+        tools={"builtin": ["calculator", "music", "voice_volume"], "music_dir": str(music), "max_tool_rounds": 5,
+               "acknowledge_after_ms": 0},  # every round within its response (test_slow_tool_e2e: the other way)
         mcp={"servers": {
             "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]},
             "demo": {"command": sys.executable, "args": [DEMO]},

@@ -70,6 +70,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
                 await built.aclose()
     slots = SpeculationSlots(settings.session.max_speculative)
     metrics = Metrics()
+    metrics.watch_tool_threads(lambda: tools["box"].registry.threads if tools["box"] is not None else None)
 
     async def realtime(ws: WebSocket) -> None:
         offered = list(ws.scope.get("subprotocols") or [])

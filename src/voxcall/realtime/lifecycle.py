@@ -44,6 +44,7 @@ from voxcall.realtime.protocol import event
 from voxcall.realtime.response import CancelReason, ResponseRun
 from voxcall.realtime.settings import SessionSettings
 from voxcall.realtime.timing import HeardTurn
+from voxcall.realtime.tool_ledger import ToolLedger
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +76,13 @@ class ResponseLifecycle:
 
     def __init__(self, conversation: Conversation, outbox: Outbox, slots: SpeculationSlots, new_run: NewRun, *,
                  prefetch: bool, max_hidden_events: int, max_history_items: int, max_conversation_bytes: int,
-                 metrics: Metrics, drop_images: bool = False) -> None:
+                 metrics: Metrics, drop_images: bool = False, ledger: ToolLedger | None = None,
+                 on_idle: Callable[[], None] = lambda: None) -> None:
         """``new_run`` builds a response with the session's settings of the moment (follow-ups use it); every
         response that ends, and every hidden one's fate, is counted in ``metrics``. ``drop_images``: the backend
         does not see images, so their data leaves the conversation before a response
-        (:mod:`voxcall.realtime.images`)."""
+        (:mod:`voxcall.realtime.images`). ``ledger`` (the session's tool calls) forgets the calls of a discarded
+        hidden response; ``on_idle`` is told when a visible response ended and no other has started."""
         self.phase = Phase.IDLE
         self.visible: ResponseRun | None = None
         self.heard: ResponseRun | None = None  # the latest response the client was sent (started or claimed)
@@ -95,6 +98,8 @@ class ResponseLifecycle:
         self._max_history_items = max_history_items
         self._max_conversation_bytes = max_conversation_bytes
         self._drop_images = drop_images
+        self._ledger = ledger
+        self._on_idle = on_idle
         self._task: asyncio.Task[None] | None = None
         self._last_done: ResponseRun | None = None  # the last visible response that completed
         self._failed_follow_up_for: str | None = None  # never retry a follow-up that failed for that response
@@ -153,6 +158,8 @@ class ResponseLifecycle:
         if run.status == "completed" and run.history is self._conversation:
             self._last_done = run
             self.speculate()
+        if self.phase is not Phase.VISIBLE:
+            self._on_idle()
 
     async def settled(self) -> None:
         """Wait until no visible response runs (return at once when none does); cancelling the wait leaves the
@@ -220,6 +227,8 @@ class ResponseLifecycle:
                 self._failed_follow_up_for = self._last_done.id
 
     def _count_discard(self, spec: Speculation) -> None:
+        if self._ledger is not None:
+            self._ledger.forget(spec.run.id)
         kind = self.hidden_kind or HiddenKind.FOLLOW_UP
         self._metrics.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
                              output_tokens=spec.run.usage.output_tokens)
@@ -259,6 +268,8 @@ class ResponseLifecycle:
                 self._ended(spec.run)
             return True
         self.phase, self.visible, self._task = Phase.IDLE, None, None
+        if self._ledger is not None:
+            self._ledger.forget(spec.run.id)
         self._metrics.hidden(wanted.value, "discarded", input_tokens=spec.run.usage.input_tokens,
                              output_tokens=spec.run.usage.output_tokens)
         return False

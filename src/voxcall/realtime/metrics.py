@@ -12,18 +12,24 @@ the limit, ``max_sessions``, ``max_sessions_per_key``, or ``shutting_down``), ``
 ``tool_calls_total`` (``outcome``: ``ok``, ``error`` or ``client``), ``tool_cache_hits_total`` (``tool``: server
 tool calls answered from the tool cache), ``speculation_total`` (``kind``, ``event``:
 ``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
-``discarded_tokens_total`` (``direction``); gauges ``sessions_active`` and ``asyncio_tasks`` (the tasks alive on the
-server's event loop, read when the page is rendered: a figure that grows while the sessions stay as many is a leak;
-``benchmarks/bench_soak.py`` watches it).
+``discarded_tokens_total`` (``direction``), ``tool_call_states_total`` (``state``: each move of a call in the
+:mod:`tool ledger <voxcall.realtime.tool_ledger>`, ``proposed`` … ``timed_out``); gauges ``sessions_active``,
+``asyncio_tasks`` (the tasks alive on the server's event loop, read when the page is rendered: a figure that grows
+while the sessions stay as many is a leak; ``benchmarks/bench_soak.py`` watches it), and the server tools' threads
+(:mod:`voxcall.tools.threads`): ``tool_threads_alive``, ``tool_threads_abandoned`` (timed-out calls whose thread
+still runs) and ``tool_threads_abandoned_calls`` (since start).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from voxcall.realtime.timing import ResponseTiming
+from voxcall.tools.threads import ToolThreads
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format."""
@@ -68,6 +74,29 @@ class Metrics:
         self.tokens = Counter("voxcall_tokens", "Model tokens of visible responses", ["direction"], registry=r)
         self.discarded_tokens = Counter("voxcall_discarded_tokens", "Model tokens of discarded hidden responses",
                                         ["direction"], registry=r)
+        self.tool_call_states = Counter("voxcall_tool_call_states", "Moves of tool calls in the ledger, by new state",
+                                        ["state"], registry=r)
+        self._threads: Callable[[], ToolThreads | None] = lambda: None
+        for name, doc in (("alive", "Threads running sync server tools"),
+                          ("abandoned", "Tool threads of timed-out calls still running"),
+                          ("abandoned_calls", "Tool calls whose thread was abandoned, since start")):
+            gauge = Gauge(f"voxcall_tool_threads_{name}", doc, registry=r)
+            gauge.set_function(functools.partial(self._read_threads, name))
+
+    def watch_tool_threads(self, threads: Callable[[], ToolThreads | None]) -> None:
+        """Report the server tools' threads (read when the page is rendered: the toolbox may be built later)."""
+        self._threads = threads
+
+    def _read_threads(self, figure: str) -> float:
+        threads = self._threads()
+        if threads is None:
+            return 0.0
+        return float({"alive": threads.alive, "abandoned": threads.abandoned,
+                      "abandoned_calls": threads.abandoned_total}[figure])
+
+    def tool_call_state(self, state: str) -> None:
+        """A tool call moved to ``state``."""
+        self.tool_call_states.labels(state).inc()
 
     def render(self) -> bytes:
         """The metrics in the Prometheus text format."""

@@ -14,7 +14,12 @@ the response instead, since the client must answer those first). A call still bo
 
 After a round of server tools the model generates again to report the results, except when every call of the
 round went to a tool that only acts and succeeded (fire-and-forget: ``@tool(returns=False)``, or an MCP tool
-marked so): then the response ends there, and what the model said before the calls is the whole answer.
+marked so): then the response ends there, and what the model said before the calls is the whole answer. A round
+still running after ``acknowledge_after`` seconds ends the response with a short acknowledgement instead; its
+calls run on in the session's tool ledger, and the session answers their results when they land.
+
+Every call the model writes is proposed to the session's :class:`~voxcall.realtime.tool_ledger.ToolLedger`; a
+client tool's call is handed to it as sent when the response ends, so an output that never comes is noticed.
 
 Cancelling the task (after setting :attr:`ResponseRun.cancel_reason`) ends the response with status
 ``cancelled``: the provider stream is closed, what the user already received stays in the history, and a call
@@ -45,6 +50,7 @@ from voxcall.realtime.protocol import Event, event, new_id, unicode_text
 from voxcall.realtime.response_inputs import ResponseInputs, UsageTotals
 from voxcall.realtime.server_calls import ServerCalls
 from voxcall.realtime.speaker import Speaker
+from voxcall.realtime.tool_ledger import CallState
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import RejectedCall, TextDelta
@@ -150,7 +156,11 @@ class ResponseRun:
                 calls, self._server_calls = self._server_calls, []
                 await self.released.wait()  # a hidden follow-up runs no tool until it is claimed
                 rounds += 1
-                to_report = await self._tool_runner(toolbox).run_round(calls, rounds) or to_report
+                outcome = await self._tool_runner(toolbox).run_round(calls, rounds)
+                if outcome.running:  # slow tools: say so and end; the session speaks their results
+                    await self._text(self.inputs.acknowledge())
+                    break
+                to_report = outcome.to_report or to_report
             elif not repair:
                 break
             if self._client_calls:  # only the client's calls remain: it answers them, then asks again
@@ -170,7 +180,7 @@ class ResponseRun:
     def _tool_runner(self, toolbox: Toolbox) -> ServerCalls:
         if self._runner is None:
             self._runner = ServerCalls(self.out, toolbox, self.inputs.context, self.inputs.approvals,
-                                       self.timing)
+                                       self.timing, self.inputs.ledger, self.inputs.acknowledge_after)
         return self._runner
 
     async def _generate(self) -> str:
@@ -311,8 +321,11 @@ class ResponseRun:
         self.calls.append(call)
         if isinstance(item, McpCallItem):  # it stays open until the tool has run
             await self.out.event("response.mcp_call_arguments.done", item, arguments=item.arguments)
+            assert self.inputs.toolbox is not None  # a server call's item is made only with a toolbox
+            await self._tool_runner(self.inputs.toolbox).propose(item, call)
             self._server_calls.append((item, call))
             return
+        await self.inputs.ledger.propose(call, item, self.id, self.emit, server=False)
         item.status = "completed"
         self._client_calls = True
         await self.out.event("response.function_call_arguments.done", item, call_id=call.call_id, name=call.name,
@@ -345,15 +358,15 @@ class ResponseRun:
         await self._close_message(ended)
         for item in list(self._open_calls.values()):
             await self._drop(item)
-        unfinished = [(item, f"not run: {self._not_run or 'the response was ' + status}")
-                      for item, _ in self._server_calls]
-        if self._runner is not None:
-            stopped = f"not completed: the response was {status}"
-            unfinished += [(item, stopped) for item in self._runner.running.values()]
-        for item, reason in unfinished:  # server calls that never ran, or were stopped: recorded, never dangling
-            item.status, item.error = "incomplete", reason
-            await self.out.event("response.mcp_call.failed", item)
-            await self.out.done(item)
+        runner = self._runner
+        if runner is not None:  # server calls that never ran, or were stopped: recorded, never dangling
+            await runner.not_run(self._server_calls, self._not_run or f"the response was {status}")
+            await runner.stop(f"the response was {status}")
+        ledger = self.inputs.ledger
+        for output in self.output:  # the client's turn to run its tools: the ledger waits for their outputs
+            entry = ledger.get(output.call_id) if isinstance(output, CallItem) else None
+            if entry is not None and entry.state is CallState.PROPOSED:
+                await ledger.sent(entry)
         self.status, self.status_details = status, details
         await self.emit(event("response.done", response=self.to_wire()))
         await self.emit(self.timing.to_event(self.id))

@@ -12,13 +12,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxcall.audio.formats import PCM24K, AudioFormat
+from voxcall.config import ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest, Usage
+from voxcall.realtime.acknowledgement import acknowledgement
+from voxcall.realtime.conversation import Conversation
+from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Send
 from voxcall.realtime.output_items import History
 from voxcall.realtime.playback import Playback
 from voxcall.realtime.server_calls import Approvals
 from voxcall.realtime.settings import SessionSettings
 from voxcall.realtime.timing import ResponseTiming
+from voxcall.realtime.tool_ledger import ToolLedger
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.speech.tts import TTS
 from voxcall.tools import Tool, ToolContext
@@ -49,6 +54,16 @@ def _unit_gain() -> float:
     return 1.0
 
 
+def _own_ledger() -> ToolLedger:
+    """A ledger for a response run on its own (tests): a session gives its responses the session's."""
+    return ToolLedger(Conversation(), Metrics(), client_wait=ToolsSettings().client_tool_wait,
+                      on_landed=lambda entry: None)
+
+
+def _english() -> str:
+    return acknowledgement(None, "", 0)
+
+
 @dataclass
 class ResponseInputs:
     """What a response is given: the backend and the request for it, the settings, where its items and events go,
@@ -70,6 +85,9 @@ class ResponseInputs:
     repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
     playback: Playback | None = None  # the session's speech as the client plays it, when music shares the host
     settings: SessionSettings | None = None  # the effective settings it is generated with (a claim compares them)
+    ledger: ToolLedger = field(default_factory=_own_ledger)  # the session's tool calls, this response's among them
+    acknowledge_after: float | None = None  # seconds tools may run before the response acknowledges them and ends
+    acknowledge: Callable[[], str] = _english  # the acknowledgement to say then
 
 
 @dataclass

@@ -1,24 +1,32 @@
 """Running the server-side tool calls of one response round, with approvals and the events clients watch.
 
-The calls of a round run in parallel (each validated, limited and timed out by the registry). Each is an
-``mcp_call`` output item: ``response.mcp_call.in_progress`` then ``.completed`` or ``.failed``, plus the simpler
-``voxcall.tool_call.started`` / ``.completed``. A tool that needs approval first gets an ``mcp_approval_request``
-item and waits for the client's ``mcp_approval_response``; a denial is reported to the model as the result. An
-identical call (same tool, same arguments) repeated within the response is answered from the first result and
-the model is told so, rather than running the tool twice. A result reused from the tool cache
+The calls of a round run in parallel, each a task of the session's :class:`~voxcall.realtime.tool_ledger.ToolLedger`
+(validated, limited and timed out by the registry). Each is an ``mcp_call`` output item:
+``response.mcp_call.in_progress`` then ``.completed`` or ``.failed``; the ledger adds the ``voxcall.tool_call.*``
+event of each move. A tool that needs approval first gets an ``mcp_approval_request`` item and waits for the
+client's ``mcp_approval_response``; a denial is reported to the model as the result. The same call (same tool,
+same canonical arguments) made again in one user turn, in the same reply or a later one, runs once: the ledger
+answers the repeat with the first result and tells the model so. A result reused from the tool cache
 (:mod:`voxcall.tools.cache`) says ``cached: true`` in ``voxcall.tool_call.completed``.
+
+A round whose tools have not all finished ``acknowledge_after`` seconds after they started (none of them waiting for
+an approval) returns its calls still running: the response says its acknowledgement and ends, and the ledger
+carries on with them. Each such *detached* call is finished with ``conversation.item.done`` (its response is over)
+when it lands, and the session speaks the result.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
 import logging
+from dataclasses import dataclass
 
-from voxcall.realtime.items import ApprovalRequestItem, McpCallItem
+from voxcall.realtime.items import ApprovalRequestItem, CallItem, McpCallItem
 from voxcall.realtime.output_items import OutputItems
 from voxcall.realtime.protocol import ProtocolError, event, new_id, unicode_text
 from voxcall.realtime.timing import ResponseTiming
+from voxcall.realtime.tool_ledger import CallState, LedgerCall, ToolLedger
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
 
@@ -61,54 +69,97 @@ class Approvals:
             future.set_result((approve, reason))
 
 
+@dataclass
+class Round:
+    """How a round went: ``to_report`` (the model has something to say about its results), and the calls still
+    running after the acknowledgement delay (the response acknowledges them and ends)."""
+
+    to_report: bool
+    running: list[LedgerCall]
+
+
 class ServerCalls:
     """The server tool calls of one response, round after round."""
 
     def __init__(self, out: OutputItems, toolbox: Toolbox, context: ToolContext, approvals: Approvals | None,
-                 timing: ResponseTiming) -> None:
-        """Calls become items of ``out`` (the response's output); ``context`` is the calling session's; each run
-        is timed in ``timing``."""
+                 timing: ResponseTiming, ledger: ToolLedger, acknowledge_after: float | None) -> None:
+        """Calls become items of ``out`` (the response's output) and entries of ``ledger``; ``context`` is the
+        calling session's; each run is timed in ``timing``; ``acknowledge_after`` (seconds, None: never) is how
+        long a round may run before the response acknowledges it and ends."""
         self._out = out
         self._timing = timing
         self._toolbox = toolbox
         self._context = context
         self._approvals = approvals
-        self._results: dict[str, ToolResult] = {}
-        self.running: dict[str, McpCallItem] = {}  # item id -> mcp_call item not finished yet
+        self._ledger = ledger
+        self._acknowledge_after = acknowledge_after
+        self.running: dict[str, LedgerCall] = {}  # item id -> a call of this response not finished yet
 
-    async def run_round(self, calls: list[tuple[McpCallItem, ToolCall]], round_no: int) -> bool:
-        """Run the round's calls in parallel; every item ends completed or failed (or, if cancelled, stays in
-        :attr:`running` for the response to close). Return whether the model has anything to report: False
-        when every call went to a tool that only acts and succeeded (see :meth:`Toolbox.only_acts`)."""
-        for item, _ in calls:
-            self.running[item.id] = item
-        results = await asyncio.gather(*(self._one(item, call, round_no) for item, call in calls))
-        return not all(self._toolbox.only_acts(call.name) and not result.is_error
-                       for (_, call), result in zip(calls, results, strict=True))
+    async def propose(self, item: McpCallItem, call: ToolCall) -> LedgerCall:
+        """Record a call the model wrote in the ledger (once: proposing again returns the same entry)."""
+        effects = self._toolbox.registry.effects(call.name)
+        return await self._ledger.propose(call, item, self._out.response_id, self._out.emit, server=True,
+                                          repeats=effects is not None and effects.repeats)
 
-    async def _one(self, item: McpCallItem, call: ToolCall, round_no: int) -> ToolResult:
-        key = f"{call.name}\n{json.dumps(call.arguments, sort_keys=True)}"
-        result = self._results.get(key)
-        if result is not None:
-            result = ToolResult(f"(the same call was already made in this turn; its result again) {result.output}",
-                                result.is_error, result.data)
-        else:
-            result = await self._approved_run(item, call, round_no)
-            self._results[key] = result
-        await self._finish(item, call, result, round_no)
-        return result
+    async def run_round(self, calls: list[tuple[McpCallItem, ToolCall]], round_no: int) -> Round:
+        """Run the round's calls in parallel until all have finished, or the acknowledgement delay passed. The
+        model has nothing to report when every call went to a tool that only acts and succeeded (see
+        :meth:`Toolbox.only_acts`)."""
+        entries = [await self.propose(item, call) for item, call in calls]
+        for entry in entries:
+            self.running[entry.item.id] = entry
+            effects = self._toolbox.registry.effects(entry.call.name)
+            await self._ledger.run(entry, functools.partial(self._approved_run, entry, round_no),
+                                   stoppable=effects is None or effects.stoppable, round_no=round_no,
+                                   on_result=self._record)
+        approving = any(self._needs_approval(entry.call.name) for entry in entries)
+        running = await self._ledger.wait(entries, None if approving else self._acknowledge_after)
+        if running:
+            self._ledger.detach(running)
+            for entry in running:
+                self.running.pop(entry.item.id, None)
+            return Round(True, running)
+        results = [entry.result for entry in entries]
+        return Round(not all(self._toolbox.only_acts(entry.call.name) and result is not None and not result.is_error
+                             for entry, result in zip(entries, results, strict=True)), [])
 
-    async def _approved_run(self, item: McpCallItem, call: ToolCall, round_no: int) -> ToolResult:
-        tool = self._toolbox.get(call.name)
-        if tool is not None and tool.needs_approval and self._approvals is not None:
+    async def stop(self, why: str) -> None:
+        """The response ends (cancelled, failed) with calls of it unfinished: the ledger stops those it may; the
+        others run on and land in their items; each call stopped or never run is recorded, never dangling."""
+        entries = list(self.running.values())
+        self.running.clear()
+        await self._ledger.interrupt(entries, why)
+        for entry in entries:
+            if entry.state is CallState.CANCELLED:
+                await self._close_item(entry.item, entry.reason or why)
+
+    async def not_run(self, calls: list[tuple[McpCallItem, ToolCall]], why: str) -> None:
+        """Calls the model wrote that will never run (the response ended first, or the round limit)."""
+        entries = [await self.propose(item, call) for item, call in calls]
+        await self._ledger.interrupt(entries, why)
+        for entry in entries:
+            await self._close_item(entry.item, entry.reason or why)
+
+    async def _close_item(self, item: CallItem | McpCallItem, reason: str) -> None:
+        assert isinstance(item, McpCallItem)  # the ledger's server calls are mcp_call items
+        item.status, item.error = "incomplete", reason
+        await self._out.event("response.mcp_call.failed", item)
+        await self._out.done(item)
+
+    def _needs_approval(self, name: str) -> bool:
+        tool = self._toolbox.get(name)
+        return tool is not None and tool.needs_approval and self._approvals is not None
+
+    async def _approved_run(self, entry: LedgerCall, round_no: int) -> ToolResult:
+        item, call = entry.item, entry.call
+        assert isinstance(item, McpCallItem)
+        if self._needs_approval(call.name):
             approved, reason = await self._ask(item, call)
             if not approved:
                 return ToolResult("the user did not approve this call" + (f" ({reason})" if reason else ""),
                                   is_error=True)
         await self._out.event("response.mcp_call.in_progress", item)
         self._timing.tool_started(call.call_id, call.name)
-        await self._out.emit(event("voxcall.tool_call.started", response_id=self._out.response_id,
-                                        call_id=call.call_id, tool=call.name, params=call.arguments, round=round_no))
         return await self._toolbox.run(call.name, call.arguments, self._context)
 
     async def _ask(self, item: McpCallItem, call: ToolCall) -> tuple[bool, str | None]:
@@ -120,17 +171,18 @@ class ServerCalls:
         await self._out.done(request)
         return await self._approvals.wait(request.id, future)
 
-    async def _finish(self, item: McpCallItem, call: ToolCall, result: ToolResult, round_no: int) -> None:
+    async def _record(self, entry: LedgerCall) -> None:
+        """A call's result landed: into its item, announced in its response, or (detached) in the conversation."""
+        item, call, result = entry.item, entry.call, entry.result
+        assert isinstance(item, McpCallItem) and result is not None
         self._timing.tool_ended(call.call_id, failed=result.is_error, cached=result.cached)
         output = unicode_text(result.output)
         item.output = output
         item.error = output if result.is_error else None
         item.status = "completed"
         self.running.pop(item.id, None)
-        kind = "response.mcp_call.failed" if result.is_error else "response.mcp_call.completed"
-        await self._out.event(kind, item)
-        await self._out.emit(event("voxcall.tool_call.completed", response_id=self._out.response_id,
-                                        call_id=call.call_id, tool=call.name, result=output,
-                                        status="error" if result.is_error else "ok", cached=result.cached,
-                                        round=round_no))
+        if entry.detached:
+            await self._out.emit(event("conversation.item.done", item=item.to_wire()))
+            return
+        await self._out.event("response.mcp_call.failed" if result.is_error else "response.mcp_call.completed", item)
         await self._out.done(item)

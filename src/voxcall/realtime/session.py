@@ -9,6 +9,9 @@ carries on. The parts:
 - :class:`~voxcall.realtime.heard_audio.HeardAudio`: input audio, turn detection, transcription;
 - :class:`~voxcall.realtime.lifecycle.ResponseLifecycle`: the visible response and any hidden one;
 - :class:`~voxcall.realtime.session_tools.SessionTools`: server tools, the tool context, approvals;
+- :class:`~voxcall.realtime.tool_ledger.ToolLedger`: every tool call and its state; a server tool's result that
+  lands after its response ended (the response acknowledged a slow tool) is answered by a response of its own, as
+  soon as none runs, the call moved to the end of what the model reads (the conversation keeps its order);
 - :class:`~voxcall.realtime.outbox.Outbox`: the ordered way out to the socket.
 
 A session idle for ``session.idle_timeout`` (no client event, no response running) ends its connection through the
@@ -35,6 +38,7 @@ from openai.types.realtime import (
 
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
+from voxcall.realtime.acknowledgement import acknowledgement
 from voxcall.realtime.client_events import (
     ItemReference,
     ResponseCreateEvent,
@@ -45,7 +49,15 @@ from voxcall.realtime.client_events import (
 from voxcall.realtime.conversation import Conversation, item_bytes, to_chat_items
 from voxcall.realtime.heard_audio import HeardAudio
 from voxcall.realtime.hearing import Hearing, choose_hearing
-from voxcall.realtime.items import ApprovalResponseItem, CallOutputItem, Item, item_from_client
+from voxcall.realtime.items import (
+    ApprovalResponseItem,
+    CallItem,
+    CallOutputItem,
+    Item,
+    McpCallItem,
+    MessageItem,
+    item_from_client,
+)
 from voxcall.realtime.lifecycle import Phase, ResponseLifecycle
 from voxcall.realtime.metrics import Metrics
 from voxcall.realtime.outbox import Outbox, Send
@@ -65,6 +77,7 @@ from voxcall.realtime.settings import (
     response_settings,
 )
 from voxcall.realtime.timing import HeardTurn, ResponseTiming
+from voxcall.realtime.tool_ledger import LedgerCall, ToolLedger
 from voxcall.realtime.toolbox import Toolbox
 from voxcall.realtime.voice import Voice
 from voxcall.speech.tts import TTS
@@ -116,12 +129,20 @@ class Session:
         host = toolbox.output if toolbox is not None else None  # music shares it with the assistant's speech
         self.playback = Playback(host) if host is not None else None
         slots = slots or SpeculationSlots(options.max_speculative)
+        self.ledger = ToolLedger(self.conversation, metrics, client_wait=tools.client_tool_wait,
+                                 on_landed=self._landed)
+        self._acknowledge_after = tools.acknowledge_after_ms / 1000 or None
+        self._acknowledged = 0  # acknowledgements said so far (the phrases take turns)
+        self._unanswered: list[LedgerCall] = []  # landed results (and unanswered client calls) awaiting a response
+        self._answering: asyncio.Task[None] | None = None  # discarding a hidden response to answer them
+        self._reports: set[str] = set()  # ids of the responses that answered them
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items,
                                            max_conversation_bytes=options.max_conversation_bytes, metrics=metrics,
-                                           drop_images="image" not in media_of(backend))
+                                           drop_images="image" not in media_of(backend), ledger=self.ledger,
+                                           on_idle=self._answer_landed)
         self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
                                 eager_turn_ms=options.eager_turn_ms, live_transcript_ms=options.live_transcript_ms,
@@ -159,11 +180,12 @@ class Session:
     async def close(self) -> None:
         """The client went away: stop every task of the session; nothing more is written."""
         self.outbox.closed = True
-        for task in (self._preparing, self._idle_watch):
+        for task in (self._preparing, self._idle_watch, self._answering):
             if task is not None:
                 task.cancel()
                 await asyncio.wait([task])
         await self.responses.close()
+        await self.ledger.close()
         if self.playback is not None:
             self.playback.stop()
         await self.audio.close()
@@ -274,6 +296,8 @@ class Session:
         before = self.conversation.add(item, model.previous_item_id)
         await self.outbox.put(event("conversation.item.added", previous_item_id=before, item=item.to_wire()))
         await self.outbox.put(event("conversation.item.done", previous_item_id=before, item=item.to_wire()))
+        if isinstance(item, CallOutputItem):
+            await self.ledger.answered(item.call_id, item.output)
         if isinstance(item, ApprovalResponseItem):
             self.tools.approvals.answer(item.approval_request_id, item.approve, item.reason)
         self.responses.speculate()
@@ -288,7 +312,11 @@ class Session:
 
     async def _item_retrieve(self, model: ConversationItemRetrieveEvent, ev: Event) -> None:
         item = self.conversation.require(model.item_id)
-        await self.outbox.put(event("conversation.item.retrieved", item=item.to_wire()))
+        wire = item.to_wire()
+        call = self.ledger.get(item.call_id) if isinstance(item, CallItem | McpCallItem) else None
+        if call is not None:
+            wire["voxcall_tool_call"] = call.to_wire()  # the ledger's state of the call, and its moves
+        await self.outbox.put(event("conversation.item.retrieved", item=wire))
 
     async def _item_truncate(self, model: ConversationItemTruncateEvent, ev: Event) -> None:
         item_id, index, end_ms = model.item_id, model.content_index, model.audio_end_ms
@@ -362,9 +390,51 @@ class Session:
     # -- responses ----------------------------------------------------------------------------------------------
 
     async def _respond_to_turn(self, turn: HeardTurn) -> None:
-        """Answer a user turn the server heard (``create_response``): with the session's settings."""
+        """Answer a user turn the server heard (``create_response``): with the session's settings. A response
+        speaking a tool's late result gives way to the user."""
         await self.responses.discard("user turn")
+        visible = self.responses.visible
+        if visible is not None and visible.id in self._reports:
+            await self.responses.cancel("turn_detected")
         await self._start_response(self.settings, None, ResponseTiming.for_turn(turn))
+
+    def _landed(self, call: LedgerCall) -> None:
+        """The ledger has something new to answer: a detached tool's result, or a client tool that never
+        answered."""
+        self._unanswered.append(call)
+        self._answer_landed()
+
+    def _answer_landed(self) -> None:
+        """Answer what landed, unless a response runs (then once it ended: the lifecycle calls back when idle).
+        A hidden response is discarded first: it was generated without the result."""
+        if not self._unanswered or self.responses.phase is Phase.VISIBLE or self.outbox.closed:
+            return
+        if self.responses.phase is Phase.HIDDEN:
+            if self._answering is None or self._answering.done():
+                self._answering = asyncio.create_task(self._discard_then_answer(), name=f"voxcall-answer-{self.id}")
+            return
+        if self.conversation.unanswered_calls():  # the client still owes outputs: it asks when it has them
+            return
+        landed = {call.item.id for call in self._unanswered if call.server}  # a client's output is already last
+        self._unanswered = []
+        context, _ = self.responses.context()  # trimming, when due, waits for the next response
+        view = [item for item in context if item.id not in landed] + [item for item in context if item.id in landed]
+        run = self._new_run(self.settings, None, self.conversation, view, self.outbox.put, ResponseTiming())
+        self._reports.add(run.id)
+        self.responses.start(run)
+
+    async def _discard_then_answer(self) -> None:
+        await self.responses.discard("a tool result landed")
+        self._answer_landed()
+
+    def _acknowledgement(self) -> str:
+        """The phrase a response says when its tools are slow: in the session's language, or the user's."""
+        hearing = self._hearing()
+        said = next((item.text for item in reversed(self.conversation.items)
+                     if isinstance(item, MessageItem) and item.role == "user"), "")
+        phrase = acknowledgement(hearing.language if hearing is not None else None, said, self._acknowledged)
+        self._acknowledged += 1
+        return phrase
 
     async def _start_response(self, settings: SessionSettings, metadata: dict[str, str] | None,
                               timing: ResponseTiming, *, out_of_band: bool = False,
@@ -397,7 +467,8 @@ class Session:
             tts=self._speaking(settings), gain=lambda: self.voice_gain, toolbox=self.tools.toolbox,
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming(),
             repair_calls=self.options.repair_tool_calls,
-            playback=self.playback, settings=settings))
+            playback=self.playback, settings=settings, ledger=self.ledger,
+            acknowledge_after=self._acknowledge_after, acknowledge=self._acknowledgement))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""
