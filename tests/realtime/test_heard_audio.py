@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -207,3 +208,26 @@ async def test_audio_faster_than_transcription_waits_instead_of_piling_up() -> N
         await asyncio.wait_for(sending, 10)
         await h.wait("conversation.item.input_audio_transcription.completed", 4)
         assert stt.heard == [16_384] * 4
+
+
+async def test_a_long_append_hands_the_event_loop_back_while_the_vad_reads_it() -> None:
+    """A client streaming far faster than real time (15 s of audio in one append) must not hold the event loop for
+    the whole append: every other session (and its keepalive pings) runs between half-second slices."""
+    async with Harness(ControlledBackend(), voice=fake_voice()) as h:
+        ticks = 0
+
+        async def other_sessions() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0)
+                ticks += 1
+
+        ticker = asyncio.create_task(other_sessions())
+        await asyncio.sleep(0)
+        audio = base64.b64encode(bytes(24_000 * 2 * 15)).decode()
+        before = ticks
+        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": audio}))
+        during = ticks - before
+        ticker.cancel()
+        assert during >= 15 * 2 - 1  # one turn of the loop per slice at least
+        assert h.session.audio.buffer.position_ms > 14_900 and not h.of("error")  # the resampler holds a few ms

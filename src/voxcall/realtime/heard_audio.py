@@ -56,6 +56,12 @@ from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, Tur
 
 log = logging.getLogger(__name__)
 
+VAD_SLICE_SAMPLES = RATE // 2
+"""The most audio (16 kHz samples: half a second) the turn detector reads in one go; an append holding more is read
+slice by slice, handing the event loop back between slices, so a client streaming far faster than real time never
+holds the loop (and every other session's pings) for the length of its append; each slice, the first too, waits
+its turn, so a flood of small appends never does either."""
+
 MIN_COMMIT_MS = 100
 """The shortest audio a client may commit (as OpenAI's server requires)."""
 
@@ -135,6 +141,13 @@ class HeardAudio:
             pcm = self._resampler.process(decode_audio(audio, fmt))
         except AudioDecodeError as exc:
             raise ProtocolError(f"'audio': {exc}", code="invalid_value", param="audio") from None
+        for start in range(0, len(pcm), VAD_SLICE_SAMPLES):
+            await asyncio.sleep(0)  # each slice waits its turn on the event loop, also of a flood of small appends
+            await self._heard(pcm[start:start + VAD_SLICE_SAMPLES])
+        await self._check_idle()
+
+    async def _heard(self, pcm: PCM) -> None:
+        """One slice of an append: into the buffer, through the turn detector, and its boundaries acted on."""
         try:
             boundaries = self.buffer.append(pcm)
         except AudioBufferFull as exc:
@@ -152,7 +165,6 @@ class HeardAudio:
                 await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
         if self._live is not None:
             self._live.heard(self.buffer.position_ms, self.buffer.peek_turn, silent_ms=self.buffer.silence_ms)
-        await self._check_idle()
 
     async def commit(self) -> None:
         """``input_audio_buffer.commit`` (push-to-talk): the held audio becomes a user item; no response."""
