@@ -63,8 +63,8 @@ from bench_local_tools import (
 )
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
+from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.grammar import numbers, spans
-from voxcall.llm.local.llamacpp import LlamaCppBackend
 from voxcall.tools import Tool
 from voxcall.tools.calls import ToolCall
 
@@ -215,7 +215,7 @@ class Tally:
         return f"{self.label:>12}: " + "; ".join(p for p in (calls, false, rest) if p)
 
 
-async def _ask(backend: LlamaCppBackend, prompt: str, tools: list[Tool], args: argparse.Namespace,
+async def _ask(backend: LocalBackend, prompt: str, tools: list[Tool], args: argparse.Namespace,
                instructions: str = "") -> Outcome | None:
     try:
         return await ask(backend, prompt, voice=not args.text, tools=tools, instructions=instructions,
@@ -245,7 +245,7 @@ def _record(tally: Tally, outcome: Outcome | None, tools: list[Tool], ok: bool |
         tally.silent += not called
 
 
-async def run_bfcl(backend: LlamaCppBackend, folder: Path, args: argparse.Namespace) -> list[Tally]:
+async def run_bfcl(backend: LocalBackend, folder: Path, args: argparse.Namespace) -> list[Tally]:
     tallies = []
     for category in args.categories.split(","):
         tally = Tally(category)
@@ -281,7 +281,7 @@ def distractors(folder: Path | None) -> list[Tool]:
     return found
 
 
-async def run_tool_counts(backend: LlamaCppBackend, folder: Path | None, args: argparse.Namespace) -> list[Tally]:
+async def run_tool_counts(backend: LocalBackend, folder: Path | None, args: argparse.Namespace) -> list[Tally]:
     pool = distractors(folder)
     tallies = []
     for count in (int(k) for k in args.tools.split(",")):

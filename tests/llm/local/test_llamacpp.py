@@ -177,13 +177,13 @@ async def test_spoken_replies_hold_no_backticks(backend: LlamaCppBackend) -> Non
 async def test_aclose_mid_generation_stops_quickly(backend: LlamaCppBackend,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     picked: list[int] = []
-    advance = backend._model.advance
+    advance = backend.model.advance
 
     def counting(token: int) -> None:
         picked.append(token)
         advance(token)
 
-    monkeypatch.setattr(backend._model, "advance", counting)
+    monkeypatch.setattr(backend.model, "advance", counting)
     request = ask("Write a long story about a dragon and a knight.", tool_choice="none", max_output_tokens=200)
     stream = backend.stream(request)
     async with asyncio.timeout(TIMEOUT):
@@ -217,7 +217,7 @@ async def test_concurrent_streams_are_serialised_and_both_complete(backend: Llam
         return run
 
     for name in ("evaluate", "advance", "pick"):
-        monkeypatch.setattr(backend._model, name, guarded(getattr(backend._model, name)))
+        monkeypatch.setattr(backend.model, name, guarded(getattr(backend.model, name)))
     together = await asyncio.gather(*(collect(backend.stream(r)) for r in requests))
     assert most == 1
     for solo, shared in zip(alone, together, strict=True):

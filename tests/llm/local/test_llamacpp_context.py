@@ -58,7 +58,7 @@ async def test_a_60_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
         backend: LlamaCppBackend, caplog: pytest.LogCaptureFixture) -> None:
     """Short turns and two-token replies: the chat outgrows the context at about turn 45; what it costs to run is
     mostly evaluating the prompts after each cut."""
-    caplog.set_level(logging.INFO, logger="voxcall.llm.local.llamacpp")
+    caplog.set_level(logging.INFO, logger="voxcall.llm.local.plan")
     items: list[ChatItem] = []
     usages: list[Usage] = []
     for n in range(60):
@@ -84,9 +84,9 @@ async def test_a_60_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
 def test_the_oldest_turns_go_with_their_calls_and_outputs_and_the_prompt_fits(backend: LlamaCppBackend) -> None:
     items = [item for n in range(40) for item in weather_turn(n)] + [Message(role="user", text="And tomorrow?")]
     request = LLMRequest(items=items, instructions="You are a helpful assistant.", tools=[WEATHER])
-    fitted = backend._fit(request, [WEATHER], "")
+    fitted = backend.planner.prompt.fit(request, [WEATHER], "")
     assert 0 < fitted.dropped_turns < 40 and fitted.turns == 41
-    assert len(fitted.tokens) <= N_CTX - backend.max_output_tokens
+    assert len(fitted.tokens) <= N_CTX - backend.planner.options.max_output_tokens
     conversation = fitted.messages[1 + len(demo_messages([WEATHER], with_plain=True)):]
     assert conversation[0].role == "user" and conversation[0].text.startswith(f"Turn {fitted.dropped_turns}:")
     assert conversation[-1].text == "And tomorrow?"
@@ -101,9 +101,9 @@ def test_a_long_latest_turn_pushes_out_the_demonstrations(backend: LlamaCppBacke
     question = "Please read this carefully. " * 90 + "What is the weather in Oslo?"  # with demonstrations: too long
     request = LLMRequest(items=[*weather_turn(1), Message(role="user", text=question)],
                          instructions="You are a helpful assistant.", tools=[WEATHER])
-    fitted = backend._fit(request, [WEATHER], "")
+    fitted = backend.planner.prompt.fit(request, [WEATHER], "")
     assert fitted.dropped_demos and fitted.dropped_turns == 0
-    assert len(fitted.tokens) <= N_CTX - backend.max_output_tokens
+    assert len(fitted.tokens) <= N_CTX - backend.planner.options.max_output_tokens
     assert [m.role for m in fitted.messages] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert fitted.messages[1].text.startswith("Turn 1:") and fitted.messages[-1].text == question
     assert "def get_weather(" in fitted.messages[0].text  # the tools' prompt stays whole
@@ -121,7 +121,7 @@ async def test_instructions_longer_than_the_context_fail_with_a_clear_error(back
 def test_the_warm_prefix_of_a_fitted_conversation_opens_the_next_prompt(backend: LlamaCppBackend) -> None:
     before = [item for n in range(40) for item in weather_turn(n)]
     after = [*before, Message(role="user", text="And tomorrow?")]
-    prefix = backend._prefix(LLMRequest(items=before, tools=[WEATHER]))
-    prompt = backend._plan(LLMRequest(items=after, tools=[WEATHER]), [WEATHER]).prompt
-    assert backend._fit(LLMRequest(items=after, tools=[WEATHER]), [WEATHER], "").dropped_turns > 0
+    prefix = backend.planner.prefix(LLMRequest(items=before, tools=[WEATHER]))
+    prompt = backend.planner.plan(LLMRequest(items=after, tools=[WEATHER]), [WEATHER]).prompt
+    assert backend.planner.prompt.fit(LLMRequest(items=after, tools=[WEATHER]), [WEATHER], "").dropped_turns > 0
     assert prompt[:len(prefix)] == prefix

@@ -94,7 +94,8 @@ def test_the_template_renders_tools_calls_and_results(backend: LlamaCppBackend) 
                                 FunctionCallItem("call_1", "get_weather", '{"city": "Oslo"}'),
                                 FunctionOutputItem("call_1", "12 C and rain")],
                          instructions="Be brief.", tools=TOOLS)
-    prompt = backend._render(backend._fit(request, TOOLS, "").messages, add_generation_prompt=True, offered=TOOLS)
+    builder = backend.planner.prompt
+    prompt = builder.render(builder.fit(request, TOOLS, "").messages, add_generation_prompt=True, offered=TOOLS)
     assert prompt.startswith("<|im_start|>system\nBe brief.") and "# Tools" in prompt
     assert '{"type": "function", "function": {"name": "get_weather"' in prompt
     assert '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>' in prompt
@@ -107,8 +108,8 @@ async def test_a_required_call_is_written_in_hermes_format(backend: LlamaCppBack
     """The reply is prefilled with ``<tool_call>`` and constrained by the Hermes grammar (slow on a busy machine:
     SmolLM2's likeliest tokens seldom fit, so the grammar often checks the whole vocabulary)."""
     written: list[bytes] = []
-    piece = backend._model.piece
-    monkeypatch.setattr(backend._model, "piece", lambda t, **kw: written.append(piece(t, **kw)) or piece(t, **kw))
+    piece = backend.model.piece
+    monkeypatch.setattr(backend.model, "piece", lambda t, **kw: written.append(piece(t, **kw)) or piece(t, **kw))
     request = LLMRequest(items=[Message(role="user", text="What's the weather in Oslo?")], tools=TOOLS,
                          tool_choice="required", max_output_tokens=40)
     async with asyncio.timeout(300):

@@ -17,6 +17,7 @@ from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
 from tests.requirements import require_smollm2
 from voxcall.llm import LlamaCppBackend, LLMRequest, Message
 from voxcall.llm.local.model import DEFAULT_STATE_CACHE_BYTES, STATE_MARGIN, LocalModel
+from voxcall.llm.local.plan import ReplyOptions
 from voxcall.tools import Tool
 
 PICKS = 6  # greedy tokens compared after a restore
@@ -91,7 +92,7 @@ def cached_tokens_alternating(backend: LlamaCppBackend) -> list[tuple[int, int]]
 
 @pytest.mark.parametrize("state_cache_bytes", [DEFAULT_STATE_CACHE_BYTES, 0])
 def test_sessions_with_different_tools_keep_their_prefix_only_with_the_store(state_cache_bytes: int) -> None:
-    backend = LlamaCppBackend(n_ctx=1024, demos=False, state_cache_bytes=state_cache_bytes)
+    backend = LlamaCppBackend(n_ctx=1024, state_cache_bytes=state_cache_bytes, options=ReplyOptions(demos=False))
     (first, _), (_, shared_with_first), (again, cached) = cached_tokens_alternating(backend)
     assert again == first
     if state_cache_bytes:

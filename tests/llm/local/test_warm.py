@@ -47,7 +47,7 @@ class Worker:
         self.release = threading.Event()
         if not hold:
             self.release.set()
-        model = backend._model
+        model = backend.model
         evaluate, preload = model._llm.eval, model.preload
 
         def eval_chunk(tokens: Any) -> None:
@@ -86,7 +86,7 @@ def conversation(tools: list[Tool]) -> tuple[LLMRequest, LLMRequest]:
 async def test_after_a_warm_the_request_evaluates_only_the_new_words(backend: LlamaCppBackend,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     before, after = conversation(TOOLS)
-    prefix = len(backend._prefix(before))
+    prefix = len(backend.planner.prefix(before))
     assert prefix > 300  # system prompt, tool stubs, demonstrations, the turn so far
     async with asyncio.timeout(TIMEOUT):
         await warm(backend, before)
@@ -101,7 +101,7 @@ async def test_after_a_warm_the_request_evaluates_only_the_new_words(backend: Ll
 async def test_a_cancelled_warm_stops_at_the_next_chunk_and_leaves_the_backend_correct(
         backend: LlamaCppBackend, monkeypatch: pytest.MonkeyPatch, small_chunks: None) -> None:
     before, after = conversation([])
-    prefix = len(backend._prefix(before))
+    prefix = len(backend.planner.prefix(before))
     reference = await collect(backend.stream(after))  # cold
     await collect(backend.stream(LLMRequest(items=[Message("user", "Hello!")], max_output_tokens=4)))
     worker = Worker(backend, monkeypatch, hold=True)
@@ -121,7 +121,7 @@ async def test_a_cancelled_warm_stops_at_the_next_chunk_and_leaves_the_backend_c
 async def test_a_stream_preempts_a_running_warm(backend: LlamaCppBackend, monkeypatch: pytest.MonkeyPatch,
                                                small_chunks: None) -> None:
     before, after = conversation([])
-    prefix = len(backend._prefix(before))
+    prefix = len(backend.planner.prefix(before))
     worker = Worker(backend, monkeypatch, hold=True)
     log: list[str | LLMEvent] = []
 

@@ -1,0 +1,167 @@
+"""The reply driver: every decision of a local reply, written once for every engine.
+
+:func:`reply_steps` is a generator (the shape of httpx's ``auth_flow``). It yields *steps* and is sent their
+answers; an engine only answers them, a sync one on a worker thread (in process), an async one over HTTP
+(``llama-server``):
+
+- :class:`Said`: text of the reply, for the stream (answer: None);
+- :class:`Opening`: the probability that the next token opens a call (answer: a float);
+- :class:`Run`: start sampling after a prompt, under a grammar or with tokens banned (answer: the first
+  :class:`Token`); then :data:`NEXT` for each following token (answer: the next :class:`Token`). A new ``Run``
+  ends the one before.
+
+It returns an :class:`Outcome`. What it decides, from the request's :class:`~voxcall.llm.local.plan.Plan`:
+
+- ``tool_choice`` ``"auto"``: the reply opens a call when the tokens that begin one hold at least the plan's call
+  threshold of the probability; otherwise its first token is the likeliest that opens none, and words are then
+  free; should the opener appear in them, the rest is written under the call grammar, from the prompt and the reply
+  so far;
+- a forced call: the plan opened the reply already, and the grammar holds from the first token;
+- when a call's block closes and the user listed a further value for it (:mod:`voxcall.llm.local.parallel`),
+  another block is opened for that tool alone, its values taken from the words after the first;
+- a relayed result (the plan's ``complete``): the prefill is the whole reply, nothing is sampled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from voxcall.llm.local.grammar import calls_grammar
+from voxcall.llm.local.parallel import NextCall, last_block, next_call
+from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
+
+if TYPE_CHECKING:
+    from voxcall.llm.local.plan import Plan
+
+Mask = npt.NDArray[np.bool_]
+"""One flag per token of the vocabulary."""
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """Text the reply says: the prefill, an opener the driver wrote, or what a sampled token adds."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """Ask for the probability that the token after ``prompt`` is one of ``openers`` (opens a call)."""
+
+    prompt: list[int]
+    openers: Mask
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Ask for tokens after ``prompt``, at most ``limit`` of them: under ``grammar`` (GBNF text) when given, else
+    none of ``banned``, and for the first token none of ``first_banned`` either."""
+
+    prompt: list[int]
+    limit: int
+    grammar: str | None = None
+    banned: Mask | None = None
+    first_banned: Mask | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Next:
+    """Ask for the run's next token."""
+
+
+NEXT = Next()
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """The answer to a :class:`Run` or :data:`NEXT`: a sampled token's text ("" while its bytes end no character),
+    or the end of the reply (``end``: ``"stop"``, the end of the turn; ``"length"``, a full context)."""
+
+    text: str = ""
+    end: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the reply ended (``"stop"`` or ``"length"``) and how many tokens were sampled."""
+
+    reason: str
+    produced: int
+
+
+Step = Said | Opening | Run | Next
+Steps = Generator[Step, float | Token | None, Outcome]
+"""A reply's steps: what it yields, what it is sent back, what it returns."""
+
+
+def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
+    """The steps of the reply ``plan`` describes; ``tokenize`` gives the tokens of reply text (the vocabulary's)."""
+    text = plan.prefill  # the reply so far; the prompt ends with the prefill already
+    if text:
+        yield Said(text)
+    if plan.complete:
+        return Outcome("stop", 0)
+    produced = 0
+    grammar = plan.grammar
+
+    def resumed(grammar: str | None) -> Run:
+        """A run from the prompt and the reply so far."""
+        return Run(plan.prompt + tokenize(text[len(plan.prefill):]), plan.max_tokens - produced, grammar,
+                   None if grammar else plan.banned)
+
+    step: Step = resumed(grammar)
+    if plan.call_threshold is not None:
+        opening = yield Opening(plan.prompt, plan.openers)
+        assert isinstance(opening, float)
+        if opening >= plan.call_threshold:
+            text += plan.opener
+            yield Said(plan.opener)
+            grammar = plan.call_grammar
+            step = resumed(grammar)
+        else:
+            first = plan.openers if plan.banned is None else plan.openers | plan.banned
+            step = Run(plan.prompt, plan.max_tokens, None, plan.banned, first)
+    closed = 0  # the blocks closed so far
+    while produced < plan.max_tokens:
+        token = yield step
+        assert isinstance(token, Token)
+        if token.end is not None:
+            return Outcome(token.end, produced)
+        produced += 1
+        step = NEXT
+        watching = grammar is None and plan.call_grammar is not None
+        piece, opened = _until(text, token.text, plan.opener) if watching else (token.text, False)
+        text += piece
+        if piece:
+            yield Said(piece)
+        if opened:
+            grammar = plan.call_grammar
+            step = resumed(grammar)
+        elif grammar is not None and text.count(CLOSE_TAG) > closed and (more := listed_call(plan, text)):
+            text += OPEN_TAG
+            yield Said(OPEN_TAG)
+            grammar = calls_grammar([more.tool], more.said)
+            step = resumed(grammar)
+        closed = text.count(CLOSE_TAG)
+    return Outcome("length", produced)
+
+
+def listed_call(plan: Plan, reply: str) -> NextCall | None:
+    """The call the user listed a further value for, after the last block of ``reply`` (see
+    :mod:`voxcall.llm.local.parallel`); None when ``plan`` allows no such call."""
+    return next_call(last_block(reply), plan.listed, plan.said) if plan.listed else None
+
+
+def _until(text: str, piece: str, opener: str) -> tuple[str, bool]:
+    """``piece`` added to ``text``, cut right after the first ``opener`` of the two together (what the token
+    carried beyond it is dropped), and whether the opener was found."""
+    joined = text + piece
+    at = joined.find(opener, max(0, len(text) - len(opener)))
+    if at < 0:
+        return piece, False
+    return joined[len(text):at + len(opener)], True

@@ -1,0 +1,271 @@
+"""``Planner``: what a local reply will be, decided on the event loop before any engine runs.
+
+A :class:`Plan` holds the prompt (:class:`~voxcall.llm.local.prompt.PromptBuilder`), the grammars, the call
+threshold and what the reply may say; :func:`~voxcall.llm.local.driver.reply_steps` follows it, whichever engine
+runs the model. A call is always written under a grammar (:mod:`voxcall.llm.local.grammar`), so it is a
+well-formed call to a declared tool:
+
+- ``tool_choice`` ``"required"`` or a named tool: the reply is opened with ``<code>`` and must be calls;
+- ``"auto"``: the first token decides, against ``call_threshold`` (plain sampling weighs the call opener against
+  each word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool in
+  ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and
+  holds its values is a call to it (:meth:`Planner._evident_tools`);
+- ``"none"``: no tools in the prompt, no grammar.
+
+A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
+detect_format`: Hermes ``<tool_call>``, Llama 3 JSON, Mistral ``[TOOL_CALLS]``, FunctionGemma) takes that format:
+its opener takes ``<code>``'s place in the decision and the prefill, :func:`~voxcall.llm.local.grammar.
+format_grammar` constrains the calls, and :class:`~voxcall.tools.codecalls.format_stream.FormatCallStream` reads
+them. SmolLM2's template declares none.
+
+Right after tool results the reply is the results in words (:mod:`voxcall.llm.local.relay`), not generated. With
+more than ``max_prompt_tools`` tools, only the most relevant to the user's last words are shown
+(:mod:`voxcall.llm.local.relevance`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
+from voxcall.llm.local.driver import Mask
+from voxcall.llm.local.grammar import calls_grammar, format_grammar
+from voxcall.llm.local.model import GrammarError, LocalModel
+from voxcall.llm.local.prompt import PromptBuilder, must_call
+from voxcall.llm.local.relay import relayed_reply
+from voxcall.llm.local.relevance import most_relevant, relevance
+from voxcall.tools.codecalls import CodeCallStream
+from voxcall.tools.codecalls.format_stream import FormatCallStream
+from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat, detect_format
+from voxcall.tools.codecalls.prompt import forced_tool_name
+from voxcall.tools.codecalls.stream import OPEN_TAG
+from voxcall.tools.schema import Tool
+
+log = logging.getLogger(__name__)
+
+EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
+MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
+SHOWN_MEMORY = 64  # tool sets whose last shown choice is remembered (a choice kept keeps the prompt warm)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyOptions:
+    """How local replies are planned. ``temperature`` applies when a request sets none (0: greedy, the most
+    reliable for tool calls); ``max_output_tokens`` when it sets no limit. ``call_threshold`` is the probability
+    of opening a call that makes an ``"auto"`` reply a call (None: plain sampling decides). ``demos`` and
+    ``grammar`` switch off the demonstrations and the constrained decoding, for comparison: these three are what
+    make a tiny model a usable tool caller. ``follow_up_demo`` ends the demonstrations with a relayed tool result
+    (SmolLM2-135M then relays results instead of answering "You're welcome", but makes fewer correct first calls;
+    see :func:`~voxcall.llm.local.demos.demo_messages`); ``relay`` answers tool results with the results in words
+    instead. ``call_evidence`` makes a request that plainly names a tool a call to it, ``max_prompt_tools`` caps
+    the tools shown (the most relevant; None: all), and ``copy_strings`` makes plain string arguments spans of the
+    user's last words (see :mod:`voxcall.llm.local.grammar`)."""
+
+    temperature: float = 0.0
+    max_output_tokens: int = 256
+    call_threshold: float | None = 0.5
+    demos: bool = True
+    follow_up_demo: bool = False
+    grammar: bool = True
+    call_evidence: bool = True
+    relay: bool = True
+    copy_strings: bool = True
+    max_prompt_tools: int | None = 8  # more tools than a small model attends to: only the most relevant are shown
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What an engine runs for one request: all decided before the model is touched."""
+
+    prompt: list[int]
+    prefill: str  # reply text already in the prompt (an opened call block, a relayed result), shown to the parser first
+    complete: bool  # the prefill is the whole reply (a relayed result): nothing is generated
+    grammar: str | None  # constrains the reply from its first token (a call is required)
+    call_grammar: str | None  # constrains the reply once it opens a call (tool_choice "auto")
+    call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
+    opener: str  # what opens a call: ``<code>``, or the model's own format's opener
+    openers: Mask  # the tokens that begin a call
+    banned: Mask | None  # tokens never sampled outside a grammar: in a spoken reply, backticks (the way into fences)
+    text_tokens: frozenset[int]  # special tokens that are reply text (a tool format's markers), not its end
+    said: str  # the user's last words, which arguments are copied from
+    listed: tuple[Tool, ...]  # the tools a further block may call when the user listed values (none: no such)
+    max_tokens: int
+    temperature: float
+
+
+class Planner:
+    """Plans the replies of ``vocabulary``'s model (see the module's docstring) with ``options``."""
+
+    def __init__(self, vocabulary: LocalModel, options: ReplyOptions) -> None:
+        self.vocabulary = vocabulary
+        self.options = options
+        self.tool_format: ToolFormat | None = detect_format(vocabulary.template.source)
+        """The model's own tool format, or None for ``<code>`` calls."""
+        self.prompt = PromptBuilder(vocabulary, self.tool_format, demos=options.demos,
+                                    follow_up_demo=options.follow_up_demo,
+                                    max_output_tokens=options.max_output_tokens)
+        self.opener = self.tool_format.opener if self.tool_format else OPEN_TAG
+        self.text_tokens = frozenset(self._format_tokens())
+        self.openers = vocabulary.token_mask(lambda text: _opens_call(text, self.opener))
+        self.openers[[t for t in self.text_tokens if vocabulary.piece(t, special=True).decode(
+            errors="replace") == self.opener]] = True
+        self.unspoken = vocabulary.token_mask(lambda text: "`" in text)
+        """Tokens never said aloud (backticks), and the way into code fences."""
+        self._shown: OrderedDict[tuple[str, ...], set[str]] = OrderedDict()  # offered tools -> the last shown
+        self._valid_grammars: set[str] = set()
+
+    def plan(self, request: LLMRequest, offered: list[Tool]) -> Plan:
+        """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
+        options = self.options
+        forced = must_call(request, offered)
+        relayed = "" if forced else self._relayed(request)
+        prefill = self.opener if forced else relayed
+        fitted = self.prompt.fit(request, offered, prefill)
+        n_ctx = self.vocabulary.n_ctx
+        if fitted.dropped_turns:
+            log.info("the conversation outgrew the model's context (%d tokens): its %d oldest of %d turns are "
+                     "left out", n_ctx, fitted.dropped_turns, fitted.turns)
+        if fitted.dropped_demos:
+            log.info("the tool demonstrations are left out: the instructions, tools and latest turn leave no "
+                     "room for them in the model's context (%d tokens)", n_ctx)
+        prompt = fitted.tokens
+        said = _last_user_text(request) if options.copy_strings else ""
+        evident = [] if forced else self._evident_tools(request, offered)
+        callable_tools = evident or offered
+        grammar = self._checked(self._calls_grammar(callable_tools, said)) if offered and options.grammar else None
+        threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request)
+        return Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if forced else None,
+                    call_grammar=None if forced else grammar,
+                    call_threshold=threshold if offered and not forced else None,
+                    opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
+                    text_tokens=self.text_tokens, said=said,
+                    listed=tuple(callable_tools) if grammar and request.parallel_tool_calls and said
+                    and self.tool_format is None else (),
+                    max_tokens=min(n_ctx - len(prompt), request.max_output_tokens or options.max_output_tokens),
+                    temperature=options.temperature if request.temperature is None else request.temperature)
+
+    def prefix(self, request: LLMRequest) -> list[int]:
+        """The tokens every prompt continuing ``request``'s conversation begins with (what a warm evaluates):
+        its messages, fitted as :meth:`plan` fits them, without the opening of a reply. Raises ``LLMError`` as
+        :meth:`plan` does."""
+        offered = self.shown_tools(request)
+        return self.prompt.prefix(request, offered, self.opener if must_call(request, offered) else "")
+
+    def parser(self, offered: list[Tool]) -> CodeCallStream | FormatCallStream:
+        """The scanner of a reply: the model's own format's, or ``<code>`` calls'."""
+        return FormatCallStream(self.tool_format, offered) if self.tool_format else CodeCallStream(offered)
+
+    def shown_tools(self, request: LLMRequest) -> list[Tool]:
+        """The offered tools the prompt shows: with more than ``max_prompt_tools``, the most relevant to the
+        user's last words (:func:`~voxcall.llm.local.relevance.most_relevant`), in their declared order; the
+        choice made last for the same tools when it still fits, so that the prompt stays warm (also for a warm,
+        which knows no words yet)."""
+        offered = _offered_tools(request)
+        if self.options.max_prompt_tools is None:
+            return offered
+        key = tuple(tool.name for tool in offered)
+        shown = most_relevant(_last_user_text(request), offered, self.options.max_prompt_tools,
+                              keep=self._shown.get(key, ()))
+        self._shown[key] = {tool.name for tool in shown}
+        self._shown.move_to_end(key)
+        while len(self._shown) > SHOWN_MEMORY:
+            self._shown.popitem(last=False)
+        return shown
+
+    def _relayed(self, request: LLMRequest) -> str:
+        """The reply that follows tool results, when ``relay`` is on: the results in words (see
+        :mod:`voxcall.llm.local.relay`), not left to the model, which continued a relayed result with "You're
+        welcome" or a recomputed (wrong) value; "" when the reply follows no result or ``relay`` is off."""
+        outputs: list[str] = []
+        for item in reversed(request.items):
+            if not isinstance(item, FunctionOutputItem):
+                break
+            outputs.insert(0, item.output)
+        return relayed_reply(outputs) if self.options.relay else ""
+
+    def _call_threshold(self, request: LLMRequest) -> float | None:
+        """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
+        with words (a tiny model otherwise repeats the call whose result it was just given: SmolLM2-135M did
+        in 4 of 6 follow-ups tried); it may still call a tool once it has said something."""
+        if _follows_results(request):
+            return math.inf
+        return self.options.call_threshold
+
+    def _evident_tools(self, request: LLMRequest, offered: list[Tool]) -> list[Tool]:
+        """With ``call_evidence``, the tools the user's last words plainly ask for
+        (:func:`~voxcall.llm.local.relevance.relevance`): words of the tool's name said, and values for all its
+        required parameters. An ``"auto"`` reply with such tools is a call to one of them
+        (:data:`EVIDENT_CALL_THRESHOLD`): SmolLM2-135M gave the call opener too little probability on explicit
+        requests (0 of 45 BFCL-style requests called correctly), and chose a tool with no word in common ("Turn
+        the music off" -> set_timer)."""
+        options = self.options
+        if not options.call_evidence or options.call_threshold is None or _follows_results(request):
+            return []
+        said = _last_user_text(request)
+        return [tool for tool in offered if (found := relevance(said, tool)).name_hits and found.values == 1.0]
+
+    def _checked(self, grammar: str) -> str:
+        """``grammar``, once llama.cpp has parsed it (checked once per distinct grammar): llama.cpp crashes on an
+        invalid grammar instead of reporting it."""
+        if grammar not in self._valid_grammars:
+            try:
+                self.vocabulary.grammar(grammar).close()
+            except GrammarError as exc:
+                raise LLMError("the tools' schemas gave an invalid grammar", code="invalid_request") from exc
+            if len(self._valid_grammars) >= MAX_CHECKED_GRAMMARS:
+                self._valid_grammars.clear()
+            self._valid_grammars.add(grammar)
+        return grammar
+
+    def _calls_grammar(self, offered: list[Tool], said: str) -> str:
+        """The grammar of what follows the opener: calls to ``offered`` in the model's format, string and number
+        arguments taken from ``said`` (see :mod:`voxcall.llm.local.grammar`)."""
+        if self.tool_format is not None:
+            return format_grammar(offered, self.tool_format, said)
+        return calls_grammar(offered, said)
+
+    def _format_tokens(self) -> set[int]:
+        """The special tokens of the model's tool format (its opener, closer, string delimiter): generated, they
+        are text for the scanner, not the end of the reply."""
+        if self.tool_format is None:
+            return set()
+        texts = {*self.tool_format.openers, self.tool_format.closer,
+                 GEMMA_ESCAPE if self.tool_format.body == "gemma" else ""}
+        tokens = {self.vocabulary.special_token(text) for text in texts if text}
+        return {t for t in tokens if t is not None}
+
+
+def _opens_call(text: str, opener: str) -> bool:
+    """Whether a token's text begins a call block: after optional blanks, a piece of ``opener`` or all of it."""
+    text = text.lstrip(" \t\n")
+    return bool(text) and (opener.startswith(text) or text.startswith(opener))
+
+
+def _follows_results(request: LLMRequest) -> bool:
+    """Whether the reply answers tool results (the conversation ends with one)."""
+    return bool(request.items) and isinstance(request.items[-1], FunctionOutputItem)
+
+
+def _last_user_text(request: LLMRequest) -> str:
+    """The words of the conversation's last user message ("" when there is none)."""
+    return next((item.text for item in reversed(request.items)
+                 if isinstance(item, Message) and item.role == "user"), "")
+
+
+def _offered_tools(request: LLMRequest) -> list[Tool]:
+    """The tools the model may call in this reply: none for ``"none"``, the named one for a forced choice.
+
+    Raises ``LLMError`` when ``tool_choice`` names a tool the request does not offer.
+    """
+    if request.tool_choice == "none":
+        return []
+    forced = forced_tool_name(request.tool_choice)
+    if forced is None:
+        return list(request.tools)
+    named = [t for t in request.tools if t.name == forced][:1]
+    if not named:
+        raise LLMError(f"tool_choice names {forced!r}, which is not among the tools", code="invalid_request")
+    return named
