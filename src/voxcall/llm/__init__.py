@@ -34,10 +34,10 @@ from voxcall.llm.base import (
     media_of,
     warm,
 )
-from voxcall.llm.catalog import ModelError
+from voxcall.llm.catalog import ModelError, entry_for
 from voxcall.llm.catalog import resolve as resolve_model
 from voxcall.llm.code_format import CodeFormatBackend
-from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend
+from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, ReplyOptions
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.llm.openai_responses import OpenAIResponsesBackend
@@ -80,6 +80,13 @@ def local_model_available(model: str | Path | None = None) -> bool:
     except ModelError:
         return False
     return True
+
+
+def local_options(model: str | None) -> ReplyOptions:
+    """How the local path plans replies for ``model``: a catalog model in the tool syntax its entry names (chosen
+    by measurement), any other model in the format its chat template declares."""
+    entry = entry_for(model)
+    return ReplyOptions(own_format=entry is None or entry.tool_syntax == "template")
 
 
 def create_backend(
@@ -125,13 +132,13 @@ def create_backend(
         raise ValueError(f"the {kind} backend always uses code-format calls with a grammar; leave tool_format "
                          "unset (or set it to 'code')")
     if kind == "llamacpp":
-        return LlamaCppBackend(resolve_model(model))
+        return LlamaCppBackend(resolve_model(model), options=local_options(model))
     if kind == "llama-server":
         if not base_url:
             raise ValueError("the llama-server backend needs the server's base_url (http://127.0.0.1:8080)")
         return LlamaServerBackend(base_url, resolve_model(model),
                                   timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
-                                  api_key=api_key)
+                                  api_key=api_key, options=local_options(model))
     backend: LLMBackend
     if kind == "scripted":
         backend = ScriptedBackend(script)

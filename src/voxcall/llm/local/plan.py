@@ -74,6 +74,9 @@ class ReplyOptions:
     relay: bool = True
     copy_strings: bool = True
     max_prompt_tools: int | None = 8  # more tools than a small model attends to: only the most relevant are shown
+    own_format: bool = True
+    """Calls in the tool format the model's chat template declares, when it declares one (False: ``<code>``
+    calls whatever the template says; Qwen2.5-Coder-0.5B calls better so, see :mod:`voxcall.llm.catalog`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +105,8 @@ class Planner:
     def __init__(self, vocabulary: LocalModel, options: ReplyOptions) -> None:
         self.vocabulary = vocabulary
         self.options = options
-        self.tool_format: ToolFormat | None = detect_format(vocabulary.template.source)
+        self.tool_format: ToolFormat | None = (detect_format(vocabulary.template.source) if options.own_format
+                                               else None)
         """The model's own tool format, or None for ``<code>`` calls."""
         self.prompt = PromptBuilder(vocabulary, self.tool_format, demos=options.demos,
                                     follow_up_demo=options.follow_up_demo,
