@@ -1,20 +1,14 @@
 """LlamaServerBackend against a real ``llama-server`` (built by ``deploy/build-llama-server.sh``) serving SmolLM2-135M:
-it writes what the in-process path writes, reuses the server's cached prompt, and keeps the grammar's guarantees.
+it writes what the in-process path writes, reuses the server's cached prompt, and keeps the grammar's guarantees
+(the fixtures are in conftest.py).
 """
 
 from __future__ import annotations
-
-import asyncio
-import subprocess
-import tempfile
-import time
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from tests.llm.local.test_llama_server import WEATHER
 from tests.llm.local.test_llamacpp import TIMER, collect
-from tests.llm.test_llamacpp_server import answers, free_port, stop
 from tests.requirements import require_llama_server, require_smollm2
 from voxcall.llm import (
     Done,
@@ -28,44 +22,8 @@ from voxcall.llm import (
     Usage,
 )
 
-SMOLLM2 = require_smollm2()
-LLAMA_SERVER = require_llama_server()
-STARTUP_TIMEOUT_S = 120.0
-SLOT_CTX = 2048
-
-
-@pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
-    port = free_port()
-    command = [str(LLAMA_SERVER), "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port),
-               "--parallel", "2", "--ctx-size", str(2 * SLOT_CTX), "--threads", "2"]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            while not answers(f"http://127.0.0.1:{port}/health"):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"llama-server did not start ({process.poll()}):\n"
-                                f"{log.read().decode(errors='replace')[-2000:]}")
-                time.sleep(0.2)
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            stop(process)
-
-
-@pytest.fixture(scope="module")
-def in_process() -> Iterator[LlamaCppBackend]:
-    backend = LlamaCppBackend(n_ctx=SLOT_CTX)
-    yield backend
-    asyncio.run(backend.aclose())
-
-
-@pytest.fixture
-async def served(llama_server: str) -> AsyncIterator[LlamaServerBackend]:
-    backend = await asyncio.to_thread(LlamaServerBackend, llama_server)
-    yield backend
-    await backend.aclose()
+require_smollm2()
+require_llama_server()
 
 
 def outcome(events: list[LLMEvent]) -> tuple[str, list[tuple[str, object]], Done]:

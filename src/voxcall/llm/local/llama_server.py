@@ -193,8 +193,7 @@ class _Exchange:
         async for chunk in self._stream:
             content = chunk.get("content") or ""
             end = ("length" if chunk.get("stop_type") == "limit" else "stop") if chunk.get("stop") else None
-            if end is not None:
-                self._cached(chunk)
+            self._cached(chunk)
             if content:
                 self._end = end
                 return Token(content)
@@ -207,7 +206,7 @@ class _Exchange:
         temperature 0, else among the 40 likeliest): under ``grammar``, or without the ``banned`` tokens."""
         body: dict[str, Any] = {"prompt": prompt, "n_predict": limit, "stream": True,
                                 "temperature": self._plan.temperature, "top_k": 40, "top_p": 1.0, "min_p": 0.0,
-                                "repeat_penalty": 1.0, "cache_prompt": True}
+                                "repeat_penalty": 1.0, "cache_prompt": True, "timings_per_token": True}
         if grammar is not None:
             body["grammar"] = grammar
         elif banned is not None and banned.any():
@@ -215,8 +214,11 @@ class _Exchange:
         return body
 
     def _cached(self, answer: dict[str, Any]) -> None:
-        if self.cached is None and "tokens_cached" in answer:
-            self.cached = int(answer["tokens_cached"])
+        """Note the prompt tokens the server kept, from an answer or a chunk (each streamed chunk's timings say,
+        so a run closed early still reports them)."""
+        kept = answer.get("tokens_cached", (answer.get("timings") or {}).get("cache_n"))
+        if self.cached is None and kept is not None:
+            self.cached = int(kept)
 
 
 async def _complete(client: httpx2.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:

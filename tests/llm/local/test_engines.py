@@ -1,0 +1,107 @@
+"""The engine contract, on both engines: SmolLM2-135M in process and on a real ``llama-server``.
+
+Each test hands the same plan to each engine (``engine.start``) and checks what any engine must do with it: a
+grammar holds from the first token, banned tokens are never sampled, a first token may be banned alone (the call
+decision), a run stops at its limit, a prompt evaluated once is reused, and a relayed reply samples nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import AsyncIterator
+from dataclasses import replace
+
+import pytest
+
+from tests.llm.helpers import TIMEOUT
+from tests.llm.local.test_llama_server import WEATHER
+from voxcall.llm import FunctionCallItem, FunctionOutputItem, LlamaCppBackend, LlamaServerBackend, LLMRequest, Message
+from voxcall.llm.local import LocalBackend
+from voxcall.llm.local.engine import Finished, Sink
+from voxcall.llm.local.plan import Plan
+
+SMALL_TALK = LLMRequest(items=[Message("user", "Tell me about your day.")], tools=[WEATHER], max_output_tokens=16)
+EXPLICIT = LLMRequest(items=[Message("user", "Get the weather forecast for Oslo.")], tools=[WEATHER],
+                      max_output_tokens=32)
+
+
+@pytest.fixture(params=["in process", "llama-server"])
+async def local(request: pytest.FixtureRequest, in_process: LlamaCppBackend,
+                llama_server: str) -> AsyncIterator[LocalBackend]:
+    if request.param == "in process":
+        yield in_process
+        return
+    served = await asyncio.to_thread(LlamaServerBackend, llama_server)
+    yield served
+    await served.aclose()
+
+
+def plan_for(local: LocalBackend, request: LLMRequest) -> Plan:
+    return local.planner.plan(request, local.planner.shown_tools(request))
+
+
+async def reply(local: LocalBackend, plan: Plan) -> tuple[str, Finished]:
+    """What the engine says for ``plan``, and its last word."""
+    sink = Sink(asyncio.get_running_loop(), asyncio.Queue())
+    generation = local.engine.start(plan, sink)
+    text = ""
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                item = await sink.queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                if isinstance(item, Finished):
+                    return text, item
+                text += item
+    finally:
+        sink.cancel.set()
+        generation.cancel()
+
+
+async def test_a_grammar_holds_from_the_first_token(local: LocalBackend) -> None:
+    plan = replace(plan_for(local, SMALL_TALK), grammar='root ::= "Yes, " [a-z]+ "." | "No."', call_grammar=None,
+                   call_threshold=None)
+    text, finished = await reply(local, plan)
+    assert text == "No." or (text.startswith("Yes, ") and text.endswith(".") and text[5:-1].isalpha())
+    assert finished.reason == "stop" and finished.output_tokens >= 1
+
+
+async def test_banned_tokens_are_never_sampled(local: LocalBackend) -> None:
+    plan = replace(plan_for(local, SMALL_TALK), call_threshold=None, call_grammar=None)
+    with_e = local.planner.vocabulary.token_mask(lambda text: "e" in text.lower())
+    free, _ = await reply(local, plan)
+    banned, finished = await reply(local, replace(plan, banned=with_e))
+    assert "e" in free.lower()  # the ban changes something
+    assert banned and "e" not in banned.lower() and finished.output_tokens > 0
+
+
+async def test_the_call_decision_bans_the_openers_from_the_first_token_alone(local: LocalBackend) -> None:
+    plan = plan_for(local, EXPLICIT)
+    called, finished = await reply(local, replace(plan, call_threshold=0.0))
+    assert called.startswith("<code>get_weather(") and called.endswith("</code>") and finished.reason == "stop"
+    words, _ = await reply(local, replace(plan, call_threshold=math.inf))
+    assert words and not words.lstrip().startswith("<")
+
+
+async def test_a_reply_stops_at_its_token_limit(local: LocalBackend) -> None:
+    plan = replace(plan_for(local, SMALL_TALK), call_threshold=None, call_grammar=None, max_tokens=3)
+    _, finished = await reply(local, plan)
+    assert (finished.reason, finished.output_tokens) == ("length", 3)
+
+
+async def test_a_prompt_evaluated_once_is_reused(local: LocalBackend) -> None:
+    plan = replace(plan_for(local, SMALL_TALK), call_threshold=None, call_grammar=None, max_tokens=2)
+    await reply(local, plan)
+    _, again = await reply(local, plan)
+    assert again.input_tokens == len(plan.prompt) and again.cached_tokens >= len(plan.prompt) - 1
+
+
+async def test_a_relayed_reply_samples_nothing(local: LocalBackend) -> None:
+    relayed = LLMRequest(items=[*EXPLICIT.items, FunctionCallItem("c1", "get_weather", '{"city": "Oslo"}'),
+                                FunctionOutputItem("c1", "12 degrees and rain")], tools=[WEATHER])
+    plan = plan_for(local, relayed)
+    text, finished = await reply(local, plan)
+    assert plan.complete and text == plan.prefill and "12 degrees and rain" in text
+    assert (finished.reason, finished.output_tokens, finished.cached_tokens) == ("stop", 0, 0)
