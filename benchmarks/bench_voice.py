@@ -14,6 +14,8 @@ streaming silence until the answer is done. The sets (``voice_set.py``):
 - **server tool**: a second server started with ``tools: {builtin: [calculator]}``; spoken arithmetic; tool result
   → first audio of the words that follow.
 
+``--models A,B`` compares local models instead: a server per model, each request said to every one in turn in a
+fresh session with 3–4 client tools; per model, end of speech → first audio with its stages, CPU and memory.
 ``--live-cost N`` measures instead what live transcription (partial transcripts while the user speaks,
 ``session.live_transcript_ms``) costs: two servers side by side, one with it on (the default) and one with
 ``live_transcript_ms: 0``, each request said to both in turn; per server, end of speech → transcript and → first
@@ -27,6 +29,7 @@ server's peak memory (``VmHWM``), and each target PASS/MISS.
 
     python benchmarks/bench_voice.py [--requests 20] [--llm scripted|default] [--quick] [--url ws://…/v1/realtime]
     python benchmarks/bench_voice.py --live-cost 10 [--llm scripted]
+    python benchmarks/bench_voice.py --models smollm2-135m,qwen2.5-coder-0.5b [--requests 20]
 """
 
 from __future__ import annotations
@@ -83,10 +86,12 @@ TOOL_TEMPLATES: list[tuple[str, str, dict[str, str]]] = [
 
 # --- the server ----------------------------------------------------------------------------------------------------
 
-def voice_server(llm: str, config: Path | None = None) -> VoxcallServe:
-    """``voxcall serve --speech`` with ``llm`` (``default``: the server's own choice) and a settings file."""
+def voice_server(llm: str, config: Path | None = None, model: str | None = None) -> VoxcallServe:
+    """``voxcall serve --speech`` with ``llm`` (``default``: the server's own choice), a settings file and a
+    model (a catalog name: ``voxcall models``)."""
     return VoxcallServe("--speech", *([] if llm == "default" else ["--llm", llm]),
-                        *([] if config is None else ["--config", str(config)]))
+                        *([] if config is None else ["--config", str(config)]),
+                        *([] if model is None else ["--model", model]))
 
 
 def speculation(ws_url: str) -> dict[str, int]:
@@ -568,6 +573,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes, pauses and tool choices")
     parser.add_argument("--live-cost", type=int, metavar="N", help="only measure what live transcription costs: "
                         "N requests, each said to a server with it on and to one with it off")
+    parser.add_argument("--models", metavar="A,B", help="only compare local models: a server per model (catalog "
+                        "names), each of --requests requests said to every one in turn, in fresh sessions with "
+                        "3-4 client tools")
     args = parser.parse_args()
     args.tool_llm = args.tool_llm or args.llm
     if args.quick:
@@ -599,9 +607,10 @@ async def run_tool_set(url: str, args: argparse.Namespace, all_voices: list[Any]
 
 
 async def run_live_pairs(servers: dict[str, VoxcallServe], clips: list[Clip], args: argparse.Namespace,
-                         rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, float]]:
-    """A warm-up on each server, then each clip said to every server in turn (fresh sessions, no tools); the
-    measures and the CPU seconds each server used for them."""
+                         rng: random.Random, kind: str | None = None,
+                         ) -> tuple[dict[str, list[Measure]], dict[str, float]]:
+    """A warm-up on each server, then each clip said to every server in turn (fresh sessions of ``kind``, None:
+    the server's label, no tools); the measures and the CPU seconds each server used for them."""
     for server in servers.values():
         await run_set(server.url, clips[:1], "warm-up", args, rng)
     measures: dict[str, list[Measure]] = {label: [] for label in servers}
@@ -609,9 +618,32 @@ async def run_live_pairs(servers: dict[str, VoxcallServe], clips: list[Clip], ar
     for clip in clips:
         for label, server in servers.items():
             before = cpu_seconds(server.pid)
-            measures[label] += await run_set(server.url, [clip], label, args, rng)
+            measures[label] += await run_set(server.url, [clip], kind or label, args, rng)
             cpu[label] += cpu_seconds(server.pid) - before
     return measures, cpu
+
+
+def compare_models(args: argparse.Namespace, all_voices: list[Any], rng: random.Random) -> None:
+    """Say ``--requests`` requests to a server per model of ``--models``, in turn, with client tools; print each
+    model's latency and verdicts side by side (one run, so the machine's load weighs on both alike)."""
+    clips = spread(REQUESTS, args.requests, all_voices)
+    models = [name.strip() for name in args.models.split(",") if name.strip()]
+    servers: dict[str, VoxcallServe] = {}
+    try:
+        for model in models:
+            servers[model] = voice_server("llamacpp", model=model)
+        print(f"models side by side: {len(clips)} requests, each to {' and '.join(servers)}", flush=True)
+        measures, cpu = asyncio.run(run_live_pairs(servers, clips, args, rng, kind="tools"))
+        peaks = {model: server.peak_rss_bytes() for model, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.stop()
+    print(f"\n=== local models side by side (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs) ===")
+    for model, ms in measures.items():
+        peak = peaks[model]
+        print(f"--- {model}: CPU {cpu[model] / len(ms):.2f} s/session, peak memory "
+              f"{peak / 2**20:.0f} MiB" if peak else f"--- {model}: CPU {cpu[model] / len(ms):.2f} s/session")
+        report_latency("with 3-4 new client tools per session", ms)
 
 
 def live_cost(args: argparse.Namespace, all_voices: list[Any], rng: random.Random) -> None:
@@ -645,6 +677,9 @@ def main() -> None:
     print("voices: " + ", ".join(name for name, _ in all_voices), flush=True)
     if args.live_cost:
         live_cost(args, all_voices, rng)
+        return
+    if args.models:
+        compare_models(args, all_voices, rng)
         return
     peaks: dict[str, int | None] = {}
     if args.url:
