@@ -233,6 +233,24 @@ async def test_a_question_asked_while_a_tool_runs_is_answered_and_the_history_st
         assert isinstance(report[-1], FunctionOutputItem) and report[-1].output == "Oslo: sunny"
 
 
+async def test_a_result_landing_while_another_response_runs_is_answered_after_it() -> None:
+    gates = Gates()
+    answer = Turn("It is", hold=True)
+    backend = ControlledBackend(Turn("", [("lookup", {"city": "Oslo"})]), answer, Turn("Oslo is sunny."))
+    async with Harness(backend, toolbox=gates.toolbox, acknowledge_after_ms=20) as h:
+        await ask(h, "weather in Oslo?")
+        await h.say("what time is it?")
+        await h.send(type="response.create")
+        await asyncio.wait_for(answer.started.wait(), 5)
+        gates.release["lookup"].set()
+        await h.wait("voxcall.tool_call.completed")
+        await h.settle()
+        assert len(h.of("response.created")) == 2 and not h.of("error")  # it waits for the answer in progress
+        answer.release.set()
+        await h.wait("response.done", 3)
+        assert texts(h).endswith("Oslo is sunny. ")
+
+
 async def test_the_acknowledgement_speaks_the_users_language() -> None:
     gates = Gates()
     backend = ControlledBackend(Turn("", [("lookup", {"city": "北京"})]), Turn("北京晴。"))

@@ -6,7 +6,8 @@ A session is in exactly one :class:`Phase` at a time:
 - ``VISIBLE``: a response the client sees streams (one at most);
 - ``HIDDEN``: a hidden response (a :class:`~voxcall.realtime.prefetch.Speculation`) runs or waits, finished, for
   its claim. Its :class:`HiddenKind` says what started it and what claims it: a ``FOLLOW_UP`` starts when every
-  tool call of the last response has its output, and is claimed by a plain ``response.create``; an
+  tool call of the last response has its output, and is claimed by a ``response.create`` whose effective settings
+  are those it was generated with (restating the session's values changes nothing); an
   ``EAGER_TURN`` starts at a pause in the user's speech, answering what was said so far, and is claimed when the
   turn detector confirms that the turn is over (or discarded when the user speaks on). An eager turn may speak
   ahead (its audio waits in the gate) but, like a follow-up, runs no server tool before its claim.
@@ -60,7 +61,7 @@ class Phase(enum.Enum):
 class HiddenKind(enum.Enum):
     """Why a hidden response runs, which decides what claims it."""
 
-    FOLLOW_UP = "follow_up"  # after tool output; claimed by a plain response.create
+    FOLLOW_UP = "follow_up"  # after tool output; claimed by a response.create with the same effective settings
     EAGER_TURN = "eager_turn"  # at a pause in the user's speech; claimed when the turn is confirmed
 
 

@@ -1,4 +1,5 @@
-"""Speculative follow-ups: the response a plain ``response.create`` would produce, generated before it is asked for.
+"""Speculative follow-ups: the response a ``response.create`` with the session's own settings would produce,
+generated before it is asked for (claimed by any request whose effective settings are those).
 
 A :class:`Speculation` is a transaction over a hidden :class:`~voxcall.realtime.response.ResponseRun`:
 

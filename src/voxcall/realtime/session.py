@@ -413,15 +413,24 @@ class Session:
             if self._answering is None or self._answering.done():
                 self._answering = asyncio.create_task(self._discard_then_answer(), name=f"voxcall-answer-{self.id}")
             return
-        if self.conversation.unanswered_calls():  # the client still owes outputs: it asks when it has them
-            return
-        landed = {call.item.id for call in self._unanswered if call.server}  # a client's output is already last
-        self._unanswered = []
+        if self.conversation.unanswered_calls() or self.audio.buffer.in_turn:
+            return  # the client owes outputs, or the user is speaking: the response that follows answers it
         context, _ = self.responses.context()  # trimming, when due, waits for the next response
-        view = [item for item in context if item.id not in landed] + [item for item in context if item.id in landed]
-        run = self._new_run(self.settings, None, self.conversation, view, self.outbox.put, ResponseTiming())
+        run = self._new_run(self.settings, None, self.conversation, self._fold_landed(context), self.outbox.put,
+                            ResponseTiming())
         self._reports.add(run.id)
         self.responses.start(run)
+
+    def _fold_landed(self, context: list[Item]) -> list[Item]:
+        """What a response starting now reads: ``context`` with the results that landed since the last response
+        moved to its end (a user's question that came after them stays last: they are kept for that answer),
+        which are then answered. The conversation itself keeps every item where it is."""
+        landed = {call.item.id for call in self._unanswered if call.server}  # a client's output is already last
+        self._unanswered = []
+        last = context[-1] if context else None
+        if not landed or (isinstance(last, MessageItem) and last.role == "user"):
+            return context
+        return [item for item in context if item.id not in landed] + [item for item in context if item.id in landed]
 
     async def _discard_then_answer(self) -> None:
         await self.responses.discard("a tool result landed")
@@ -448,8 +457,7 @@ class Session:
             context, parked = self.responses.context()
             for work in parked:
                 await work()
-            if items is not None:
-                context = items
+            context = items if items is not None else self._fold_landed(context)
         self.responses.start(self._new_run(settings, metadata, history, context, self.outbox.put, timing))
 
     def _follow_up(self, history: History, context: list[Item], emit: Send) -> ResponseRun:
