@@ -225,3 +225,14 @@ def test_tool_modules_declare_cache_ttl_and_returns(tmp_path: Path) -> None:
     load_tool_module(str(module), registry)
     assert registry.effects("reads") == ToolEffects(cache_ttl=60)
     assert registry.effects("acts") == ToolEffects(changes=True, returns=False)
+
+
+def test_a_tool_may_be_stopped_at_barge_in_unless_it_changes_something() -> None:
+    """What a barge-in does to a running call (the tool ledger): MCP annotations decide where present."""
+    from mcp.types import ToolAnnotations
+
+    assert mcp_effects(ToolAnnotations(read_only_hint=True), None).stoppable
+    assert not mcp_effects(ToolAnnotations(destructive_hint=True), None).stoppable
+    assert not mcp_effects(ToolAnnotations(read_only_hint=False), None).stoppable
+    assert mcp_effects(None, None).stoppable  # declares nothing: reading is the safe guess to stop
+    assert ToolEffects(changes=True, cancellable=True).stoppable and not ToolEffects(cancellable=False).stoppable

@@ -176,7 +176,11 @@ class ToolLedger:
                 result = ToolResult(REPEAT_NOTE + original.output, original.is_error, original.data,
                                     timed_out=original.timed_out)
             else:
-                result = await work()
+                try:
+                    result = await work()
+                except Exception:  # a bug must not leave the call running for ever: it fails, without details
+                    log.exception("tool call %s (%s) crashed", entry.call.call_id, entry.call.name)
+                    result = ToolResult(f"tool {entry.call.name!r} failed (server error)", is_error=True)
             await self._land(entry, result, on_result)
 
         entry.task = asyncio.create_task(body(), name=f"voxcall-tool-{entry.call.call_id}")
