@@ -24,10 +24,10 @@ correct, false calls, leaks and first-event time per K.
 
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
 all (a plain string argument one of the grammar's spans of the user's words, a number one the user said:
-``voxcall.llm.local.grammar.spans`` and ``numbers``), and how many it would admit without those two rules. The first
-figure is the ceiling of the embedded path on that slice, whatever the model; the gap between them is what copying
-costs. (The grammar's choice rules are not counted: they only pass a choice the user named, or keep a choice word
-out of a plain string.)
+``voxcall.llm.local.grammar.spans`` and ``voxcall.llm.local.lexicon.numbers``), and how many it would admit
+without those two rules. The first figure is the ceiling of the embedded path on that slice, whatever the model;
+the gap between them is what copying costs. (The grammar's choice rules are not counted: they only pass a choice
+the user named, or keep a choice word out of a plain string.)
 
 ``--warm`` evaluates each request's tools prompt before timing it, as a session does when ``session.update``
 declares the tools (the default times a request that brings tools the server has not seen). Each request is a
@@ -64,7 +64,8 @@ from bench_local_tools import (
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
 from voxcall.llm.local import LocalBackend
-from voxcall.llm.local.grammar import numbers, spans
+from voxcall.llm.local.grammar import spans
+from voxcall.llm.local.lexicon import numbers
 from voxcall.tools import Tool
 from voxcall.tools.calls import ToolCall
 

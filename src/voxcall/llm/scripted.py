@@ -59,6 +59,7 @@ from voxcall.llm.base import (
     Usage,
 )
 from voxcall.llm.calls import CallLimit, announce_call
+from voxcall.llm.local.lexicon import number_runs
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls.events import TextDelta
 
@@ -323,43 +324,17 @@ def _trailing_outputs(request: LLMRequest) -> list[FunctionOutputItem]:
     return outputs[::-1]
 
 
-_UNITS = {word: n for n, word in enumerate([
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
-_TENS = {word: 10 * n for n, word in enumerate(
-    ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], start=2)}
-_NUMBER_WORDS = re.compile(r"\b(?:(?:" + "|".join([*_UNITS, *_TENS, "hundred"]) + r")(?:[\s-]+|\b))+", re.IGNORECASE)
-
-
 def digits_for_words(text: str) -> str:
     """``text`` with spoken numbers written as digits (``twelve times eight`` → ``12 times 8``, ``two hundred
-    fifty`` → ``250``), so a script's rules match a question however speech-to-text spelt its numbers."""
-
-    def number(match: re.Match[str]) -> str:
-        said = match.group()
-        value = _spoken_value(re.split(r"[\s-]+", said.strip().lower()))
-        return said if value is None else str(value) + said[len(said.rstrip()):]
-
-    return _NUMBER_WORDS.sub(number, text)
-
-
-def _spoken_value(words: list[str]) -> int | None:
-    """The number ``words`` say (``["two", "hundred", "fifty"]`` → 250), or None when they are not one number."""
-    value = 0
-    for word in words:
-        if word == "hundred":
-            if not 0 < value < 10:
-                return None
-            value *= 100
-        elif word in _TENS:
-            if value % 100:
-                return None
-            value += _TENS[word]
-        elif value % 10 or 10 <= value % 100 < 20 or (value % 100 and _UNITS[word] >= 10):
-            return None
-        else:
-            value += _UNITS[word]
-    return value
+    fifty`` → ``250``; in any language of the lexicon, :func:`~voxcall.llm.local.lexicon.number_runs`), so a
+    script's rules match a question however speech-to-text spelt its numbers. Words that say no one number
+    ("eight nine") stay as they are."""
+    out, end = [], 0
+    for start, stop, values in number_runs(text):
+        if len(values) == 1:
+            out.append(text[end:start] + str(values[0]))
+            end = stop
+    return "".join(out) + text[end:]
 
 
 def _request_text(request: LLMRequest) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.requirements import require_smollm2
-from voxcall.llm.local.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, numbers, spans
+from voxcall.llm.local.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, spans
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
 from voxcall.tools.codecalls.prompt import example_arguments
@@ -206,12 +206,6 @@ def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> N
     assert not checker.accepts(grammar, "get_weather(city='new_york')</code>")
     assert checker.accepts(grammar, "get_weather(city='York')</code> <code>get_weather(city='New York')</code>")
     assert calls_grammar([WEATHER]) == calls_grammar([WEATHER], said="")
-
-
-def test_numbers_said_in_digits_or_words() -> None:
-    assert numbers("Add 1,200 and 345, then 3.5 times two; volume zero; -4, and 10 again 10") == [
-        1200, 345, 3.5, 2, 0, -4, 10]
-    assert numbers("no numbers here") == []
 
 
 def test_numbers_are_numbers_said_when_some_were(checker: GrammarChecker) -> None:

@@ -15,10 +15,11 @@ the format's closer, further blocks allowed; the same schema rules, in the forma
 Given the user's words (``said``), a string argument whose schema says no more than ``type: string`` (no enum,
 format or pattern) must be a span of them (:func:`spans`): a tiny model otherwise copies a demonstration's
 placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said.
-Likewise, when the user said numbers (:func:`numbers`), a number argument is one of them (an integer one, one of
-the whole numbers), not a recomputed or demonstrated value. A choice (``enum``) the user named, alone among its
-values ("in fahrenheit"), is passed even when optional; and a plain string is never one of the call's choice
-words ("the weather in Moscow in Celsius": the city is not "Celsius").
+Likewise, when the user said numbers (:func:`~voxcall.llm.local.lexicon.numbers`, in digits or words), a number
+argument is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value. A
+choice (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional; and a
+plain string is never one of the call's choice words ("the weather in Moscow in Celsius": the city is not
+"Celsius"). The words these rules read are the lexicon's (:mod:`voxcall.llm.local.lexicon`).
 
 The grammar text is all this module makes; :mod:`voxcall.llm.local.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
@@ -32,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.llm.local.lexicon import JOINING_WORDS, LIST_ENDING, numbers
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
@@ -74,19 +76,9 @@ _GEMMA_RULES = {  # FunctionGemma's literals: strings between <escape> tokens, b
 }
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
 MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
-_NUMBER_WORDS = {word: n for n, word in enumerate((
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"))} | {
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)|\b(?:" + "|".join(_NUMBER_WORDS) + r")\b")
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
-_LAST_LISTED = re.compile(r"^[^.;:!?]*?\b(?:and|or)\s+[A-Z]")  # a list's last value ("Rome and Madrid")
-_JOINING = frozenset({
-    "and", "or", "but", "nor", "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "about", "as",
-    "than", "i", "me", "my", "we", "our", "you", "your", "he", "she", "it", "its", "they", "them", "is", "are",
-    "was", "were", "be", "do", "does", "did", "can", "could", "would", "should", "please"})
-"""Words no value begins or ends with (articles are not among them: "The Beatles"; nor words that are also names:
-"May", "US", "AM", "Will")."""
+_LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
+# Madrid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +115,8 @@ def gbnf_literal(text: str) -> str:
 def spans(said: str) -> list[str]:
     """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said``, without punctuation at its ends
     (inner punctuation stays: ``Berkeley, CA``), each once; none that begins or ends with a joining word (a
-    preposition, conjunction, pronoun or auxiliary of :data:`_JOINING`: "Boston in", "and I", "Can") — no value
+    preposition, conjunction, pronoun or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston
+    in", "and I", "Can") — no value
     is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in "Naples,
     Florida"), which a tiny model leaves out."""
     tokens = said.split()
@@ -140,25 +133,15 @@ def _qualified(words: list[str], rest: list[str]) -> bool:
     last, following = words[-1], rest[0] if rest else ""
     if not (last.endswith(",") and last[:1].isupper() and following[:1].isupper()):
         return False
-    if following.strip(_SPAN_EDGE).casefold() in _JOINING:
+    if following.strip(_SPAN_EDGE).casefold() in JOINING_WORDS:
         return False  # "Riga, Latvia, Can you ...": a new clause
     return not _LAST_LISTED.search(" ".join(rest[:MAX_SPAN_WORDS]))
 
 
 def _joins(span: str) -> bool:
-    """Whether ``span`` begins or ends with a word of :data:`_JOINING`."""
+    """Whether ``span`` begins or ends with a joining word."""
     edges = span.split()
-    return any(word.strip(_SPAN_EDGE).casefold() in _JOINING for word in (edges[0], edges[-1]))
-
-
-def numbers(said: str) -> list[int | float]:
-    """The numbers in ``said``, in digits or as the words zero to twenty, tens and "hundred", each once."""
-    found: list[int | float] = []
-    for match in _NUMBER.finditer(said.lower()):
-        text = match.group()
-        value: int | float = _NUMBER_WORDS[text] if text in _NUMBER_WORDS else float(text.replace(",", ""))
-        found.append(int(value) if float(value).is_integer() else value)
-    return list(dict.fromkeys(found))
+    return any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1]))
 
 
 def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:

@@ -21,13 +21,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.local.grammar import numbers
-from voxcall.llm.local.relevance import STOP_WORDS, words
+from voxcall.llm.local.lexicon import LIST_ENDING, LIST_JOINER, STOP_WORDS, WEAK_JOINERS, numbers
+from voxcall.llm.local.relevance import words
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 from voxcall.tools.schema import Tool
 
-_JOINER = re.compile(r"\s*(?:,|;|&|\+|\band\b|\bor\b|\bplus\b)\s*", re.IGNORECASE)
-_LIST_END = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\s,.;:!?()\"']+")
 MAX_SKIPPED = 3
 """Common words allowed between a joiner and the value it lists ("and also for Rome"); more, and the words say
@@ -69,7 +67,7 @@ def next_call(block: str, tools: Sequence[Tool], said: str) -> NextCall | None:
 
 def listed_after(said: str, value: Any, names: Collection[str] = (), used: Collection[str] = ()) -> str:
     """The words of ``said`` from the value listed after ``value`` onwards ("" when none): ``value`` (a string or
-    number) said, then a joiner, words of :data:`~voxcall.llm.local.relevance.STOP_WORDS`, and a word of the same shape
+    number) said, then a joiner, words of :data:`~voxcall.llm.local.lexicon.STOP_WORDS`, and a word of the same shape
     that is none of ``names`` (the words of the tools' names) and begins none of the ``used`` values (those the
     call took already: "add 1 and 2" is one call)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
@@ -79,12 +77,12 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
     if at < 0:
         return ""
     after = said[at + len(text):]
-    joiner = _JOINER.match(after)
+    joiner = LIST_JOINER.match(after)
     if not joiner:
         return ""
     rest = after[joiner.end():]
-    if joiner.group().strip() in (",", ";") and not any(
-            _value_after(rest[end.end():], text, names) for end in _LIST_END.finditer(rest)):
+    if joiner.group().strip() in WEAK_JOINERS and not any(
+            _value_after(rest[end.end():], text, names) for end in LIST_ENDING.finditer(rest)):
         return ""  # "Boston, MA" is one value; "Oslo, Rome and Madrid" a list (an "and" or "or" ends it, before
         # another value: "Mariposa, CA, and give me Celsius" is not one)
     listed = _value_after(rest, text, names)
@@ -92,7 +90,7 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
 
 
 def _value_after(text: str, value: str, names: Collection[str]) -> str:
-    """``text`` from its first word that is not one of the :data:`~voxcall.llm.local.relevance.STOP_WORDS`, when that
+    """``text`` from its first word that is not one of the :data:`~voxcall.llm.local.lexicon.STOP_WORDS`, when that
     word comes after at most :data:`MAX_SKIPPED` of them, has ``value``'s shape and is none of ``names``; else ""."""
     for skipped, word in enumerate(_WORD.finditer(text)):
         found = word.group()

@@ -9,8 +9,8 @@ meant for it. :func:`relevance` measures that; :func:`most_relevant` keeps the b
 declared order (so that a turn naming the same tools shares the prompt prefix of the last one).
 
 Words are lowercased, split at case changes and underscores (``getWeather``, ``get_weather``), stripped of a
-plural ``s``, and common words are ignored. Nothing here is specific to a tool or a language beyond English
-stop words.
+plural ``s``, and common words are ignored (the stop words and the plural rule are the lexicon's:
+:mod:`voxcall.llm.local.lexicon`). Nothing here is specific to a tool.
 """
 
 from __future__ import annotations
@@ -20,24 +20,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.local.grammar import numbers
+from voxcall.llm.local.lexicon import STOP_WORDS, numbers, singular
 from voxcall.tools.schema import Tool
 
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
-STOP_WORDS = _word_set(
-    "a an the and or but if of to in on at by for with from into about as is are was were be been being do does "
-    "did have has had i me my we our you your he she it its they them their this that these those there here what "
-    "which who whom whose when where why how can could would should will shall may might must please some any all "
-    "each few more most other such no not only own same so than too very just also get give tell let make want "
-    "need like know up down out over off again then once now hi hello hey thanks thank okay ok yes sure set turn "
-    "current find retrieve fetch check show list use call")
-"""Words too common to say which tool a request is for (verbs such as "get", "set" and "make" included: tool
-names are full of them)."""
 
 
 def words(text: str) -> list[str]:
@@ -45,9 +31,7 @@ def words(text: str) -> list[str]:
     ``s`` removed, stop words dropped."""
     found = []
     for word in _WORD.findall(text):
-        word = word.lower()
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
+        word = singular(word.lower())
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
             found.append(word)
     return found

@@ -1,0 +1,196 @@
+"""The words the local path reads requests with, per language: one :class:`Lexicon` table each.
+
+The local path copies values from the user's words (:mod:`voxcall.llm.local.grammar`), finds listed values
+(:mod:`voxcall.llm.local.parallel`) and matches requests to tools (:mod:`voxcall.llm.local.relevance`); the
+scripted demo reads spoken numbers (:mod:`voxcall.llm.scripted`). Every word list and word rule those use is a
+field of a table here, so that a new rule is a row and a new language is a new table in :data:`LEXICONS`. The
+rules read every table at once: the languages' scripts do not overlap (an English word is never a Chinese one), so
+a request in either is read without first guessing its language.
+
+Numbers said in words are read by one rule for every table (:func:`number_runs`): a run of number words is
+composed from its table's values, multipliers and groups ("two hundred fifty" = 250, "二十五" = 25, "一万二千" =
+12000).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """One language's words, as the local path's rules read them."""
+
+    language: str  # BCP 47
+    spaced: bool  # words are separated by spaces (else a word rule matches anywhere, without word boundaries)
+    numbers: Mapping[str, int]  # number words that add their value ("five", "twenty"; "五")
+    multipliers: Mapping[str, int]  # number words that multiply the digit before them ("hundred"; "十", "百", "千")
+    groups: Mapping[str, int]  # number words that multiply all that came before ("thousand"; "万")
+    number_marks: tuple[str, ...]  # words around a number that are no part of it, though made of number words
+    joining: frozenset[str]  # words no value begins or ends with (prepositions, conjunctions, pronouns, ...)
+    list_joiners: tuple[str, ...]  # what stands between two listed values ("and", ",")
+    weak_joiners: tuple[str, ...]  # joiners that also join a name to its qualifier ("Boston, MA"): these list
+    # values only when a list ending follows ("Oslo, Rome and Madrid")
+    list_endings: tuple[str, ...]  # what stands before a list's last value ("Oslo, Rome and Madrid")
+    stop_words: frozenset[str]  # words too common to say which tool a request is for
+    plural_suffix: str  # stripped from a longer word (not doubled: "class") to match its singular; "": none
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+ENGLISH = Lexicon(
+    language="en",
+    spaced=True,
+    numbers={word: n for n, word in enumerate((
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+        "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"))} | {
+        word: 10 * n for n, word in enumerate(
+            ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), start=2)},
+    multipliers={"hundred": 100},
+    groups={"thousand": 1000},
+    number_marks=(),
+    # articles are not joining words ("The Beatles"), nor are words that are also names ("May", "US", "Will")
+    joining=_words("and or but nor of to in on at by for with from into about as than i me my we our you your he "
+                   "she it its they them is are was were be do does did can could would should please"),
+    list_joiners=(",", ";", "&", "+", "and", "or", "plus"),
+    weak_joiners=(",", ";"),
+    list_endings=("and", "or"),
+    # verbs such as "get", "set" and "make" included: tool names are full of them
+    stop_words=_words(
+        "a an the and or but if of to in on at by for with from into about as is are was were be been being do "
+        "does did have has had i me my we our you your he she it its they them their this that these those there "
+        "here what which who whom whose when where why how can could would should will shall may might must "
+        "please some any all each few more most other such no not only own same so than too very just also get "
+        "give tell let make want need like know up down out over off again then once now hi hello hey thanks "
+        "thank okay ok yes sure set turn current find retrieve fetch check show list use call"),
+    plural_suffix="s",
+)
+
+CHINESE = Lexicon(
+    language="zh",
+    spaced=False,
+    numbers={"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+             "九": 9},
+    multipliers={"十": 10, "百": 100, "千": 1000},
+    groups={"万": 10000},
+    number_marks=("百分之",),  # "percent": 百分之三十 is 30 (per cent), not 100 and 30
+    joining=_words("和 与 跟 或 或者 还有 以及 及 的 在 把 给 请 我 你 他 她 它 吗 呢 吧 了"),
+    list_joiners=("、", "，", ",", "；", "和", "与", "跟", "或", "或者", "还有", "以及"),
+    weak_joiners=("，", ",", "；"),
+    list_endings=("和", "或", "或者", "还有", "以及"),
+    stop_words=frozenset(),  # the relevance of a request to a tool reads Latin words only
+    plural_suffix="",
+)
+
+LEXICONS = (ENGLISH, CHINESE)
+"""Every language's table, each read by every rule."""
+
+JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS))
+STOP_WORDS = frozenset().union(*(lexicon.stop_words for lexicon in LEXICONS))
+WEAK_JOINERS = frozenset().union(*(lexicon.weak_joiners for lexicon in LEXICONS))
+
+
+def _alternatives(lexicon: Lexicon, words: tuple[str, ...] | Mapping[str, int] | frozenset[str]) -> str:
+    """A regex matching any of ``words`` (longest first), as whole words where ``lexicon`` spaces its words."""
+    ordered = sorted(words, key=len, reverse=True)
+    body = "|".join(re.escape(word) for word in ordered)
+    return rf"\b(?:{body})\b" if lexicon.spaced else f"(?:{body})"
+
+
+def _any_of(kind: str) -> re.Pattern[str]:
+    """A regex for a word of the tables' field ``kind`` (``list_joiners``, ``list_endings``), in any language;
+    spaced languages' marks (``,``) match without word boundaries."""
+    parts = []
+    for lexicon in LEXICONS:
+        words: tuple[str, ...] = getattr(lexicon, kind)
+        parts.append(_alternatives(lexicon, tuple(w for w in words if w[:1].isalnum())))
+        parts.extend(re.escape(mark) for mark in words if not mark[:1].isalnum())
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+LIST_JOINER = re.compile(r"\s*(?:" + _any_of("list_joiners").pattern + r")\s*", re.IGNORECASE)
+"""What stands between two listed values, with the spaces around it."""
+LIST_ENDING = _any_of("list_endings")
+"""What stands before the last value of a list."""
+
+
+def _number_patterns(lexicon: Lexicon) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A number word of ``lexicon``, and a run of them (joined by spaces or hyphens where it spaces words)."""
+    word = _alternatives(lexicon, {**lexicon.numbers, **lexicon.multipliers, **lexicon.groups})
+    run = rf"{word}(?:[\s-]+{word})*" if lexicon.spaced else f"{word}+"
+    return re.compile(word, re.IGNORECASE), re.compile(run, re.IGNORECASE)
+
+
+_NUMBER_WORDS = [(lexicon, *_number_patterns(lexicon)) for lexicon in LEXICONS]
+_DIGITS = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)")
+
+
+def number_runs(text: str) -> Iterator[tuple[int, int, list[int]]]:
+    """The runs of number words in ``text``, in order: where each starts and ends, and the numbers it says (one
+    when its words compose one number, "two hundred fifty"; else each word's: "eight nine"). A table's number
+    marks (百分之) are no part of a run."""
+    found: list[tuple[int, int, list[int]]] = []
+    for lexicon, word, run in _NUMBER_WORDS:
+        masked = text
+        for mark in lexicon.number_marks:
+            masked = masked.replace(mark, " " * len(mark))
+        for match in run.finditer(masked):
+            words = [w.lower() for w in word.findall(match.group())]
+            value = _composed(lexicon, words)
+            values = [value] if value is not None else [_single(lexicon, w) for w in words]
+            found.append((match.start(), match.end(), values))
+    yield from sorted(found)
+
+
+def numbers(said: str) -> list[int | float]:
+    """The numbers in ``said``, in digits or in words (:func:`number_runs`), each once, in order."""
+    found: list[tuple[int, int | float]] = []
+    for match in _DIGITS.finditer(said):
+        value = float(match.group().replace(",", ""))
+        found.append((match.start(), int(value) if value.is_integer() else value))
+    found.extend((start, value) for start, _, values in number_runs(said) for value in values)
+    return list(dict.fromkeys(value for _, value in sorted(found, key=lambda pair: pair[0])))
+
+
+def singular(word: str) -> str:
+    """``word`` (lowercase) without a plural suffix of any table (``lights`` → ``light``; ``class`` stays)."""
+    for lexicon in LEXICONS:
+        suffix = lexicon.plural_suffix
+        if suffix and len(word) > 3 and word.endswith(suffix) and not word.endswith(2 * suffix):
+            return word[:-len(suffix)]
+    return word
+
+
+def _single(lexicon: Lexicon, word: str) -> int:
+    return {**lexicon.numbers, **lexicon.multipliers, **lexicon.groups}[word]
+
+
+def _composed(lexicon: Lexicon, words: list[str]) -> int | None:
+    """The one number ``words`` say, or None when they say several ("eight nine", "五三").
+
+    A value word is a digit of the current section; a multiplier multiplies that digit (1 when none: "十二",
+    "hundred") into the section; a group multiplies everything so far ("two thousand", "一万"). Two value words in
+    a row compose only as tens and units ("twenty five") or after a zero within a number ("一百零五").
+    """
+    total = section = 0
+    digit: int | None = None
+    for word in words:
+        if word in lexicon.groups:
+            total += (section + (digit or 0) or 1) * lexicon.groups[word]
+            section, digit = 0, None
+        elif word in lexicon.multipliers:
+            section += (1 if digit is None else digit) * lexicon.multipliers[word]
+            digit = None
+        else:
+            value = lexicon.numbers[word]
+            if digit is None or (digit == 0 and section):
+                digit = value
+            elif digit >= 20 and digit % 10 == 0 and value < 10:
+                digit += value
+            else:
+                return None
+    return total + section + (digit or 0)

@@ -1,0 +1,94 @@
+"""The lexicon, one row per rule and language: what each rule makes of a request's words.
+
+A new rule of :mod:`voxcall.llm.local.lexicon` is a row here; a new language's table gets its rows too (checked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from voxcall.llm.local.lexicon import (
+    JOINING_WORDS,
+    LEXICONS,
+    LIST_ENDING,
+    LIST_JOINER,
+    STOP_WORDS,
+    WEAK_JOINERS,
+    numbers,
+    singular,
+)
+from voxcall.llm.scripted import digits_for_words
+
+
+def _joiner(text: str) -> str:
+    found = LIST_JOINER.match(text)
+    return found.group().strip() if found else ""
+
+
+RULES: dict[str, Callable[[str], object]] = {
+    "numbers": numbers,
+    "digits for words": digits_for_words,
+    "joining word": lambda word: word.casefold() in JOINING_WORDS,
+    "list joiner": _joiner,
+    "weak joiner": lambda mark: mark in WEAK_JOINERS,
+    "list ending": lambda text: [found.group() for found in LIST_ENDING.finditer(text)],
+    "stop word": lambda word: word in STOP_WORDS,
+    "singular": singular,
+}
+
+ROWS: list[tuple[str, str, str, object]] = [
+    # rule, language, words, what the rule makes of them
+    ("numbers", "en", "Add 1,200 and 345, then 3.5 times two; volume zero; -4, and 10 again 10",
+     [1200, 345, 3.5, 2, 0, -4, 10]),
+    ("numbers", "en", "set a timer for twenty five minutes", [25]),
+    ("numbers", "en", "two hundred fifty, two thousand three hundred", [250, 2300]),
+    ("numbers", "en", "eight nine", [8, 9]),  # not one number: each word's
+    ("numbers", "en", "Someone often called", []),  # never inside a word
+    ("numbers", "en", "no numbers here", []),
+    ("numbers", "zh", "12乘以8等于多少", [12, 8]),
+    ("numbers", "zh", "十二乘以八", [12, 8]),
+    ("numbers", "zh", "三十五分钟", [35]),
+    ("numbers", "zh", "一百零五，一万二千，两", [105, 12000, 2]),
+    ("numbers", "zh", "把音量调到百分之三十", [30]),  # 百分之 is "per cent", not 100
+    ("digits for words", "en", "What is twelve times eight?", "What is 12 times 8?"),
+    ("digits for words", "en", "two hundred fifty plus forty-five", "250 plus 45"),
+    ("digits for words", "en", "eight nine, Someone", "eight nine, Someone"),
+    ("digits for words", "zh", "十二乘以八等于多少", "12乘以8等于多少"),
+    ("joining word", "en", "and", True),
+    ("joining word", "en", "Can", True),
+    ("joining word", "en", "The", False),  # "The Beatles"
+    ("joining word", "en", "May", False),  # a name too
+    ("joining word", "zh", "和", True),
+    ("joining word", "zh", "北京", False),
+    ("list joiner", "en", " and Rome", "and"),
+    ("list joiner", "en", ", Rome", ","),
+    ("list joiner", "en", " plus 3", "plus"),
+    ("list joiner", "en", " andrew", ""),
+    ("list joiner", "zh", "和上海", "和"),
+    ("list joiner", "zh", "、上海", "、"),
+    ("weak joiner", "en", ",", True),
+    ("weak joiner", "en", "and", False),
+    ("weak joiner", "zh", "，", True),
+    ("weak joiner", "zh", "、", False),
+    ("list ending", "en", "Oslo, Rome and Madrid or Bern; Orlando", ["and", "or"]),
+    ("list ending", "zh", "北京、上海和广州", ["和"]),
+    ("stop word", "en", "get", True),
+    ("stop word", "en", "weather", False),
+    ("singular", "en", "lights", "light"),
+    ("singular", "en", "class", "class"),
+    ("singular", "en", "gas", "gas"),  # too short to be a plural
+    ("singular", "zh", "灯", "灯"),
+]
+
+
+@pytest.mark.parametrize(("rule", "language", "words", "expected"), ROWS,
+                         ids=[f"{rule}-{language}-{words}" for rule, language, words, _ in ROWS])
+def test_each_rule_reads_each_language(rule: str, language: str, words: str, expected: object) -> None:
+    assert RULES[rule](words) == expected
+
+
+def test_every_table_and_rule_has_rows() -> None:
+    assert {lexicon.language for lexicon in LEXICONS} <= {language for _, language, _, _ in ROWS}
+    assert set(RULES) == {rule for rule, _, _, _ in ROWS}
