@@ -171,8 +171,8 @@ class ToolLedger:
         await self._move(entry, CallState.RUNNING, tool=entry.call.name, params=entry.call.arguments, round=round_no)
 
         async def body() -> None:
-            if first is not None and first.landed is not None:
-                original = await asyncio.shield(first.landed)
+            original = await self._first_result(first)
+            if original is not None:
                 result = ToolResult(REPEAT_NOTE + original.output, original.is_error, original.data,
                                     timed_out=original.timed_out)
             else:
@@ -184,6 +184,19 @@ class ToolLedger:
             await self._land(entry, result, on_result)
 
         entry.task = asyncio.create_task(body(), name=f"voxcall-tool-{entry.call.call_id}")
+
+    @staticmethod
+    async def _first_result(first: LedgerCall | None) -> ToolResult | None:
+        """The result of the call a repeat repeats, once it has one; None when there is none to wait for (not a
+        repeat, or the first call never ran or was cut off: then the repeat runs itself)."""
+        if first is None or first.landed is None:
+            return None
+        try:
+            return await asyncio.shield(first.landed)
+        except asyncio.CancelledError:
+            if first.landed.cancelled():  # the first call was cancelled, not this one
+                return None
+            raise
 
     async def _land(self, entry: LedgerCall, result: ToolResult,
                     on_result: Callable[[LedgerCall], Awaitable[None]]) -> None:
@@ -227,6 +240,8 @@ class ToolLedger:
             elif entry.state is CallState.RUNNING and entry.stoppable:
                 task = entry.task
                 await self._move(entry, CallState.CANCELLED, tool=entry.call.name, reason=f"not completed: {why}")
+                if entry.landed is not None:
+                    entry.landed.cancel()  # a repeat waiting for this result runs itself
                 if task is not None and not task.done():
                     task.cancel()
                     await asyncio.wait([task])
