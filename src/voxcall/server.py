@@ -121,7 +121,8 @@ def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
 
 def build_backend(settings: ServerSettings) -> LLMBackend:
     """The LLM backend ``settings`` describe ("auto" resolved here too); raises :class:`ConfigError` when it cannot
-    be built. The session's ``llm_timeout`` is also the OpenAI kinds' HTTP timeout."""
+    be built. The session's ``llm_timeout`` is also the OpenAI kinds' HTTP timeout; the ``local:`` section is the
+    llama.cpp kinds' knobs."""
     from voxcall.llm import REMOTE_KINDS, LLMError, create_backend, resolve_kind
 
     kind = resolve_kind(settings.llm, settings.model)
@@ -131,6 +132,7 @@ def build_backend(settings: ServerSettings) -> LLMBackend:
             api_key=settings.api_key.get_secret_value() if settings.api_key else None,
             tool_format=settings.tool_format, script=settings.script,
             timeout=settings.session.llm_timeout if kind in REMOTE_KINDS else None, media=model_inputs(settings),
+            local=settings.local,
         )
     except (ValueError, OSError, yaml.YAMLError, LLMError) as exc:
         message = " ".join(str(exc).split())

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from voxcall.config import ToolFormat
+from voxcall.config import LocalModelSettings, ToolFormat
 from voxcall.llm.base import (
     AudioPart,
     ChatItem,
@@ -82,11 +82,14 @@ def local_model_available(model: str | Path | None = None) -> bool:
     return True
 
 
-def local_options(model: str | None) -> ReplyOptions:
-    """How the local path plans replies for ``model``: a catalog model in the tool syntax its entry names (chosen
-    by measurement), any other model in the format its chat template declares."""
+def local_options(model: str | None, local: LocalModelSettings | None = None) -> ReplyOptions:
+    """How the local path plans replies for ``model`` with the ``local:`` settings (None: their defaults): a
+    catalog model in the tool syntax its entry names (chosen by measurement), any other model in the format its
+    chat template declares."""
     entry = entry_for(model)
-    return ReplyOptions(own_format=entry is None or entry.tool_syntax == "template")
+    settings = local or LocalModelSettings()
+    return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
+                        own_format=entry is None or entry.tool_syntax == "template")
 
 
 def create_backend(
@@ -101,6 +104,7 @@ def create_backend(
     disable_reasoning: bool = True,
     extra_body: dict[str, Any] | None = None,
     media: frozenset[Media] = frozenset(),
+    local: LocalModelSettings | None = None,
 ) -> LLMBackend:
     """Build the backend ``kind`` (one of :data:`BACKEND_KINDS`; see :func:`resolve_kind` for "auto").
 
@@ -117,7 +121,9 @@ def create_backend(
     :mod:`voxcall.llm.openai_chat`). Raises ``ValueError`` for an unknown kind or tool format, an option the kind
     cannot honour, or a missing model; ``LLMError`` when a local model cannot be loaded. ``media`` is what the
     model takes besides text (images for the OpenAI kinds, audio for ``"openai-chat"``); the in-process kinds take
-    text only and refuse any.
+    text only and refuse any. ``local`` is how the llama.cpp kinds run and decide (the ``local:`` settings; None:
+    their defaults; ``"llama-server"`` takes the tools shown and the call threshold, the server has its own
+    context, threads and cache).
     """
     if tool_format not in (None, "native", "code"):
         raise ValueError(f"unknown tool format {tool_format!r}; expected 'native' or 'code'")
@@ -132,13 +138,15 @@ def create_backend(
         raise ValueError(f"the {kind} backend always uses code-format calls with a grammar; leave tool_format "
                          "unset (or set it to 'code')")
     if kind == "llamacpp":
-        return LlamaCppBackend(resolve_model(model), options=local_options(model))
+        settings = local or LocalModelSettings()
+        return LlamaCppBackend(resolve_model(model), n_ctx=settings.n_ctx, n_threads=settings.threads,
+                               state_cache_bytes=settings.state_cache_bytes, options=local_options(model, settings))
     if kind == "llama-server":
         if not base_url:
             raise ValueError("the llama-server backend needs the server's base_url (http://127.0.0.1:8080)")
         return LlamaServerBackend(base_url, resolve_model(model),
                                   timeout=timeout if timeout is not None else DEFAULT_TIMEOUT,
-                                  api_key=api_key, options=local_options(model))
+                                  api_key=api_key, options=local_options(model, local))
     backend: LLMBackend
     if kind == "scripted":
         backend = ScriptedBackend(script)

@@ -16,8 +16,8 @@ import pytest
 from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
 from tests.requirements import require_smollm2
 from voxcall.llm import LlamaCppBackend, LLMRequest, Message
-from voxcall.llm.local.model import DEFAULT_STATE_CACHE_BYTES, STATE_MARGIN, LocalModel
-from voxcall.llm.local.plan import ReplyOptions
+from voxcall.llm.local.model import STATE_MARGIN, LocalModel
+from voxcall.llm.local.plan import LOCAL_DEFAULTS, ReplyOptions
 from voxcall.tools import Tool
 
 PICKS = 6  # greedy tokens compared after a restore
@@ -25,7 +25,8 @@ PICKS = 6  # greedy tokens compared after a restore
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[LocalModel]:
-    loaded = LocalModel(require_smollm2(), n_ctx=1024, n_threads=2, decode_threads=1)
+    loaded = LocalModel(require_smollm2(), n_ctx=1024, n_threads=2, decode_threads=1,
+                        state_cache_bytes=LOCAL_DEFAULTS.state_cache_bytes)
     yield loaded
     loaded.close()
 
@@ -90,7 +91,7 @@ def cached_tokens_alternating(backend: LlamaCppBackend) -> list[tuple[int, int]]
     return asyncio.run(run())
 
 
-@pytest.mark.parametrize("state_cache_bytes", [DEFAULT_STATE_CACHE_BYTES, 0])
+@pytest.mark.parametrize("state_cache_bytes", [LOCAL_DEFAULTS.state_cache_bytes, 0])
 def test_sessions_with_different_tools_keep_their_prefix_only_with_the_store(state_cache_bytes: int) -> None:
     backend = LlamaCppBackend(n_ctx=1024, state_cache_bytes=state_cache_bytes, options=ReplyOptions(demos=False))
     (first, _), (_, shared_with_first), (again, cached) = cached_tokens_alternating(backend)

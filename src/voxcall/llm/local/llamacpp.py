@@ -29,8 +29,8 @@ from voxcall.llm.base import LLMError
 from voxcall.llm.local.backend import LocalBackend
 from voxcall.llm.local.driver import Mask, Opening, Outcome, Run, Said, Step, Token, reply_steps
 from voxcall.llm.local.engine import Finished, Sink
-from voxcall.llm.local.model import DEFAULT_STATE_CACHE_BYTES, GrammarState, LocalModel
-from voxcall.llm.local.plan import Plan, ReplyOptions
+from voxcall.llm.local.model import GrammarState, LocalModel
+from voxcall.llm.local.plan import LOCAL_DEFAULTS, Plan, ReplyOptions
 
 
 def default_model_path() -> Path:
@@ -181,9 +181,10 @@ class LlamaCppBackend(LocalBackend):
     ``llama_cpp.Llama``. Raises ``LLMError`` when the model cannot be loaded.
     """
 
-    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 2,
-                 decode_threads: int = 1, state_cache_bytes: int = DEFAULT_STATE_CACHE_BYTES,
-                 options: ReplyOptions | None = None, **llama_options: Any) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = LOCAL_DEFAULTS.n_ctx,
+                 n_threads: int = LOCAL_DEFAULTS.threads, decode_threads: int = 1,
+                 state_cache_bytes: int = LOCAL_DEFAULTS.state_cache_bytes, options: ReplyOptions | None = None,
+                 **llama_options: Any) -> None:
         path = Path(model_path) if model_path is not None else default_model_path()
         try:
             model = LocalModel(path, n_ctx=n_ctx, n_threads=n_threads, decode_threads=decode_threads,

@@ -51,7 +51,6 @@ PROMPT_CHUNK = 64  # prompt tokens evaluated between two looks at the cancel fla
 PRELOAD_CHUNK = 256  # the same for a preload: bigger batches evaluate faster (on 2 cores ~250 tokens/s against
 # ~150 at 64), and a stream that preempts a preload mostly needs the very prefix it is evaluating
 
-DEFAULT_STATE_CACHE_BYTES = 256 * 2**20  # saved context states kept at most (0: none): ~11,000 SmolLM2 tokens
 STATE_MARGIN = 64  # tokens the context may drop without saving its state, or a saved state must add to be restored:
 # below that, evaluating them again (~0.25 s on 2 cores) is not worth a save's copy and the store's room
 
@@ -93,7 +92,7 @@ class LocalModel:
     """
 
     def __init__(self, path: Path, *, n_ctx: int, n_threads: int, decode_threads: int, seed: int | None = None,
-                 state_cache_bytes: int = DEFAULT_STATE_CACHE_BYTES, **llama_options: Any) -> None:
+                 state_cache_bytes: int, **llama_options: Any) -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import llama_cpp
 

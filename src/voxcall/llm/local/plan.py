@@ -30,6 +30,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from voxcall.config import LocalModelSettings
 from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
@@ -49,6 +50,8 @@ log = logging.getLogger(__name__)
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
 MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
 SHOWN_MEMORY = 64  # tool sets whose last shown choice is remembered (a choice kept keeps the prompt warm)
+LOCAL_DEFAULTS = LocalModelSettings()
+"""The ``local:`` settings' defaults, which the local path's defaults are."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +69,14 @@ class ReplyOptions:
 
     temperature: float = 0.0
     max_output_tokens: int = 256
-    call_threshold: float | None = 0.5
+    call_threshold: float | None = LOCAL_DEFAULTS.call_threshold
     demos: bool = True
     follow_up_demo: bool = False
     grammar: bool = True
     call_evidence: bool = True
     relay: bool = True
     copy_strings: bool = True
-    max_prompt_tools: int | None = 8  # more tools than a small model attends to: only the most relevant are shown
+    max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     own_format: bool = True
     """Calls in the tool format the model's chat template declares, when it declares one (False: ``<code>``
     calls whatever the template says; Qwen2.5-Coder-0.5B calls better so, see :mod:`voxcall.llm.catalog`)."""

@@ -1,0 +1,53 @@
+"""The ``local:`` settings reach the local model: from the config file through ``build_backend`` to the engine and
+the planner, each default the settings' own."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.requirements import require_smollm2
+from voxcall.config import ConfigError, LocalModelSettings, ServerSettings
+from voxcall.llm import LlamaCppBackend
+from voxcall.server import build_backend
+
+require_smollm2()
+
+
+def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> None:
+    config = tmp_path / "voxcall.yaml"
+    config.write_text("llm: llamacpp\nlocal:\n  n_ctx: 1024\n  threads: 1\n  state_cache_bytes: 0\n"
+                      "  max_prompt_tools: 3\n  call_threshold: 0.7\n", encoding="utf-8")
+    backend = build_backend(ServerSettings.load(config))
+    try:
+        assert isinstance(backend, LlamaCppBackend)
+        assert backend.model.n_ctx == 1024 and backend.model.states is None
+        options = backend.planner.options
+        assert (options.max_prompt_tools, options.call_threshold) == (3, 0.7)
+    finally:
+        asyncio.run(backend.aclose())
+
+
+def test_without_the_section_the_settings_defaults_apply() -> None:
+    backend = build_backend(ServerSettings.load(llm="llamacpp"))
+    defaults = LocalModelSettings()
+    try:
+        assert isinstance(backend, LlamaCppBackend)
+        assert backend.model.n_ctx == defaults.n_ctx and backend.model.states is not None
+        assert backend.model.states.max_bytes == defaults.state_cache_bytes
+        options = backend.planner.options
+        assert (options.max_prompt_tools, options.call_threshold) == (defaults.max_prompt_tools,
+                                                                       defaults.call_threshold)
+    finally:
+        asyncio.run(backend.aclose())
+
+
+def test_an_unknown_or_invalid_local_setting_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "voxcall.yaml"
+    config.write_text("local:\n  ctx: 1024\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="ctx"):
+        ServerSettings.load(config)
+    with pytest.raises(ConfigError, match="call_threshold"):
+        ServerSettings.load(local={"call_threshold": 1.5})
