@@ -110,3 +110,26 @@ async def test_tools_cache_in_voxcall_yaml_overrides_and_warns(tmp_path: Path,
     config.write_text("tools:\n  cache: {temperature: -1}\n")
     with pytest.raises(ConfigError, match=r"tools\.cache"):
         ServerSettings.load(config)
+
+
+async def test_tool_deadlines_threads_and_repeats_come_from_voxcall_yaml(tmp_path: Path,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    module = tmp_path / "house.py"
+    module.write_text("import time\n\nfrom voxcall.tools import tool\n\n"
+                      "@tool\ndef nap() -> str:\n    time.sleep(5)\n    return 'awake'\n\n"
+                      "@tool\ndef knock() -> str:\n    return 'knock'\n")
+    config = tmp_path / "voxcall.yaml"
+    config.write_text(f"tools:\n  modules: [{module}]\n  timeout: 12\n  timeouts: {{nap: 0.05, typo: 1}}\n"
+                      "  max_threads: 3\n  repeatable: [knock]\n")
+    caplog.set_level(logging.WARNING, logger="voxcall.realtime.toolbox")
+    box = await Toolbox.from_settings(ServerSettings.load(config))
+    try:
+        result = await box.run("nap", {}, ToolContext())
+        assert result.timed_out and result.output == "tool 'nap' timed out after 0.05 s"
+        assert box.registry.default_timeout == 12 and box.registry.threads.limit == 3
+        assert box.registry.threads.abandoned == 1
+        effects = box.registry.effects("knock")
+        assert effects is not None and effects.repeats
+        assert "'typo', which is no server tool" in caplog.text
+    finally:
+        await box.aclose()

@@ -94,8 +94,9 @@ class Toolbox:
         for spec in config.modules:
             loaded = load_tool_module(spec, box.registry)
             log.info("tool module %s: %s", spec, ", ".join(t.name for t in loaded))
-        if settings.mcp.servers:
-            await box._start_mcp(settings.mcp.servers)
+        if settings.mcp.servers:  # a server's calls have the tools' deadline unless it sets its own call_timeout
+            await box._start_mcp({name: {"call_timeout": config.timeout, **server}
+                                  for name, server in settings.mcp.servers.items()})
         for problem in box.registry.cache.ignored_overrides(box.registry.effects):
             log.warning("%s", problem)
         box._configure(config.timeouts, config.repeatable)

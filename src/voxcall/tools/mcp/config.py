@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from voxcall.config import ToolsSettings
+
 __all__ = ["MCPServerConfig", "parse_mcp_config"]
 
 SERVER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -53,8 +55,9 @@ class MCPServerConfig(BaseModel):
     """Which calls wait for the client's approval: ``never``, ``always``, or a list of tool names."""
     startup_timeout: float = Field(default=20.0, gt=0)
     """Seconds to start (or restart) the server and list its tools."""
-    call_timeout: float = Field(default=30.0, gt=0)
-    """Seconds one call may take, including any wait for a restarting server."""
+    call_timeout: float = Field(default=ToolsSettings().timeout, gt=0)
+    """Seconds one call may take, including any wait for a restarting server (by default the server tools'
+    ``tools.timeout``)."""
 
     @model_validator(mode="after")
     def _one_transport(self) -> Self:
