@@ -14,8 +14,8 @@ streaming silence until the answer is done. The sets (``voice_set.py``):
 - **server tool**: a second server started with ``tools: {builtin: [calculator]}``; spoken arithmetic; tool result
   → first audio of the words that follow.
 
-``--models A,B`` compares local models instead: a server per model, each request said to every one in turn in a
-fresh session with 3–4 client tools; per model, end of speech → first audio with its stages, CPU and memory.
+``--models A,B`` compares local models instead: a server per model, one at a time, the same requests said to each in
+fresh sessions with 3–4 client tools; per model, end of speech → first audio with its stages, CPU and memory.
 ``--live-cost N`` measures instead what live transcription (partial transcripts while the user speaks,
 ``session.live_transcript_ms``) costs: two servers side by side, one with it on (the default) and one with
 ``live_transcript_ms: 0``, each request said to both in turn; per server, end of speech → transcript and → first
@@ -574,8 +574,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--live-cost", type=int, metavar="N", help="only measure what live transcription costs: "
                         "N requests, each said to a server with it on and to one with it off")
     parser.add_argument("--models", metavar="A,B", help="only compare local models: a server per model (catalog "
-                        "names), each of --requests requests said to every one in turn, in fresh sessions with "
-                        "3-4 client tools")
+                        "names), one at a time, --requests requests said to each in fresh sessions with 3-4 client "
+                        "tools")
     args = parser.parse_args()
     args.tool_llm = args.tool_llm or args.llm
     if args.quick:
@@ -607,10 +607,9 @@ async def run_tool_set(url: str, args: argparse.Namespace, all_voices: list[Any]
 
 
 async def run_live_pairs(servers: dict[str, VoxcallServe], clips: list[Clip], args: argparse.Namespace,
-                         rng: random.Random, kind: str | None = None,
-                         ) -> tuple[dict[str, list[Measure]], dict[str, float]]:
-    """A warm-up on each server, then each clip said to every server in turn (fresh sessions of ``kind``, None:
-    the server's label, no tools); the measures and the CPU seconds each server used for them."""
+                         rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, float]]:
+    """A warm-up on each server, then each clip said to every server in turn (fresh sessions, no tools); the
+    measures and the CPU seconds each server used for them."""
     for server in servers.values():
         await run_set(server.url, clips[:1], "warm-up", args, rng)
     measures: dict[str, list[Measure]] = {label: [] for label in servers}
@@ -618,32 +617,40 @@ async def run_live_pairs(servers: dict[str, VoxcallServe], clips: list[Clip], ar
     for clip in clips:
         for label, server in servers.items():
             before = cpu_seconds(server.pid)
-            measures[label] += await run_set(server.url, [clip], kind or label, args, rng)
+            measures[label] += await run_set(server.url, [clip], label, args, rng)
             cpu[label] += cpu_seconds(server.pid) - before
     return measures, cpu
 
 
 def compare_models(args: argparse.Namespace, all_voices: list[Any], rng: random.Random) -> None:
-    """Say ``--requests`` requests to a server per model of ``--models``, in turn, with client tools; print each
-    model's latency and verdicts side by side (one run, so the machine's load weighs on both alike)."""
+    """Say ``--requests`` requests, with client tools, to a server per model of ``--models``, one server at a time
+    (two models on two cores would slow each other), in one run; print each model's latency side by side."""
     clips = spread(REQUESTS, args.requests, all_voices)
     models = [name.strip() for name in args.models.split(",") if name.strip()]
-    servers: dict[str, VoxcallServe] = {}
-    try:
-        for model in models:
-            servers[model] = voice_server("llamacpp", model=model)
-        print(f"models side by side: {len(clips)} requests, each to {' and '.join(servers)}", flush=True)
-        measures, cpu = asyncio.run(run_live_pairs(servers, clips, args, rng, kind="tools"))
-        peaks = {model: server.peak_rss_bytes() for model, server in servers.items()}
-    finally:
-        for server in servers.values():
+    measures: dict[str, list[Measure]] = {}
+    notes: dict[str, str] = {}
+    for model in models:
+        server = voice_server("llamacpp", model=model)
+        try:
+            print(f"--- {model}: a warm-up session, then {len(clips)} with 3-4 new client tools each", flush=True)
+            before = cpu_seconds(server.pid)
+            measures[model] = asyncio.run(run_tools_sets(server.url, clips, args, rng))
+            cpu = (cpu_seconds(server.pid) - before) / len(clips)
+            peak = server.peak_rss_bytes()
+            notes[model] = f"CPU {cpu:.2f} s/session" + (f", peak memory {peak / 2**20:.0f} MiB" if peak else "")
+        finally:
             server.stop()
     print(f"\n=== local models side by side (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs) ===")
     for model, ms in measures.items():
-        peak = peaks[model]
-        print(f"--- {model}: CPU {cpu[model] / len(ms):.2f} s/session, peak memory "
-              f"{peak / 2**20:.0f} MiB" if peak else f"--- {model}: CPU {cpu[model] / len(ms):.2f} s/session")
+        print(f"--- {model}: {notes[model]}")
         report_latency("with 3-4 new client tools per session", ms)
+
+
+async def run_tools_sets(url: str, clips: list[Clip], args: argparse.Namespace,
+                         rng: random.Random) -> list[Measure]:
+    """A warm-up session, then ``clips`` in fresh sessions with client tools."""
+    await run_set(url, clips[:1], "warm-up", args, rng)
+    return await run_set(url, clips, "tools", args, rng)
 
 
 def live_cost(args: argparse.Namespace, all_voices: list[Any], rng: random.Random) -> None:
