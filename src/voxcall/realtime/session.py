@@ -135,7 +135,7 @@ class Session:
         self._acknowledged = 0  # acknowledgements said so far (the phrases take turns)
         self._unanswered: list[LedgerCall] = []  # landed results (and unanswered client calls) awaiting a response
         self._answering: asyncio.Task[None] | None = None  # discarding a hidden response to answer them
-        self._reports: set[str] = set()  # ids of the responses that answered them
+        self._report: ResponseRun | None = None  # the latest response started to answer them
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
@@ -394,7 +394,7 @@ class Session:
         speaking a tool's late result gives way to the user."""
         await self.responses.discard("user turn")
         visible = self.responses.visible
-        if visible is not None and visible.id in self._reports:
+        if visible is not None and visible is self._report:
             await self.responses.cancel("turn_detected")
         await self._start_response(self.settings, None, ResponseTiming.for_turn(turn))
 
@@ -418,7 +418,7 @@ class Session:
         context, _ = self.responses.context()  # trimming, when due, waits for the next response
         run = self._new_run(self.settings, None, self.conversation, self._fold_landed(context), self.outbox.put,
                             ResponseTiming())
-        self._reports.add(run.id)
+        self._report = run
         self.responses.start(run)
 
     def _fold_landed(self, context: list[Item]) -> list[Item]:

@@ -62,13 +62,8 @@ class CallState(enum.Enum):
     CANCELLED = "cancelled"
     TIMED_OUT = "timed_out"
 
-    @property
-    def ended(self) -> bool:
-        """Whether the call can change no more."""
-        return self not in (CallState.PROPOSED, CallState.RUNNING)
 
-
-_NEXT: dict[CallState, frozenset[CallState]] = {
+_NEXT: dict[CallState, frozenset[CallState]] = {  # the moves out of each state; the four ends have none
     CallState.PROPOSED: frozenset({CallState.RUNNING, CallState.CANCELLED}),
     CallState.RUNNING: frozenset({CallState.DONE, CallState.FAILED, CallState.CANCELLED, CallState.TIMED_OUT}),
 }
