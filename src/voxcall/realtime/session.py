@@ -136,6 +136,7 @@ class Session:
         self._unanswered: list[LedgerCall] = []  # landed results (and unanswered client calls) awaiting a response
         self._answering: asyncio.Task[None] | None = None  # discarding a hidden response to answer them
         self._report: ResponseRun | None = None  # the latest response started to answer them
+        self._handling = False  # a client event is being handled: what landed is answered after it
         self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
@@ -239,6 +240,7 @@ class Session:
                 await self.outbox.put(error_event(self._event_rate.error(), self._event_id(data)))
             return
         client_event_id: str | None = None
+        self._handling = True
         try:
             ev = decode_frame(data, self.options.max_frame_bytes)
             client_event_id = event_id_of(ev)
@@ -251,6 +253,9 @@ class Session:
             await self.outbox.put(error_event(ProtocolError(
                 "the server failed to handle this event; the session goes on", code="server_error",
                 kind="server_error"), client_event_id))
+        finally:
+            self._handling = False
+        self._answer_landed()  # a result that landed meanwhile (the event may have started a response: then later)
 
     def _event_id(self, data: str | bytes) -> str | None:
         """The ``event_id`` of a frame that is not handled, if it has one."""
@@ -407,7 +412,7 @@ class Session:
     def _answer_landed(self) -> None:
         """Answer what landed, unless a response runs (then once it ended: the lifecycle calls back when idle).
         A hidden response is discarded first: it was generated without the result."""
-        if not self._unanswered or self.responses.phase is Phase.VISIBLE or self.outbox.closed:
+        if not self._unanswered or self._handling or self.responses.phase is Phase.VISIBLE or self.outbox.closed:
             return
         if self.responses.phase is Phase.HIDDEN:
             if self._answering is None or self._answering.done():
@@ -458,6 +463,8 @@ class Session:
             for work in parked:
                 await work()
             context = items if items is not None else self._fold_landed(context)
+        if self.responses.visible is not None and self.responses.visible is self._report:
+            await self.responses.cancel("turn_detected")  # it began meanwhile: the user's turn goes first
         self.responses.start(self._new_run(settings, metadata, history, context, self.outbox.put, timing))
 
     def _follow_up(self, history: History, context: list[Item], emit: Send) -> ResponseRun:
