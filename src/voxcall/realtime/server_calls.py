@@ -93,7 +93,7 @@ class ServerCalls:
         self._approvals = approvals
         self._ledger = ledger
         self._acknowledge_after = acknowledge_after
-        self.running: dict[str, LedgerCall] = {}  # item id -> a call of this response not finished yet
+        self._round: list[tuple[McpCallItem, ToolCall]] = []  # the calls of the round under way
 
     async def propose(self, item: McpCallItem, call: ToolCall) -> LedgerCall:
         """Record a call the model wrote in the ledger (once: proposing again returns the same entry)."""
@@ -105,19 +105,18 @@ class ServerCalls:
         """Run the round's calls in parallel until all have finished, or the acknowledgement delay passed. The
         model has nothing to report when every call went to a tool that only acts and succeeded (see
         :meth:`Toolbox.only_acts`)."""
+        self._round = list(calls)  # before any await: a cancel from here on finds every call of the round
         entries = [await self.propose(item, call) for item, call in calls]
         for entry in entries:
-            self.running[entry.item.id] = entry
             effects = self._toolbox.registry.effects(entry.call.name)
             await self._ledger.run(entry, functools.partial(self._approved_run, entry, round_no),
                                    stoppable=effects is None or effects.stoppable, round_no=round_no,
                                    on_result=self._record)
         approving = any(self._needs_approval(entry.call.name) for entry in entries)
         running = await self._ledger.wait(entries, None if approving else self._acknowledge_after)
+        self._round = []
         if running:
             self._ledger.detach(running)
-            for entry in running:
-                self.running.pop(entry.item.id, None)
             return Round(True, running)
         results = [entry.result for entry in entries]
         return Round(not all(self._toolbox.only_acts(entry.call.name) and result is not None and not result.is_error
@@ -126,8 +125,9 @@ class ServerCalls:
     async def stop(self, why: str) -> None:
         """The response ends (cancelled, failed) with calls of it unfinished: the ledger stops those it may; the
         others run on and land in their items; each call stopped or never run is recorded, never dangling."""
-        entries = list(self.running.values())
-        self.running.clear()
+        entries = [await self.propose(item, call) for item, call in self._round]
+        self._round = []
+        entries = [entry for entry in entries if entry.state in (CallState.PROPOSED, CallState.RUNNING)]
         await self._ledger.interrupt(entries, why)
         for entry in entries:
             if entry.state is CallState.CANCELLED:
@@ -180,7 +180,6 @@ class ServerCalls:
         item.output = output
         item.error = output if result.is_error else None
         item.status = "completed"
-        self.running.pop(item.id, None)
         if entry.detached:
             await self._out.emit(event("conversation.item.done", item=item.to_wire()))
             return
