@@ -192,6 +192,14 @@ def test_a_name_a_qualifier_follows_is_no_span_alone(said: str, whole: str, part
     assert whole in spans(said) and part not in spans(said)
 
 
+def test_chinese_spans_are_runs_of_characters_that_no_joining_word_begins_or_ends() -> None:
+    found = set(spans("打开厨房的灯。"))
+    assert {"厨房", "灯", "打开厨房"} <= found
+    assert not {"厨房的", "的灯", "打开厨房的灯。"} & found  # 的 joins; punctuation is no part of a value
+    assert "爵士乐" in spans("播放一些爵士乐。")
+    assert "Take Five" in spans("播放Take Five吧")  # the English words stay whole, with their space
+
+
 def test_a_listed_name_stays_a_span() -> None:
     assert {"Oslo", "Rome", "Madrid"} <= set(spans("Weather in Oslo, Rome and Madrid"))
     assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS

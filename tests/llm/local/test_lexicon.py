@@ -16,8 +16,10 @@ from voxcall.llm.local.lexicon import (
     LIST_JOINER,
     STOP_WORDS,
     WEAK_JOINERS,
+    glosses,
     numbers,
     singular,
+    tokens,
 )
 from voxcall.llm.scripted import digits_for_words
 
@@ -36,6 +38,8 @@ RULES: dict[str, Callable[[str], object]] = {
     "list ending": lambda text: [found.group() for found in LIST_ENDING.finditer(text)],
     "stop word": lambda word: word in STOP_WORDS,
     "singular": singular,
+    "words": lambda text: [word for word, _ in tokens(text)],
+    "glosses": glosses,
 }
 
 ROWS: list[tuple[str, str, str, object]] = [
@@ -80,6 +84,15 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("singular", "en", "class", "class"),
     ("singular", "en", "gas", "gas"),  # too short to be a plural
     ("singular", "zh", "灯", "灯"),
+    ("singular", "en", "times", "times"),  # "twelve times eight" asks no clock
+    ("words", "en", "Play  the Beatles, please", ["Play", "the", "Beatles,", "please"]),
+    ("words", "zh", "打开厨房的灯。", ["打", "开", "厨", "房", "的", "灯", "。"]),
+    ("words", "zh", "播放Take Five吧", ["播", "放", "Take", "Five", "吧"]),
+    ("glosses", "en", "What's the weather in Paris?", []),
+    ("glosses", "en", "What is 12 times 8?", ["mul"]),
+    ("glosses", "en", "Sometimes it rains", []),  # a whole word only
+    ("glosses", "zh", "北京的天气怎么样？", ["weather", "forecast"]),
+    ("glosses", "zh", "把音量调到百分之三十", ["volume"]),
 ]
 
 

@@ -26,6 +26,26 @@ def test_a_request_naming_a_tool_with_its_values_is_evident() -> None:
     assert relevance("Tell me a joke.", WEATHER).hits == 0
 
 
+def test_a_chinese_request_is_matched_through_its_glosses() -> None:
+    found = relevance("北京的天气怎么样？", WEATHER)
+    assert found.name_hits == 1 and found.values == 1.0
+    assert relevance("把音量调到百分之三十。", VOLUME).values == 1.0
+    assert relevance("给我讲个笑话。", WEATHER).hits == 0
+
+
+CALCULATOR = _tool("calculator", "Calculate a op b.", {"op": {"type": "string", "enum": ["add", "sub", "mul", "div"]},
+                                                     "a": {"type": "number"}, "b": {"type": "number"}},
+                   ["op", "a", "b"])
+
+
+def test_a_named_choice_with_every_value_held_is_evident_without_the_tools_name() -> None:
+    assert relevance("Add 15 and 27.", CALCULATOR).evident
+    assert relevance("What is 12 times 8?", CALCULATOR).evident  # "times" is glossed "mul"
+    assert relevance("12乘以8等于多少？", CALCULATOR).evident
+    assert not relevance("Add milk to the list.", CALCULATOR).evident  # no numbers: values missing
+    assert not relevance("What is 12 and 8?", CALCULATOR).evident  # no choice named
+
+
 def test_a_numeric_or_enum_parameter_needs_its_value_said() -> None:
     assert relevance("Volume up.", VOLUME).values == 0.0
     assert relevance("Volume 30.", VOLUME).values == 1.0

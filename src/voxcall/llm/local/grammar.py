@@ -33,7 +33,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.local.lexicon import JOINING_WORDS, LIST_ENDING, numbers
+from voxcall.llm.local.lexicon import (
+    JOINING_WORDS,
+    LIST_ENDING,
+    UNSPACED_JOINING_WORDS,
+    joined,
+    numbers,
+    tokens,
+)
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
@@ -76,7 +83,7 @@ _GEMMA_RULES = {  # FunctionGemma's literals: strings between <escape> tokens, b
 }
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
 MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
-_SPAN_EDGE = " \t\n.,;:!?\"'()[]"  # stripped from the ends of a span
+_SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
 _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
 # Madrid")
 
@@ -113,16 +120,17 @@ def gbnf_literal(text: str) -> str:
 
 
 def spans(said: str) -> list[str]:
-    """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said``, without punctuation at its ends
-    (inner punctuation stays: ``Berkeley, CA``), each once; none that begins or ends with a joining word (a
-    preposition, conjunction, pronoun or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston
-    in", "and I", "Can") — no value
-    is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in "Naples,
-    Florida"), which a tiny model leaves out."""
-    tokens = said.split()
-    found = (" ".join(tokens[start:end]).strip(_SPAN_EDGE) for start in range(len(tokens))
-             for end in range(start + 1, min(len(tokens), start + MAX_SPAN_WORDS) + 1)
-             if not _qualified(tokens[start:end], tokens[end:]))
+    """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said`` (a Chinese character is a word:
+    :func:`~voxcall.llm.local.lexicon.tokens`), without punctuation at its ends (inner punctuation stays:
+    ``Berkeley, CA``), each once; none that begins or ends with a joining word (a preposition, conjunction, pronoun
+    or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston in", "and I", "Can", "北京的") — no
+    value is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in
+    "Naples, Florida"), which a tiny model leaves out."""
+    words = tokens(said)
+    plain = [word for word, _ in words]
+    found = (joined(words[start:end]).strip(_SPAN_EDGE) for start in range(len(words))
+             for end in range(start + 1, min(len(words), start + MAX_SPAN_WORDS) + 1)
+             if not _qualified(plain[start:end], plain[end:]))
     return list(dict.fromkeys(span for span in found if span and not _joins(span)))
 
 
@@ -139,9 +147,12 @@ def _qualified(words: list[str], rest: list[str]) -> bool:
 
 
 def _joins(span: str) -> bool:
-    """Whether ``span`` begins or ends with a joining word."""
+    """Whether ``span`` begins or ends with a joining word (an unspaced language's may be several letters:
+    "或者")."""
     edges = span.split()
-    return any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1]))
+    if any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
+        return True
+    return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
 
 
 def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +36,10 @@ class Lexicon:
     list_endings: tuple[str, ...]  # what stands before a list's last value ("Oslo, Rome and Madrid")
     stop_words: frozenset[str]  # words too common to say which tool a request is for
     plural_suffix: str  # stripped from a longer word (not doubled: "class") to match its singular; "": none
+    script: str = ""  # an unspaced language's letters, as a regex class body: each is a word of its own
+    not_plurals: frozenset[str] = frozenset()  # words that end with the plural suffix but are no plural ("times")
+    glosses: Mapping[str, str] = field(default_factory=dict)  # words with the English content words they mean, so
+    # that a request in this language is matched to tools named and described in English ("天气" → "weather")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -68,6 +72,11 @@ ENGLISH = Lexicon(
         "give tell let make want need like know up down out over off again then once now hi hello hey thanks "
         "thank okay ok yes sure set turn current find retrieve fetch check show list use call"),
     plural_suffix="s",
+    # "12 times 8" is no request for the time; "news" is no "new"
+    not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
+    # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices)
+    glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "plus": "add", "minus": "sub",
+             "subtract": "sub", "divided": "div", "divide": "div"},
 )
 
 CHINESE = Lexicon(
@@ -84,14 +93,45 @@ CHINESE = Lexicon(
     list_endings=("和", "或", "或者", "还有", "以及"),
     stop_words=frozenset(),  # the relevance of a request to a tool reads Latin words only
     plural_suffix="",
+    script="\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",  # Han ideographs
+    glosses={"天气": "weather forecast", "气温": "temperature weather", "下雨": "rain weather", "温度": "temperature",
+             "音乐": "music", "歌": "song music", "播放": "play", "音量": "volume", "声音": "volume sound",
+             "计时器": "timer", "定时": "timer", "倒计时": "timer countdown", "闹钟": "alarm", "灯": "light",
+             "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
+             "乘以": "times mul", "乘": "times mul", "除以": "divided div", "加上": "plus add", "加": "plus add",
+             "减去": "minus sub", "减": "minus sub"},
 )
 
 LEXICONS = (ENGLISH, CHINESE)
 """Every language's table, each read by every rule."""
 
 JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS))
+UNSPACED_JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS if not lexicon.spaced))
+"""The joining words of unspaced languages, which a span may begin or end with without a space after or before."""
 STOP_WORDS = frozenset().union(*(lexicon.stop_words for lexicon in LEXICONS))
 WEAK_JOINERS = frozenset().union(*(lexicon.weak_joiners for lexicon in LEXICONS))
+
+
+_UNSPACED = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)
+_TOKEN = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}]+")
+
+
+def tokens(text: str) -> list[tuple[str, bool]]:
+    """The words of ``text`` in order, each with whether it follows the one before with no space between: words
+    are split at spaces, and each letter of an unspaced language (Chinese) is a word of its own ("北京的天气" is
+    五 words, each glued to the one before). Joining them back (a space before each word not glued) gives the text
+    with its spaces made single."""
+    found: list[tuple[str, bool]] = []
+    end = 0
+    for match in _TOKEN.finditer(text):
+        found.append((match.group(), bool(found) and match.start() == end))
+        end = match.end()
+    return found
+
+
+def joined(words: list[tuple[str, bool]]) -> str:
+    """``words`` (of :func:`tokens`) as text: a space before each word that is not glued, none before the first."""
+    return "".join(("" if glued or not index else " ") + word for index, (word, glued) in enumerate(words))
 
 
 def _alternatives(lexicon: Lexicon, words: tuple[str, ...] | Mapping[str, int] | frozenset[str]) -> str:
@@ -156,11 +196,23 @@ def numbers(said: str) -> list[int | float]:
     return list(dict.fromkeys(value for _, value in sorted(found, key=lambda pair: pair[0])))
 
 
+_GLOSSED = [(re.compile(_alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())
+            for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()]
+
+
+def glosses(text: str) -> list[str]:
+    """The words the glossed words in ``text`` mean, in the order of the tables' rows: a spaced language's word
+    as a whole word ("12 times 8": "mul"), an unspaced language's anywhere ("北京的天气" holds 天气: "weather
+    forecast")."""
+    return [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
+
+
 def singular(word: str) -> str:
     """``word`` (lowercase) without a plural suffix of any table (``lights`` → ``light``; ``class`` stays)."""
     for lexicon in LEXICONS:
         suffix = lexicon.plural_suffix
-        if suffix and len(word) > 3 and word.endswith(suffix) and not word.endswith(2 * suffix):
+        if (suffix and len(word) > 3 and word.endswith(suffix) and not word.endswith(2 * suffix)
+                and word not in lexicon.not_plurals):
             return word[:-len(suffix)]
     return word
 

@@ -204,7 +204,9 @@ class Planner:
     def _evident_tools(self, request: LLMRequest, offered: list[Tool]) -> list[Tool]:
         """With ``call_evidence``, the tools the user's last words plainly ask for
         (:func:`~voxcall.llm.local.relevance.relevance`): words of the tool's name said, and values for all its
-        required parameters. An ``"auto"`` reply with such tools is a call to one of them
+        required parameters, or values for all of them with a choice among them named
+        (:attr:`~voxcall.llm.local.relevance.Relevance.evident`). An ``"auto"`` reply with such tools is a call to
+        one of them
         (:data:`EVIDENT_CALL_THRESHOLD`): SmolLM2-135M gave the call opener too little probability on explicit
         requests (0 of 45 BFCL-style requests called correctly), and chose a tool with no word in common ("Turn
         the music off" -> set_timer)."""
@@ -212,7 +214,7 @@ class Planner:
         if not options.call_evidence or options.call_threshold is None or _follows_results(request):
             return []
         said = _last_user_text(request)
-        return [tool for tool in offered if (found := relevance(said, tool)).name_hits and found.values == 1.0]
+        return [tool for tool in offered if relevance(said, tool).evident]
 
     def _checked(self, grammar: str) -> str:
         """``grammar``, once llama.cpp has parsed it (checked once per distinct grammar): llama.cpp crashes on an

@@ -9,8 +9,9 @@ meant for it. :func:`relevance` measures that; :func:`most_relevant` keeps the b
 declared order (so that a turn naming the same tools shares the prompt prefix of the last one).
 
 Words are lowercased, split at case changes and underscores (``getWeather``, ``get_weather``), stripped of a
-plural ``s``, and common words are ignored (the stop words and the plural rule are the lexicon's:
-:mod:`voxcall.llm.local.lexicon`). Nothing here is specific to a tool.
+plural ``s``, and common words are ignored; a request in another language adds the English words its table glosses
+(the stop words, the plural rule and the glosses are the lexicon's: :mod:`voxcall.llm.local.lexicon`). Nothing here
+is specific to a tool.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.local.lexicon import STOP_WORDS, numbers, singular
+from voxcall.llm.local.lexicon import STOP_WORDS, glosses, numbers, singular
 from voxcall.tools.schema import Tool
 
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
@@ -28,9 +29,10 @@ _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
 
 def words(text: str) -> list[str]:
     """The content words of ``text``: lowercased, split at case changes, underscores and punctuation, a plural
-    ``s`` removed, stop words dropped."""
+    ``s`` removed, stop words dropped; then the English words its glossed words mean (another language's request:
+    :func:`~voxcall.llm.local.lexicon.glosses`)."""
     found = []
-    for word in _WORD.findall(text):
+    for word in [*_WORD.findall(text), *glosses(text)]:
         word = singular(word.lower())
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
             found.append(word)
@@ -43,12 +45,21 @@ class Relevance:
 
     ``name_hits``: content words of the tool's name the request says; ``hits``: the request's content words found
     anywhere in the tool (name, description, parameter names and descriptions, enum values); ``values``: the
-    share of the tool's required parameters the request seems to hold a value for (1.0 when none is required).
+    share of the tool's required parameters the request seems to hold a value for (1.0 when none is required);
+    ``choices``: the required choices (``enum`` parameters) whose value the request names ("add", or "plus" that
+    the lexicon glosses "add").
     """
 
     name_hits: int
     hits: int
     values: float
+    choices: int = 0
+
+    @property
+    def evident(self) -> bool:
+        """Whether the request plainly asks for the tool: it holds every required value, and names the tool (a
+        word of its name) or one of its required choices ("Add 15 and 27": the calculator's ``op`` "add")."""
+        return self.values == 1.0 and bool(self.name_hits or self.choices)
 
     @property
     def score(self) -> float:
@@ -61,7 +72,8 @@ def relevance(request: str, tool: Tool) -> Relevance:
     said = set(words(request))
     name = set(words(tool.name))
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
-    return Relevance(name_hits=len(said & name), hits=len(said & described), values=_values_share(request, tool))
+    share, choices = _values_held(request, tool)
+    return Relevance(name_hits=len(said & name), hits=len(said & described), values=share, choices=choices)
 
 
 def most_relevant(request: str, tools: Sequence[Tool], limit: int, keep: Collection[str] = ()) -> list[Tool]:
@@ -97,22 +109,25 @@ def _parameter_words(properties: Mapping[str, Any]) -> set[str]:
     return found
 
 
-def _values_share(request: str, tool: Tool) -> float:
-    """The share of required parameters whose value the request seems to hold: a number said for a numeric
-    one, an enum value said for an enum; any other kind counts as held (a string can be anything)."""
+def _values_held(request: str, tool: Tool) -> tuple[float, int]:
+    """The share of required parameters whose value the request seems to hold (a number said for a numeric
+    one, an enum value said for an enum; any other kind counts as held: a string can be anything), and how many
+    of them are enums it names a value of."""
     required = tool.required
     if not required:
-        return 1.0
+        return 1.0, 0
     said = set(words(request))
     has_number = bool(numbers(request))
-    held = 0
+    held = choices = 0
     for name in required:
         schema = tool.properties.get(name)
         schema = schema if isinstance(schema, Mapping) else {}
         if isinstance(schema.get("enum"), list) and schema["enum"]:
-            held += any(set(words(str(v))) & said or str(v).lower() in request.lower() for v in schema["enum"])
+            named = any(set(words(str(v))) & said or str(v).lower() in request.lower() for v in schema["enum"])
+            held += named
+            choices += named
         elif schema.get("type") in ("integer", "number"):
             held += has_number
         else:
             held += 1
-    return held / len(required)
+    return held / len(required), choices
