@@ -173,6 +173,13 @@ def test_a_choice_said_is_passed_and_no_plain_string_is_a_choice_word(checker: G
     assert checker.accepts(either, "get_weather(city='Oslo', unit='c')</code>")
 
 
+def test_a_choice_said_in_other_words_is_passed(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([CALCULATOR], "What is 7 plus 5?")  # the lexicon glosses "plus" as "add"
+    assert checker.accepts(grammar, "calculator(op='add', a=7, b=5)</code>")
+    assert not checker.accepts(grammar, "calculator(op='sub', a=7, b=5)</code>")
+    assert not checker.accepts(calls_grammar([CALCULATOR], "7减5等于多少"), "calculator(op='add', a=7, b=5)</code>")
+
+
 def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
     found = spans("Weather in New York, please!")
     assert {"Weather", "New York", "Weather in New York", "York"} <= set(found)

@@ -37,6 +37,7 @@ from voxcall.llm.local.lexicon import (
     JOINING_WORDS,
     LIST_ENDING,
     UNSPACED_JOINING_WORDS,
+    glosses,
     joined,
     numbers,
     tokens,
@@ -161,7 +162,7 @@ def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:
     arguments are spans of them and numbers are numbers said. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_PYTHON, spans(said), numbers(said))
+    builder = _Builder(_PYTHON, spans(said), numbers(said), glosses(said))
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
@@ -175,7 +176,7 @@ def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat, said: str = "
     :func:`calls_grammar`. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, spans(said), numbers(said))
+    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, spans(said), numbers(said), glosses(said))
     builder.rules["call"] = " | ".join(builder.format_call(tool, tool_format) for tool in tools)
     opener = gbnf_literal(tool_format.opener)
     if tool_format.closer:
@@ -192,10 +193,11 @@ class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
     def __init__(self, dialect: _Dialect = _PYTHON, spans: Sequence[str] = (),
-                 numbers: Sequence[int | float] = ()) -> None:
+                 numbers: Sequence[int | float] = (), meanings: Sequence[str] = ()) -> None:
         self.dialect = dialect
         self.spans = list(spans)  # what a plain string argument may be (any string when empty)
-        self._said = {span.casefold() for span in self.spans}  # the spans as choices are compared with them
+        # what choices are compared with: the spans, and what the lexicon glosses the words as ("times": "mul")
+        self._said = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in meanings}
         self._span_words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self.numbers = list(numbers)  # what a number argument may be (any number when empty)
         self.rules: dict[str, str] = dict(dialect.rules)
