@@ -14,13 +14,13 @@ from dataclasses import replace
 
 import pytest
 
-from tests.llm.helpers import TIMEOUT
 from tests.llm.local.test_llama_server import WEATHER
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LlamaCppBackend, LlamaServerBackend, LLMRequest, Message
 from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.engine import Finished, Sink
 from voxcall.llm.local.plan import Plan
 
+HANG_S = 120.0  # a reply that takes longer is stuck (a cold prompt on a busy machine takes seconds, not minutes)
 SMALL_TALK = LLMRequest(items=[Message("user", "Tell me about your day.")], tools=[WEATHER], max_output_tokens=16)
 EXPLICIT = LLMRequest(items=[Message("user", "Get the weather forecast for Oslo.")], tools=[WEATHER],
                       max_output_tokens=32)
@@ -47,7 +47,7 @@ async def reply(local: LocalBackend, plan: Plan) -> tuple[str, Finished]:
     generation = local.engine.start(plan, sink)
     text = ""
     try:
-        async with asyncio.timeout(TIMEOUT):
+        async with asyncio.timeout(HANG_S):
             while True:
                 item = await sink.queue.get()
                 if isinstance(item, BaseException):
