@@ -204,8 +204,15 @@ class Cluster:
             child.process.wait()
 
 
+_SAYING = threading.Lock()
+
+
 def say(line: str) -> None:
-    print(line, flush=True)
+    """Print one whole line: the relay threads print at once, and ``print`` writes a line and its end apart, so
+    without the lock one child's line could run into another's (a test waiting for the ready line would miss it)."""
+    with _SAYING:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def _die_with_parent() -> None:
