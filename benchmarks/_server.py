@@ -232,7 +232,7 @@ def _serve(prefetch: bool, ttft: float, token_delay: float) -> None:
 
     from voxcall.config import ServerSettings, SessionOptions
     from voxcall.llm import ScriptedBackend
-    from voxcall.realtime.app import create_app
+    from voxcall.serving.app import create_app
     from voxcall.server import WS_IMPLEMENTATION
 
     app = create_app(ServerSettings(session=SessionOptions(prefetch=prefetch), log_level="warning"),

@@ -23,8 +23,8 @@ from typing import Any
 
 from voxcall.config import SessionOptions
 from voxcall.llm import LLMEvent, LLMRequest, ScriptedBackend
-from voxcall.realtime.session import Session
-from voxcall.realtime.toolbox import Toolbox
+from voxcall.core.session import Session
+from voxcall.core.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
 
 DEMO_SERVER = Path(__file__).resolve().parent.parent / "tests" / "tools" / "mcp" / "demo_server.py"

@@ -59,7 +59,7 @@ from voice_set import ARITHMETIC, PAUSED, RATE, REQUESTS, Clip, speak_paused, sp
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.client.transport import WebSocketTransport
-from voxcall.realtime.protocol import Event
+from voxcall.core.protocol import Event
 
 TARGET_MEDIAN_S = 0.8
 TARGET_P90_S = 1.0

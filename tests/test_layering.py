@@ -1,8 +1,10 @@
 """Layering: every module of ``voxcall`` imports downward only.
 
 From the top: ``voxcall.cli`` (thin commands) over ``voxcall.server`` (the composition root) and ``voxcall.client``;
-then ``voxcall.realtime`` (the protocol); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and
-``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree) is read by every part and imports none.
+then ``voxcall.serving`` (the web app: routes, auth, admission, draining) over the two protocol edges,
+``voxcall.realtime`` and ``voxcall.live`` (GPT-Live), which know nothing of each other; both over ``voxcall.core``
+(the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and ``voxcall.audio`` at the
+bottom. ``voxcall.config`` (the settings tree) is read by every part and imports none.
 ``llm`` may import ``tools`` (backends offer tools and yield tool calls); the built-in tools that play sound
 (``voxcall.tools.builtin``: music, volume) may import ``voxcall.audio``, the one way ``tools`` reaches another part.
 
@@ -21,13 +23,17 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 TOP = ("voxcall.cli", "voxcall.server", "voxcall.client")
+SESSIONS = ("voxcall.core", "voxcall.realtime", "voxcall.live", "voxcall.serving")
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "voxcall.config": ("voxcall.",),  # anything of voxcall's own
-    "voxcall.realtime": TOP,
-    "voxcall.llm": ("voxcall.realtime", "voxcall.speech", "voxcall.audio", *TOP),
-    "voxcall.speech": ("voxcall.realtime", "voxcall.llm", "voxcall.tools", *TOP),
-    "voxcall.audio": ("voxcall.realtime", "voxcall.llm", "voxcall.tools", "voxcall.speech", *TOP),
-    "voxcall.tools": ("voxcall.realtime", "voxcall.llm", "voxcall.speech", "voxcall.audio", *TOP),
+    "voxcall.serving": TOP,
+    "voxcall.realtime": ("voxcall.live", "voxcall.serving", *TOP),
+    "voxcall.live": ("voxcall.realtime", "voxcall.serving", *TOP),
+    "voxcall.core": ("voxcall.realtime", "voxcall.live", "voxcall.serving", *TOP),
+    "voxcall.llm": (*SESSIONS, "voxcall.speech", "voxcall.audio", *TOP),
+    "voxcall.speech": (*SESSIONS, "voxcall.llm", "voxcall.tools", *TOP),
+    "voxcall.audio": (*SESSIONS, "voxcall.llm", "voxcall.tools", "voxcall.speech", *TOP),
+    "voxcall.tools": (*SESSIONS, "voxcall.llm", "voxcall.speech", "voxcall.audio", *TOP),
 }
 """For each part, the parts its modules must not import (prefixes of dotted module names)."""
 
@@ -82,7 +88,7 @@ MODULES = sorted((SRC / "voxcall").rglob("*.py"))
 
 def test_the_source_tree_is_found() -> None:
     assert len(MODULES) > 50
-    assert {"voxcall.config", "voxcall.tools.registry", "voxcall.realtime.session"} <= {module_name(p) for p in MODULES}
+    assert {"voxcall.config", "voxcall.tools.registry", "voxcall.core.session"} <= {module_name(p) for p in MODULES}
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: module_name(path))
@@ -95,7 +101,7 @@ def test_every_kind_of_import_is_seen(tmp_path: Path, monkeypatch: pytest.Monkey
     package.mkdir(parents=True)
     (package / "sample.py").write_text(
         "from typing import TYPE_CHECKING\n"
-        "import voxcall.realtime.session\n"
+        "import voxcall.core.session\n"
         "from voxcall import llm\n"
         "from ..speech import tts\n"
         "if TYPE_CHECKING:\n    from voxcall.cli import app\n"
@@ -105,7 +111,7 @@ def test_every_kind_of_import_is_seen(tmp_path: Path, monkeypatch: pytest.Monkey
     assert sorted(violations(package / "sample.py")) == [
         "voxcall.tools.sample imports voxcall.audio.resample",
         "voxcall.tools.sample imports voxcall.cli.app",
+        "voxcall.tools.sample imports voxcall.core.session",
         "voxcall.tools.sample imports voxcall.llm",
-        "voxcall.tools.sample imports voxcall.realtime.session",
         "voxcall.tools.sample imports voxcall.speech.tts",
     ]

@@ -189,7 +189,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 
 from voxcall.config import ServerSettings
-from voxcall.realtime.admission import Admission
+from voxcall.serving.admission import Admission
 from voxcall.server import Server, run_server
 
 

@@ -2,7 +2,7 @@
 
 :func:`build_server` resolves the backend kind ("auto" included), loads the speech models the ``speech:`` section
 asks for (each once), builds the LLM backend and the web app; :func:`run_server` serves it on uvicorn until a stop
-signal, drains its sessions (:mod:`voxcall.draining`) and then closes the backend. Nothing here parses arguments
+signal, drains its sessions (:mod:`voxcall.serving.draining`) and then closes the backend. Nothing here parses arguments
 or prints a summary (that is :mod:`voxcall.cli`), so tests and embedders call it directly. Progress and notes
 go to a :class:`~voxcall.startup.Startup`.
 
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from voxcall.llm import LLMBackend
-    from voxcall.realtime.admission import Admission
-    from voxcall.realtime.voice import Voice
+    from voxcall.serving.admission import Admission
+    from voxcall.core.voice import Voice
     from voxcall.speech import TTS
     from voxcall.speech.voices import VoiceCatalog
 
@@ -90,8 +90,8 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     when the backend cannot be built (unknown kind, missing model, an option it cannot honour, unreadable script …)
     or when speech is required (``speech.enabled: true``) and a model is missing.
     """
-    from voxcall.realtime.admission import Admission
-    from voxcall.realtime.app import create_app
+    from voxcall.serving.admission import Admission
+    from voxcall.serving.app import create_app
 
     startup = startup or Startup()
     warn_if_open(settings)
@@ -149,7 +149,7 @@ def model_inputs(settings: ServerSettings) -> frozenset[ModelInput]:
 def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
     """The shared speech models ``speech`` asks for, each loaded once as a ``startup`` step; None when speech is
     off, or (with a note) when a model is missing and speech was not required."""
-    from voxcall.realtime.voice import Voice
+    from voxcall.core.voice import Voice
     from voxcall.speech import VAD, SileroVAD, SpeechModelError, WebRtcVAD, get_silero, get_whisper
 
     if speech.enabled is False:
@@ -220,7 +220,7 @@ def run_server(server: Server) -> None:
     :data:`CLOSE_TIMEOUT` for the connections to end) and stops the MCP servers."""
     import uvicorn
 
-    from voxcall.draining import DrainingServer
+    from voxcall.serving.draining import DrainingServer
 
     settings = server.settings
     config = uvicorn.Config(

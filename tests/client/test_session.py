@@ -13,7 +13,7 @@ from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, InProcessTransport
 from voxcall.config import SessionOptions
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.protocol import Event
+from voxcall.core.protocol import Event
 from voxcall.tools import ToolRegistry
 
 SCRIPT = {

@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.app import create_app
+from voxcall.serving.app import create_app
 
 _IMPORTS = re.compile(r"""(?:from|import)\s*["'](\./[\w.-]+)["']|new URL\("(\./[\w.-]+)\"""")
 

@@ -14,9 +14,9 @@ from openai import AsyncOpenAI
 from tests.llm.fake_server import FakeServer
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend, ScriptedBackend
-from voxcall.realtime.admission import Admission
-from voxcall.realtime.app import create_app
-from voxcall.realtime.server_events import ENV_VAR
+from voxcall.serving.admission import Admission
+from voxcall.serving.app import create_app
+from voxcall.core.server_events import ENV_VAR
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}

@@ -10,10 +10,10 @@ from typing import Any
 
 from voxcall.config import SessionOptions, ToolsSettings
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
-from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.rate_limits import Clock
-from voxcall.realtime.server_events import check_server_event
-from voxcall.realtime.session import CloseSocket, Session
+from voxcall.core.prefetch import SpeculationSlots
+from voxcall.core.rate_limits import Clock
+from voxcall.core.server_events import check_server_event
+from voxcall.core.session import CloseSocket, Session
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import TextDelta
 

@@ -21,8 +21,8 @@ from starlette.types import Message
 
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SERVICE_RESTART, Admission, Refusal, Seat
-from voxcall.realtime.app import create_app
+from voxcall.serving.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SERVICE_RESTART, Admission, Refusal, Seat
+from voxcall.serving.app import create_app
 
 from .conftest import SCRIPT, Server, ServerFactory
 

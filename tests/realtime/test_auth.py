@@ -6,7 +6,7 @@ import hmac
 
 import pytest
 
-from voxcall.realtime.auth import choose_subprotocol, extract_client_key, key_is_valid
+from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid
 
 
 @pytest.mark.parametrize("value", ["Bearer sk-1", "bearer sk-1", "BEARER sk-1", "Bearer   sk-1  ", "Bearer\tsk-1"])
@@ -91,7 +91,7 @@ def test_choose_subprotocol(offered: list[str], chosen: str | None) -> None:
 
 
 def test_origin_rules() -> None:
-    from voxcall.realtime.auth import origin_allowed
+    from voxcall.serving.auth import origin_allowed
 
     assert origin_allowed(None, "127.0.0.1:8765", [])  # not a browser
     assert origin_allowed("http://127.0.0.1:8765", "127.0.0.1:8765", [])  # the server's own page

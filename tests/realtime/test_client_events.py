@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from openai.types.realtime import InputAudioBufferAppendEvent, SessionUpdateEvent
 
-from voxcall.realtime.beta import from_beta
-from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
-from voxcall.realtime.protocol import ProtocolError
+from voxcall.core.beta import from_beta
+from voxcall.core.client_events import ItemReference, ResponseCreateEvent, parse_client_event
+from voxcall.core.protocol import ProtocolError
 
 
 def user_text(text: Any) -> dict[str, Any]:

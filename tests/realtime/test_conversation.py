@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, Message
-from voxcall.realtime.client_events import parse_client_event
-from voxcall.realtime.conversation import Conversation, item_bytes, overflow, to_chat_items
-from voxcall.realtime.items import (
+from voxcall.core.client_events import parse_client_event
+from voxcall.core.conversation import Conversation, item_bytes, overflow, to_chat_items
+from voxcall.core.items import (
     ApprovalResponseItem,
     CallItem,
     Item,
@@ -20,7 +20,7 @@ from voxcall.realtime.items import (
     SpokenAudio,
     item_from_client,
 )
-from voxcall.realtime.protocol import ProtocolError
+from voxcall.core.protocol import ProtocolError
 
 
 def read(item: dict[str, Any]) -> Item:

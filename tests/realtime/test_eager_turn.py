@@ -12,7 +12,7 @@ import pytest
 
 from voxcall.audio.codec import encode_audio, resample
 from voxcall.audio.formats import PCM24K
-from voxcall.realtime.voice import Voice
+from voxcall.core.voice import Voice
 
 from .harness import ControlledBackend, Harness, Turn
 from .test_voice import voice  # noqa: F401  (the shared speech models)

@@ -21,7 +21,7 @@ from typing import Any, Self
 import pytest
 
 from voxcall.llm import OpenAIChatBackend, ScriptedBackend
-from voxcall.realtime.toolbox import Toolbox
+from voxcall.core.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
 
 from .harness import WEATHER, Harness

@@ -1,6 +1,6 @@
 """Protocol fuzz: nothing a client sends breaks a session (hypothesis; frames from :mod:`.fuzz_events`).
 
-Each example opens a real :class:`~voxcall.realtime.session.Session` in-process (scripted backend with client and
+Each example opens a real :class:`~voxcall.core.session.Session` in-process (scripted backend with client and
 server tools; half the examples with a stand-in voice, so audio turns and spoken answers run too), sends it 20-30
 frames (schema events, beta spellings, mutants, garbage and plain actions mixed), then checks that:
 
@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.items import ApprovalRequestItem, CallItem
-from voxcall.realtime.server_events import InvalidServerEvent, check_server_event
-from voxcall.realtime.toolbox import ServerTool, Toolbox
+from voxcall.core.items import ApprovalRequestItem, CallItem
+from voxcall.core.server_events import InvalidServerEvent, check_server_event
+from voxcall.core.toolbox import ServerTool, Toolbox
 from voxcall.tools import ToolRegistry
 
 from .fuzz_events import NASTY, Frame, Known, frames, resolve

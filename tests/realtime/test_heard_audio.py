@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from voxcall.realtime.heard_audio import MAX_TRANSCRIBING
-from voxcall.realtime.voice import PCM, Voice
+from voxcall.core.heard_audio import MAX_TRANSCRIBING
+from voxcall.core.voice import PCM, Voice
 from voxcall.speech.stt import Transcript
 
 from .harness import ControlledBackend, Harness, Turn

@@ -6,16 +6,16 @@ import asyncio
 from typing import Any
 
 from voxcall.llm import LLMRequest
-from voxcall.realtime.conversation import Conversation, to_chat_items
-from voxcall.realtime.items import CallOutputItem, Item
-from voxcall.realtime.lifecycle import HiddenKind, Phase, ResponseLifecycle
-from voxcall.realtime.metrics import Metrics
-from voxcall.realtime.outbox import Outbox, Send
-from voxcall.realtime.output_items import History
-from voxcall.realtime.prefetch import SpeculationSlots
-from voxcall.realtime.response import ResponseRun
-from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
-from voxcall.realtime.server_events import check_server_event
+from voxcall.core.conversation import Conversation, to_chat_items
+from voxcall.core.items import CallOutputItem, Item
+from voxcall.core.lifecycle import HiddenKind, Phase, ResponseLifecycle
+from voxcall.core.metrics import Metrics
+from voxcall.core.outbox import Outbox, Send
+from voxcall.core.output_items import History
+from voxcall.core.prefetch import SpeculationSlots
+from voxcall.core.response import ResponseRun
+from voxcall.core.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.server_events import check_server_event
 
 from .harness import ControlledBackend, Turn
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from voxcall.realtime.live_transcript import QUIET_MS, LiveTranscript, next_delta
-from voxcall.realtime.voice import Voice
+from voxcall.core.live_transcript import QUIET_MS, LiveTranscript, next_delta
+from voxcall.core.voice import Voice
 
 from .harness import ControlledBackend, Harness
 from .test_voice import speech, voice  # noqa: F401  (the module's shared models)

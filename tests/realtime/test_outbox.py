@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from voxcall.realtime.outbox import Outbox, OutputGate
-from voxcall.realtime.protocol import event
-from voxcall.realtime.server_events import ENV_VAR, InvalidServerEvent, check_server_event, validation_enabled
+from voxcall.core.outbox import Outbox, OutputGate
+from voxcall.core.protocol import event
+from voxcall.core.server_events import ENV_VAR, InvalidServerEvent, check_server_event, validation_enabled
 
 
 class Socket:

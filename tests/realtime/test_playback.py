@@ -16,10 +16,10 @@ import numpy.typing as npt
 import pytest
 
 from voxcall.audio.output import AudioOutput, NullSink
-from voxcall.realtime.items import SpokenAudio
-from voxcall.realtime.playback import Playback
-from voxcall.realtime.toolbox import Toolbox
-from voxcall.realtime.voice import Voice
+from voxcall.core.items import SpokenAudio
+from voxcall.core.playback import Playback
+from voxcall.core.toolbox import Toolbox
+from voxcall.core.voice import Voice
 
 from .harness import ControlledBackend, Harness, Turn
 from .test_heard_audio import EnergyVAD, SilentSTT, fake_voice

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from voxcall.realtime.protocol import ProtocolError, error_event, event, new_id, to_beta
-from voxcall.realtime.server_events import check_server_event
+from voxcall.core.protocol import ProtocolError, error_event, event, new_id, to_beta
+from voxcall.core.server_events import check_server_event
 
 
 def test_ids_are_prefixed_and_fresh() -> None:

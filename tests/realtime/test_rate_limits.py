@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.realtime.rate_limits import EventFate, EventRate, TokenBucket
+from voxcall.core.rate_limits import EventFate, EventRate, TokenBucket
 
 from .harness import ControlledBackend, Harness
 

@@ -11,12 +11,12 @@ import numpy.typing as npt
 import pytest
 
 from voxcall.llm import LLMRequest
-from voxcall.realtime.conversation import Conversation
-from voxcall.realtime.output_items import OutOfBand
-from voxcall.realtime.protocol import ProtocolError
-from voxcall.realtime.response import ResponseRun
-from voxcall.realtime.response_inputs import ResponseInputs, ResponseParams
-from voxcall.realtime.server_events import check_server_event
+from voxcall.core.conversation import Conversation
+from voxcall.core.output_items import OutOfBand
+from voxcall.core.protocol import ProtocolError
+from voxcall.core.response import ResponseRun
+from voxcall.core.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.server_events import check_server_event
 
 from .harness import ControlledBackend, Turn
 

@@ -11,7 +11,7 @@ import pytest
 import websockets
 
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.server_events import check_server_event
+from voxcall.core.server_events import check_server_event
 
 from .conftest import SCRIPT, WEATHER_TOOL, ServerFactory
 

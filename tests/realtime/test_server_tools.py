@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
-from voxcall.realtime.toolbox import ServerTool, Toolbox
+from voxcall.core.toolbox import ServerTool, Toolbox
 from voxcall.tools import ToolContext, ToolRegistry
 from voxcall.tools.builtin import register_builtins
 

@@ -11,7 +11,7 @@ import pytest
 import websockets
 
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
-from voxcall.realtime.conversation import item_bytes
+from voxcall.core.conversation import item_bytes
 
 from .conftest import ServerFactory
 from .harness import ControlledBackend, Harness, Turn

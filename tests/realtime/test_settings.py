@@ -8,10 +8,10 @@ import pytest
 from openai.types.realtime import RealtimeSessionCreateRequest
 
 from voxcall.audio.formats import PCMU
-from voxcall.realtime.client_events import parse_client_event
-from voxcall.realtime.protocol import ProtocolError
-from voxcall.realtime.session_fields import OPENAI_VOICES
-from voxcall.realtime.settings import (
+from voxcall.core.client_events import parse_client_event
+from voxcall.core.protocol import ProtocolError
+from voxcall.core.session_fields import OPENAI_VOICES
+from voxcall.core.settings import (
     DEFAULT_VOICE,
     NO_AUDIO_OUTPUT,
     ServerSpeech,
@@ -19,7 +19,7 @@ from voxcall.realtime.settings import (
     read_settings,
     response_settings,
 )
-from voxcall.realtime.turn_detection import EAGERNESS_SILENCE_MS
+from voxcall.core.turn_detection import EAGERNESS_SILENCE_MS
 
 from .harness import ControlledBackend, Harness, Turn
 

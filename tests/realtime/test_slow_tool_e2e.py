@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from voxcall.llm import ScriptedBackend
-from voxcall.realtime.acknowledgement import PHRASES
+from voxcall.core.acknowledgement import PHRASES
 
 from .conftest import ServerFactory
 

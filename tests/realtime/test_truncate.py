@@ -10,9 +10,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from voxcall.realtime.items import MessageItem
-from voxcall.realtime.protocol import Event
-from voxcall.realtime.session import Session
+from voxcall.core.items import MessageItem
+from voxcall.core.protocol import Event
+from voxcall.core.session import Session
 
 from .harness import WEATHER, ControlledBackend, Harness, Turn
 from .test_heard_audio import fake_voice

@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from voxcall.realtime.protocol import event, unicode_text, wire_text
-from voxcall.realtime.toolbox import Toolbox
+from voxcall.core.protocol import event, unicode_text, wire_text
+from voxcall.core.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
 
 from .harness import ControlledBackend, Harness, Turn

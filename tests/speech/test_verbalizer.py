@@ -17,7 +17,7 @@ from tests.realtime.harness import Harness
 from tests.realtime.test_heard_audio import EnergyVAD, SilentSTT
 from voxcall.audio import resample
 from voxcall.llm.scripted import ScriptedBackend
-from voxcall.realtime.voice import Voice
+from voxcall.core.voice import Voice
 from voxcall.speech import PiperTTS, WhisperSTT
 from voxcall.speech.spoken_forms import SPOKEN_FORMS, Form, Money, SpokenForms
 from voxcall.speech.verbalizer import Verbalizer, verbalizer_for

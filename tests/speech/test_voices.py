@@ -21,7 +21,7 @@ from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.cli import app
-from voxcall.realtime.voice import Voice
+from voxcall.core.voice import Voice
 from voxcall.speech import EspeakTTS, get_piper, get_silero, get_whisper
 from voxcall.speech.tts import _wav_pcm, default_voice_path
 from voxcall.speech.vad import SileroVAD

@@ -1,6 +1,6 @@
 """``voxcall chat``: one typed turn against an in-process pipeline, for trying models, prompts and tool formats.
 
-No server and no socket: a :class:`~voxcall.realtime.session.Session` runs in this process (the same code a server
+No server and no socket: a :class:`~voxcall.core.session.Session` runs in this process (the same code a server
 runs per connection), reached through :class:`~voxcall.client.transport.InProcessTransport`, and the tool round
 trips are driven by the same :class:`~voxcall.client.session.ClientSession` as ``voxcall talk``. The tools (by default a
 :class:`~voxcall.tools.ToolRegistry` with the built-in calculator) are run by the client side of the conversation.

@@ -22,7 +22,7 @@ from voxcall.audio.codec import decode_audio, encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, Transport
-from voxcall.realtime.protocol import Event
+from voxcall.core.protocol import Event
 
 AUDIO_FORMAT = PCM24K
 """The wire format the client sends and asks for: PCM16 mono at 24 kHz (the Realtime default)."""

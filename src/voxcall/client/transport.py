@@ -12,14 +12,14 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Protocol
 
-from voxcall.realtime.protocol import Event
+from voxcall.core.protocol import Event
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
     from voxcall.config import SessionOptions
     from voxcall.llm import LLMBackend
-    from voxcall.realtime.session import Session
+    from voxcall.core.session import Session
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest server message the client accepts (audio deltas are a few kilobytes)."""
@@ -105,7 +105,7 @@ class InProcessTransport:
     @classmethod
     async def open(cls, backend: LLMBackend, options: SessionOptions) -> InProcessTransport:
         """Start a session answering with ``backend``; its ``session.created`` is the first event."""
-        from voxcall.realtime.session import Session
+        from voxcall.core.session import Session
 
         events: asyncio.Queue[Event | None] = asyncio.Queue()
         session = Session(backend, events.put, options=options)

@@ -1,1 +1,1 @@
-"""The OpenAI Realtime protocol: the app (routes, auth), sessions, conversations, responses and prefetch."""
+"""The OpenAI Realtime protocol's edge over the session core (:mod:`voxcall.core`)."""

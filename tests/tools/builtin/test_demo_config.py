@@ -14,7 +14,7 @@ from tests.serve import serve
 from voxcall import cli
 from voxcall.config import ServerSettings
 from voxcall.llm.scripted import ScriptedBackend
-from voxcall.realtime.toolbox import Toolbox
+from voxcall.core.toolbox import Toolbox
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "examples" / "demo.yaml"

@@ -1,0 +1,361 @@
+"""What a session hears: input audio in, user turns and their transcripts out.
+
+:class:`HeardAudio` owns the ``input_audio_buffer`` (:class:`~voxcall.core.input_buffer.InputAudio`), the
+resampling of the client's format to the speech models' 16 kHz (one streaming resampler, continuous across
+appends), the turn detector (server VAD) and the transcription tasks. A turn, whether ended by the detector or
+committed by the client, becomes a user audio item in the conversation at once; its transcript follows from a
+worker thread. What a turn means for responses goes to the :class:`~voxcall.core.lifecycle.ResponseLifecycle`:
+speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
+transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause of
+``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.eager_turn.EagerTurn`: the answer is prepared
+hidden and claimed when the turn ends, or dropped when the user speaks on. While a turn is spoken, a
+:class:`~voxcall.core.live_transcript.LiveTranscript` sends its partial transcripts (``live_transcript_ms``).
+Every transcription hears as the session's ``audio.input.transcription`` asks (:mod:`voxcall.core.hearing`).
+
+A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
+the answer waits for the end of the whole sentence, which then answers every part of it.
+
+A turn lasts at most ``max_turn_ms``: there it ends as if the user had paused (``speech_stopped``, committed,
+transcribed, answered), so the audio held never grows past it. A user who speaks on starts a new turn at once, and,
+as above, the answer then waits for the end of everything they say. At most :data:`MAX_TRANSCRIBING` turns are
+transcribed at once: a client that sends audio faster than it can be transcribed waits (its next event is read when
+a transcript is done) rather than piling up turns in memory.
+
+``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
+neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
+its first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered,
+as OpenAI's server does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
+from voxcall.audio.formats import AudioFormat
+from voxcall.core.conversation import Conversation
+from voxcall.core.direct_audio import keep_recent_audio, wav_base64
+from voxcall.core.eager_turn import EagerTurn
+from voxcall.core.hearing import Hearing
+from voxcall.core.input_buffer import AudioBufferFull, InputAudio
+from voxcall.core.items import MessageItem
+from voxcall.core.lifecycle import Phase, ResponseLifecycle
+from voxcall.core.live_transcript import LiveTranscript, next_delta
+from voxcall.core.metrics import Metrics
+from voxcall.core.outbox import Outbox
+from voxcall.core.protocol import ProtocolError, event, new_id
+from voxcall.core.response import ResponseRun
+from voxcall.core.settings import TurnDetection
+from voxcall.core.timing import HeardTurn
+from voxcall.core.voice import PCM, RATE, Voice
+from voxcall.speech.stt import Transcript
+from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, TurnDetector
+
+log = logging.getLogger(__name__)
+
+VAD_SLICE_SAMPLES = RATE // 2
+"""The most audio (16 kHz samples: half a second) the turn detector reads in one go; an append holding more is read
+slice by slice, handing the event loop back between slices, so a client streaming far faster than real time never
+holds the loop (and every other session's pings) for the length of its append; each slice, the first too, waits
+its turn, so a flood of small appends never does either."""
+
+MIN_COMMIT_MS = 100
+"""The shortest audio a client may commit (as OpenAI's server requires)."""
+
+MAX_TRANSCRIBING = 2
+"""Turns of one session being transcribed at once; committing another waits for one of them to finish."""
+
+
+class HeardAudio:
+    """A session's input audio: buffer, resampling, turn detection and transcription."""
+
+    def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
+                 responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
+                 metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0, live_transcript_ms: int = 0,
+                 hearing: Callable[[], Hearing | None] = lambda: None,
+                 on_speech: Callable[[], None] = lambda: None, direct: Callable[[], bool] = lambda: False,
+                 max_direct_audio_bytes: int = 0) -> None:
+        """``respond`` answers a turn with the session's settings (under ``create_response``); ``max_turn_ms`` is
+        the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
+        hidden; ``live_transcript_ms`` (0: off) the speech between partial transcripts; ``hearing`` says how the
+        session is heard (None: the server's model); ``on_speech`` is told when a turn begins. ``direct`` says
+        whether the model hears turns themselves (:mod:`voxcall.core.direct_audio`, at most
+        ``max_direct_audio_bytes`` kept): a turn is then answered at once, its transcript following for the client
+        only, and no eager answer is prepared."""
+        self.voice = voice
+        self._direct = direct
+        self._max_direct_audio_bytes = max_direct_audio_bytes
+        self._live_transcript_ms = live_transcript_ms
+        self._live: LiveTranscript | None = None
+        self._hearing = hearing
+        self._max_turn_ms = max_turn_ms
+        self._on_speech = on_speech
+        self._eager_turn_ms = eager_turn_ms
+        self._eager: EagerTurn | None = None
+        self._turns_begun = 0  # user turns started so far (a transcript answers only the latest)
+        self._metrics = metrics
+        self.buffer = InputAudio()
+        self._outbox = outbox
+        self._conversation = conversation
+        self._responses = responses
+        self._respond = respond
+        self._turns: TurnDetection | None = None
+        self._turn_item: str | None = None  # id reserved for the user item of the turn being spoken
+        self._resampler: StreamResampler | None = None
+        self._resampler_format: AudioFormat | None = None
+        self._transcriptions: set[asyncio.Task[None]] = set()
+        self._quiet_since_ms = 0  # stream position since which neither side has spoken
+        self._playback: tuple[ResponseRun, int] | None = None  # the last response heard, and where its audio began
+
+    def use_turn_detection(self, turns: TurnDetection | None) -> None:
+        """Server VAD with ``turns`` (a fresh detector), or push-to-talk when None."""
+        self._turns = turns
+        self._quiet_since_ms = self.buffer.position_ms
+        detector = None
+        if turns is not None and self.voice is not None:
+            eager = self._eager_turn_ms if turns.create_response and self._eager_turn_ms > 0 else None
+            detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
+                                    prefix_padding_ms=turns.prefix_padding_ms,
+                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager,
+                                    max_turn_ms=self._max_turn_ms)
+        self.buffer.use_detector(detector)
+
+    def need_voice(self) -> Voice:
+        """The speech models, or a protocol error when this server has none."""
+        if self.voice is None:
+            raise ProtocolError("audio input is not available: this server runs without speech models; send text",
+                                code="unsupported_event", param="type")
+        return self.voice
+
+    # -- client events ------------------------------------------------------------------------------------------
+
+    async def append(self, audio: str, fmt: AudioFormat) -> None:
+        """``input_audio_buffer.append``: decode, resample to 16 kHz, detect turn boundaries and act on them."""
+        self.need_voice()
+        if self._resampler is None or self._resampler_format != fmt:
+            self._resampler, self._resampler_format = StreamResampler(fmt.rate, RATE), fmt
+        try:
+            pcm = self._resampler.process(decode_audio(audio, fmt))
+        except AudioDecodeError as exc:
+            raise ProtocolError(f"'audio': {exc}", code="invalid_value", param="audio") from None
+        for start in range(0, len(pcm), VAD_SLICE_SAMPLES):
+            await asyncio.sleep(0)  # each slice waits its turn on the event loop, also of a flood of small appends
+            await self._heard(pcm[start:start + VAD_SLICE_SAMPLES])
+        await self._check_idle()
+
+    async def _heard(self, pcm: PCM) -> None:
+        """One slice of an append: into the buffer, through the turn detector, and its boundaries acted on."""
+        try:
+            boundaries = self.buffer.append(pcm)
+        except AudioBufferFull as exc:
+            raise ProtocolError(f"input audio buffer full: {exc}; it was cleared", code="input_audio_buffer_full",
+                                param="audio") from None
+        for boundary in boundaries:
+            if isinstance(boundary, SpeechStarted):
+                await self._speech_started(boundary.audio_start_ms)
+            elif isinstance(boundary, SpeechPaused):
+                self._paused(boundary)
+            elif isinstance(boundary, SpeechResumed):
+                eager, self._eager = self._eager, None
+                await self._drop_eager(eager, "speech resumed")
+            else:
+                await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
+        if self._live is not None:
+            self._live.heard(self.buffer.position_ms, self.buffer.peek_turn, silent_ms=self.buffer.silence_ms)
+
+    async def commit(self) -> None:
+        """``input_audio_buffer.commit`` (push-to-talk): the held audio becomes a user item; no response."""
+        self.need_voice()
+        if self.buffer.duration_ms < MIN_COMMIT_MS:
+            raise ProtocolError(f"buffer too small: expected at least {MIN_COMMIT_MS} ms of audio, have "
+                                f"{self.buffer.duration_ms} ms", code="input_audio_buffer_commit_empty")
+        await self._commit(self.buffer.take_all(), new_id("item"), respond=False)
+
+    async def clear(self) -> None:
+        """``input_audio_buffer.clear``: forget the held audio."""
+        self.need_voice()
+        self.buffer.clear()
+        await self._outbox.put(event("input_audio_buffer.cleared"))
+
+    async def transcribed(self) -> None:
+        """Wait for the transcripts still being made (a response must read every part of what the user just
+        said); called from a transcription, for the others."""
+        others = self._transcriptions - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others)
+
+    async def close(self) -> None:
+        """Stop the transcriptions in flight."""
+        if self._eager is not None:
+            await self._eager.cancel()
+        if self._live is not None:
+            await self._live.stop()
+        for task in list(self._transcriptions):
+            task.cancel()
+        await self.transcribed()
+
+    # -- turns --------------------------------------------------------------------------------------------------
+
+    async def _check_idle(self) -> None:
+        """Fire ``idle_timeout_ms`` when the audio since both sides fell quiet has reached it."""
+        timeout = self._turns.idle_timeout_ms if self._turns is not None else None
+        if timeout is None:
+            return
+        now = self.buffer.position_ms
+        heard = self._responses.heard
+        if heard is not None and (self._playback is None or self._playback[0] is not heard):
+            self._playback = (heard, now)
+        if self._responses.visible is not None or self.buffer.in_turn or self._transcriptions:
+            self._quiet_since_ms = now
+        if self._playback is not None:
+            played, start = self._playback
+            audio_ms = sum(item.audio_ms for item in played.output if isinstance(item, MessageItem))
+            self._quiet_since_ms = max(self._quiet_since_ms, start + audio_ms)
+        if now - self._quiet_since_ms >= timeout:
+            item_id, start = new_id("item"), self._quiet_since_ms
+            self._quiet_since_ms = now
+            await self._outbox.put(event("input_audio_buffer.timeout_triggered", audio_start_ms=start,
+                                         audio_end_ms=now, item_id=item_id))
+            await self._commit(self.buffer.take_all(), item_id, respond=True, even_if_silent=True)
+
+    async def _speech_started(self, start_ms: int) -> None:
+        """A user turn began: its item id is reserved, a hidden response is dropped, and with
+        ``interrupt_response`` the assistant stops talking (barge-in)."""
+        self._turn_item = new_id("item")
+        self._turns_begun += 1
+        if self._live_transcript_ms > 0 and self.voice is not None:
+            self._live = LiveTranscript(self._turn_item, start_ms, self._live_transcript_ms, self.voice,
+                                        self._hearing(), self._delta_sender(self._turn_item))
+        await self._outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=start_ms,
+                                     item_id=self._turn_item))
+        await self._responses.discard("user speech")
+        if self._turns is not None and self._turns.interrupt_response:
+            await self._responses.cancel("turn_detected")
+        self._on_speech()
+
+    def _paused(self, pause: SpeechPaused) -> None:
+        """A short silence inside the turn: transcribe what was said and prepare the answer, hidden."""
+        if self.voice is None or self._turn_item is None or self._eager is not None or self._direct():
+            return
+        item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
+        self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
+                                self.voice, self._hearing(), self.transcribed, self._responses.answer_early)
+
+    async def _drop_eager(self, eager: EagerTurn | None, reason: str) -> None:
+        """Forget a prepared answer: its transcription stops, its hidden response is discarded (nothing of either
+        reached the client)."""
+        if eager is not None:
+            await eager.cancel()
+            if eager.answering:
+                await self._responses.discard(reason)
+
+    def _speech_end(self, end_ms: int) -> float:
+        """When (on the monotonic clock) the stream was at ``end_ms``: the client streams in real time, so the
+        audio after it arrived since (an estimate that is exact for real-time streams)."""
+        return time.monotonic() - max(0, self.buffer.position_ms - end_ms) / 1000
+
+    async def _speech_stopped(self, end_ms: int, *, cut: bool) -> None:
+        """The turn ended at ``end_ms``: after the silence that ends a turn, or ``cut`` at its longest."""
+        waited = self._turns.silence_duration_ms if self._turns is not None and not cut else 0
+        speech_end = self._speech_end(end_ms - waited)
+        item_id = self._turn_item or new_id("item")
+        self._turn_item = None
+        live, self._live = self._live, None
+        said = ""
+        if live is not None:
+            await live.stop()
+            said = live.said
+        await self._outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
+        respond = self._turns is not None and self._turns.create_response
+        pcm = self.buffer.take_turn(end_ms)
+        eager, self._eager = self._eager, None
+        if eager is not None:
+            if eager.item.id == item_id and await eager.result() is not None:
+                await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0),
+                                    said)
+                return
+            await self._drop_eager(eager, "eager turn failed")
+        await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited, said=said)
+
+    async def _confirm(self, eager: EagerTurn, pcm: PCM, respond: bool, turn: HeardTurn, said: str) -> None:
+        """The turn is over and its eager transcript stands: commit it, then claim the prepared answer (or, if none
+        could be prepared, answer now). ``said``: what live deltas already said of it."""
+        item = eager.item
+        transcript = eager.transcript or Transcript("", "en")
+        self._metrics.transcribed(eager.stt_seconds)
+        previous = self._conversation.add(item)
+        await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item.id))
+        await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        await self._transcript_events(item, transcript, pcm, said)
+        if not respond or not transcript.text:
+            await self._drop_eager(eager, "nothing to answer")
+        elif not await self._responses.claim(None, turn=turn):
+            await self._respond(turn)
+
+    async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False,
+                      speech_end: float | None = None, waited_ms: int = 0, said: str = "") -> None:
+        """Make a user audio item of ``pcm`` and transcribe it; then, if asked, answer it (when something was said,
+        or ``even_if_silent``), timed from ``speech_end`` after ``waited_ms`` of silence (a commit: from now).
+        Waits first while :data:`MAX_TRANSCRIBING` turns are being transcribed."""
+        while len(self._transcriptions) >= MAX_TRANSCRIBING:
+            await asyncio.wait(self._transcriptions, return_when=asyncio.FIRST_COMPLETED)
+        await self._responses.discard("new user audio")
+        item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
+        direct = self._direct()
+        if direct:
+            item.heard_wav = wav_base64(pcm)
+        previous = self._conversation.add(item)
+        if direct:
+            keep_recent_audio(self._conversation.items, self._max_direct_audio_bytes)
+        await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
+        await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        ended = time.monotonic() if speech_end is None else speech_end
+        task = asyncio.create_task(self._transcribe(item, pcm, respond and not direct, even_if_silent, ended,
+                                                    waited_ms, self._turns_begun, said), name=f"voxcall-stt-{item_id}")
+        self._transcriptions.add(task)
+        task.add_done_callback(self._transcriptions.discard)
+        if direct and respond and self._responses.phase is not Phase.VISIBLE:  # the model hears it: no waiting
+            await self._respond(HeardTurn(ended, waited_ms, time.monotonic()))
+
+    async def _transcribe(self, item: MessageItem, pcm: PCM, respond: bool, even_if_silent: bool, speech_end: float,
+                          waited_ms: int, turns_begun: int, said: str) -> None:
+        voice = self.need_voice()
+        started = time.monotonic()
+        try:
+            transcript = await voice.transcribe(pcm, self._hearing())
+        except Exception as exc:  # a model failure must not end the session
+            log.exception("transcription of %s failed", item.id)
+            await self._outbox.put(event("conversation.item.input_audio_transcription.failed", item_id=item.id,
+                                         content_index=0, error={"type": "transcription_error",
+                                                                 "code": type(exc).__name__,
+                                                                 "message": "transcription failed"}))
+            return
+        done = time.monotonic()
+        self._metrics.transcribed(done - started)
+        item.content[0]["transcript"] = transcript.text
+        await self._transcript_events(item, transcript, pcm, said)
+        if not respond or not (transcript.text or even_if_silent) or self._turns_begun != turns_begun:
+            return  # nothing to answer, or the user spoke on: the end of what they say now answers this too
+        await self.transcribed()
+        if self._responses.phase is not Phase.VISIBLE and self._conversation.get(item.id) is item:
+            await self._respond(HeardTurn(speech_end, waited_ms, done))
+
+    def _delta_sender(self, item_id: str) -> Callable[[str], Awaitable[None]]:
+        async def send(delta: str) -> None:
+            await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item_id,
+                                         content_index=0, delta=delta))
+        return send
+
+    async def _transcript_events(self, item: MessageItem, transcript: Transcript, pcm: PCM, said: str) -> None:
+        """The transcript's last delta (what live deltas have not ``said``), ``.completed`` and ``item.done``."""
+        delta = next_delta(said, transcript.text, final=True)
+        if delta:
+            await self._delta_sender(item.id)(delta)
+        await self._outbox.put(event("conversation.item.input_audio_transcription.completed", item_id=item.id,
+                                     content_index=0, transcript=transcript.text, languages=[
+                                         {"code": transcript.language}],
+                                     usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
+        await self._outbox.put(event("conversation.item.done", item=item.to_wire()))

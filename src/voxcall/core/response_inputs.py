@@ -1,0 +1,110 @@
+"""What one response is given, and what it counts.
+
+:class:`ResponseParams` are the session's settings merged with the request's overrides; :class:`ResponseInputs`
+add the backend and its request, where the response's items and events go, and what it may use. A
+:class:`~voxcall.core.response.ResponseRun` owns everything else it needs; :class:`UsageTotals` is its token count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from voxcall.audio.formats import PCM24K, AudioFormat
+from voxcall.config import ToolsSettings
+from voxcall.llm import LLMBackend, LLMRequest, Usage
+from voxcall.core.acknowledgement import acknowledgement
+from voxcall.core.conversation import Conversation
+from voxcall.core.metrics import Metrics
+from voxcall.core.outbox import Send
+from voxcall.core.output_items import History
+from voxcall.core.playback import Playback
+from voxcall.core.server_calls import Approvals
+from voxcall.core.settings import SessionSettings
+from voxcall.core.timing import ResponseTiming
+from voxcall.core.tool_ledger import ToolLedger
+from voxcall.core.toolbox import Toolbox
+from voxcall.speech.tts import TTS
+from voxcall.tools import Tool, ToolContext
+from voxcall.tools.codecalls.prompt import ToolChoice
+
+
+@dataclass
+class ResponseParams:
+    """Everything one response is generated with: the session's settings merged with the request's overrides."""
+
+    instructions: str
+    tools: list[Tool]
+    tool_choice: ToolChoice
+    output_modalities: list[str]
+    max_output_tokens: int | None
+    temperature: float | None = None
+    metadata: dict[str, str] | None = None
+    output_format: AudioFormat = PCM24K
+    speed: float = 1.0  # speaking rate (``audio.output.speed``)
+
+    @property
+    def audio(self) -> bool:
+        """Whether the response is spoken."""
+        return "audio" in self.output_modalities
+
+
+def _unit_gain() -> float:
+    return 1.0
+
+
+def _own_ledger() -> ToolLedger:
+    """A ledger for a response run on its own (tests): a session gives its responses the session's."""
+    return ToolLedger(Conversation(), Metrics(), client_wait=ToolsSettings().client_tool_wait,
+                      on_landed=lambda entry: None)
+
+
+def _english() -> str:
+    return acknowledgement(None, "", 0)
+
+
+@dataclass
+class ResponseInputs:
+    """What a response is given: the backend and the request for it, the settings, where its items and events go,
+    and what it may use (speech, server tools, the session's tool context and approvals, the pacing of its speech
+    on the host's audio output)."""
+
+    backend: LLMBackend
+    request: LLMRequest
+    params: ResponseParams
+    history: History
+    emit: Send
+    llm_timeout: float
+    tts: TTS | None = None
+    gain: Callable[[], float] = _unit_gain  # the session's voice gain, read as each clause is spoken
+    toolbox: Toolbox | None = None
+    context: ToolContext = field(default_factory=ToolContext)
+    approvals: Approvals | None = None
+    timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
+    repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
+    playback: Playback | None = None  # the session's speech as the client plays it, when music shares the host
+    settings: SessionSettings | None = None  # the effective settings it is generated with (a claim compares them)
+    ledger: ToolLedger = field(default_factory=_own_ledger)  # the session's tool calls, this response's among them
+    acknowledge_after: float | None = None  # seconds tools may run before the response acknowledges them and ends
+    acknowledge: Callable[[], str] = _english  # the acknowledgement to say then
+
+
+@dataclass
+class UsageTotals:
+    """The tokens a response used, over all its model calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cached_tokens += usage.cached_input_tokens
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"total_tokens": self.input_tokens + self.output_tokens, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "input_token_details": {"cached_tokens": self.cached_tokens, "text_tokens": self.input_tokens},
+                "output_token_details": {"text_tokens": self.output_tokens}}

@@ -1,0 +1,97 @@
+"""Speaking one assistant message as its text streams: clause by clause, never waiting for whole sentences.
+
+Text deltas go through a :class:`~voxcall.speech.clauses.ClauseSplitter`; each complete clause is synthesised,
+resampled to the session's output format, scaled by the session's voice gain and encoded in a worker thread while
+the model keeps generating, then sent as ``response.output_audio.delta`` chunks. Tool syntax never gets here: the text
+is what the ``<code>`` parser released. A speaker of a hidden (speculative) response waits for its claim before
+it synthesises anything. Each clause is recorded with its audio span as its audio starts to go out, and every
+chunk sent is counted (:class:`~voxcall.core.items.SpokenAudio`), so ``conversation.item.truncate`` can cut
+the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also reported
+to the session's :class:`~voxcall.core.playback.Playback`, which keeps the host's music down until the client
+has played it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from voxcall.audio.codec import apply_gain, encode_audio, pcm_duration_ms, resample
+from voxcall.audio.formats import AudioFormat
+from voxcall.core.items import Spoken, SpokenAudio
+from voxcall.core.playback import Playback
+from voxcall.speech.clauses import ClauseSplitter
+from voxcall.speech.tts import TTS
+
+_CHUNK_MS = 100  # audio per delta event
+
+
+class Speaker:
+    """Turns one message's text into audio events; ``finish()`` waits for the last chunk, ``cancel()`` stops."""
+
+    def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
+                 send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event,
+                 playback: Playback | None = None, *, speed: float = 1.0) -> None:
+        """``playback`` paces the session's speech on the host's audio output (music): the speaker holds it while
+        it speaks and reports every chunk sent. ``speed`` is the speaking rate the TTS is asked for."""
+        self._tts = tts
+        self._speed = speed
+        self._fmt = fmt
+        self._gain = gain
+        self._send_audio = send_audio
+        self._released = released
+        self._playback = playback
+        self._splitter = ClauseSplitter()
+        self._clauses: asyncio.Queue[str | None] = asyncio.Queue()
+        self.audio = SpokenAudio()
+        self._task = asyncio.create_task(self._speak(), name="voxcall-speaker")
+
+    def feed(self, text: str) -> None:
+        """Queue the clauses that ``text`` completes."""
+        for clause in self._splitter.feed(text):
+            self._clauses.put_nowait(clause)
+
+    async def finish(self) -> None:
+        """Speak what is left and wait until the last audio chunk has been sent."""
+        for clause in self._splitter.flush():
+            self._clauses.put_nowait(clause)
+        self._clauses.put_nowait(None)
+        await self._task
+
+    async def cancel(self) -> None:
+        """Stop at once: no further audio is sent."""
+        self._task.cancel()
+        await asyncio.wait([self._task])
+
+    def _render(self, clause: str) -> list[tuple[str, int]]:
+        """The clause's audio in the session's format and volume: encoded chunks, each with its length (ms)."""
+        chunks: list[tuple[str, int]] = []
+        step = self._fmt.rate * _CHUNK_MS // 1000
+        for pcm in self._tts.synthesize(clause, speed=self._speed):
+            audio = apply_gain(resample(pcm, self._tts.sample_rate, self._fmt.rate), self._gain())
+            for i in range(0, len(audio), step):
+                piece = audio[i:i + step]
+                chunks.append((encode_audio(piece, self._fmt), pcm_duration_ms(len(piece), self._fmt.rate)))
+        return chunks
+
+    async def _speak(self) -> None:
+        await self._released.wait()
+        if self._playback is None:
+            await self._speak_clauses()
+            return
+        self._playback.hold()  # the music stays down while this message is spoken, even between two clauses
+        try:
+            await self._speak_clauses()
+        finally:
+            self._playback.release()
+
+    async def _speak_clauses(self) -> None:
+        while (clause := await self._clauses.get()) is not None:
+            chunks = await asyncio.to_thread(self._render, clause)
+            start = self.audio.sent_ms
+            self.audio.clauses.append(Spoken(clause, start, start + sum(ms for _, ms in chunks)))
+            for chunk, ms in chunks:
+                await self._send_audio(chunk)
+                self.audio.sent_ms += ms
+                if self._playback is not None:
+                    self._playback.sent(self.audio, ms)
