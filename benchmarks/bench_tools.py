@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from voxcall.config import SessionOptions
-from voxcall.llm import LLMEvent, LLMRequest, ScriptedBackend
 from voxcall.core.session import Session
 from voxcall.core.toolbox import Toolbox
+from voxcall.llm import LLMEvent, LLMRequest, ScriptedBackend
 from voxcall.tools import ToolRegistry
 
 DEMO_SERVER = Path(__file__).resolve().parent.parent / "tests" / "tools" / "mcp" / "demo_server.py"

@@ -1,6 +1,7 @@
 """Server configuration: one settings tree, :class:`ServerSettings`, with its sections :class:`SessionOptions`
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
-(``mcp:``) and :class:`LocalModelSettings` (``local:``). Every default is defined here, once.
+(``mcp:``), :class:`LiveSettings` (``live:``) and :class:`LocalModelSettings`
+(``local:``). Every default is defined here, once.
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults. The YAML keys are the field
 names, nested by section (``session: {llm_timeout: 30}``); environment variables carry the ``VOXCALL_`` prefix and
@@ -219,6 +220,24 @@ class McpSettings(BaseModel):
     optional ``allowed_tools`` and ``require_approval``."""
 
 
+class LiveSettings(BaseModel):
+    """The ``live:`` section: GPT-Live sessions (``/v1/live/sessions``)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    max_session_seconds: int = Field(default=3600, ge=60)
+    """How long a Live session may last (its ``expires_at``); then it closes with ``session.closed``, reason
+    ``expired``."""
+    output_lead_ms: int = Field(default=200, ge=20, le=5000)
+    """How far the voice's audio may run ahead of real time: what the client's player still holds when the user
+    talks over the voice (the rest is never sent)."""
+    usage_interval_seconds: float = Field(default=60.0, gt=0)
+    """How often a session reports its duration (``session.usage.updated``)."""
+    delegation_timeout: float = Field(default=600.0, gt=0)
+    """Seconds a delegated task may take (the application's commentary, or the Responses backend's answer); then
+    the voice is told the task failed."""
+
+
 class ServerSettings(BaseSettings):
     """Everything ``voxcall serve`` needs to know; build it with :meth:`load`."""
 
@@ -281,6 +300,8 @@ class ServerSettings(BaseSettings):
     """Server-side tools (the ``tools:`` section)."""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """MCP servers (the ``mcp:`` section)."""
+    live: LiveSettings = Field(default_factory=LiveSettings)
+    """GPT-Live sessions (the ``live:`` section)."""
     local: LocalModelSettings = Field(default_factory=LocalModelSettings)
     """The local model's knobs (the ``local:`` section)."""
 

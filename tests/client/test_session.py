@@ -12,8 +12,8 @@ from voxcall.client.session import ClientSession
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, InProcessTransport
 from voxcall.config import SessionOptions
-from voxcall.llm import ScriptedBackend
 from voxcall.core.protocol import Event
+from voxcall.llm import ScriptedBackend
 from voxcall.tools import ToolRegistry
 
 SCRIPT = {

@@ -13,10 +13,11 @@ from openai import AsyncOpenAI
 
 from tests.llm.fake_server import FakeServer
 from voxcall.config import ServerSettings
+from voxcall.core.server_events import ENV_VAR
+from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, ScriptedBackend
 from voxcall.serving.admission import Admission
 from voxcall.serving.app import create_app
-from voxcall.core.server_events import ENV_VAR
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
@@ -40,10 +41,11 @@ SCRIPT = {
 class Server:
     """A uvicorn server running in the test's event loop."""
 
-    def __init__(self, settings: ServerSettings, backend: LLMBackend) -> None:
+    def __init__(self, settings: ServerSettings, backend: LLMBackend, *, voice: Voice | None = None) -> None:
+        """``voice``: the shared speech models (None: text only)."""
         self.admission = Admission(settings.max_sessions, settings.max_sessions_per_key,
                                    settings.shutdown_close_code)
-        self.app = create_app(settings, backend, admission=self.admission)
+        self.app = create_app(settings, backend, voice=voice, admission=self.admission)
         self.backend = backend
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",
                                 lifespan="on")

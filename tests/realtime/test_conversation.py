@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from voxcall.llm import FunctionCallItem, FunctionOutputItem, Message
 from voxcall.core.client_events import parse_client_event
 from voxcall.core.conversation import Conversation, item_bytes, overflow, to_chat_items
 from voxcall.core.items import (
@@ -21,6 +20,7 @@ from voxcall.core.items import (
     item_from_client,
 )
 from voxcall.core.protocol import ProtocolError
+from voxcall.llm import FunctionCallItem, FunctionOutputItem, Message
 
 
 def read(item: dict[str, Any]) -> Item:

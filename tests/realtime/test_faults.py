@@ -20,8 +20,8 @@ from typing import Any, Self
 
 import pytest
 
-from voxcall.llm import OpenAIChatBackend, ScriptedBackend
 from voxcall.core.toolbox import Toolbox
+from voxcall.llm import OpenAIChatBackend, ScriptedBackend
 from voxcall.tools import ToolRegistry
 
 from .harness import WEATHER, Harness

@@ -29,10 +29,10 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from voxcall.llm import ScriptedBackend
 from voxcall.core.items import ApprovalRequestItem, CallItem
 from voxcall.core.server_events import InvalidServerEvent, check_server_event
 from voxcall.core.toolbox import ServerTool, Toolbox
+from voxcall.llm import ScriptedBackend
 from voxcall.tools import ToolRegistry
 
 from .fuzz_events import NASTY, Frame, Known, frames, resolve

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from voxcall.llm import LLMRequest
 from voxcall.core.conversation import Conversation, to_chat_items
 from voxcall.core.items import CallOutputItem, Item
 from voxcall.core.lifecycle import HiddenKind, Phase, ResponseLifecycle
@@ -16,6 +15,7 @@ from voxcall.core.prefetch import SpeculationSlots
 from voxcall.core.response import ResponseRun
 from voxcall.core.response_inputs import ResponseInputs, ResponseParams
 from voxcall.core.server_events import check_server_event
+from voxcall.llm import LLMRequest
 
 from .harness import ControlledBackend, Turn
 

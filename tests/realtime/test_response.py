@@ -10,13 +10,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from voxcall.llm import LLMRequest
 from voxcall.core.conversation import Conversation
 from voxcall.core.output_items import OutOfBand
 from voxcall.core.protocol import ProtocolError
 from voxcall.core.response import ResponseRun
 from voxcall.core.response_inputs import ResponseInputs, ResponseParams
 from voxcall.core.server_events import check_server_event
+from voxcall.llm import LLMRequest
 
 from .harness import ControlledBackend, Turn
 

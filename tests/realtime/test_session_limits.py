@@ -10,8 +10,8 @@ import httpx2 as httpx
 import pytest
 import websockets
 
-from voxcall.llm import FunctionCallItem, FunctionOutputItem
 from voxcall.core.conversation import item_bytes
+from voxcall.llm import FunctionCallItem, FunctionOutputItem
 
 from .conftest import ServerFactory
 from .harness import ControlledBackend, Harness, Turn

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voxcall.llm import ScriptedBackend
 from voxcall.core.acknowledgement import PHRASES
+from voxcall.llm import ScriptedBackend
 
 from .conftest import ServerFactory
 

@@ -7,10 +7,10 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from voxcall.llm import Done, FunctionCallItem, FunctionOutputItem, LLMEvent, LLMRequest, ToolCallStart
 from voxcall.core.acknowledgement import PHRASES, acknowledgement, language_of
 from voxcall.core.tool_ledger import REPEAT_NOTE, CallState
 from voxcall.core.toolbox import Toolbox
+from voxcall.llm import Done, FunctionCallItem, FunctionOutputItem, LLMEvent, LLMRequest, ToolCallStart
 from voxcall.tools import Tool, ToolCall, ToolRegistry
 from voxcall.tools.codecalls import TextDelta
 

@@ -11,10 +11,10 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from voxcall.llm import AudioPart, ChatItem, FunctionCallItem, FunctionOutputItem, ImagePart, Media, Message
 from voxcall.core.images import UNSEEN_IMAGE
 from voxcall.core.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem
 from voxcall.core.protocol import ProtocolError, new_id
+from voxcall.llm import AudioPart, ChatItem, FunctionCallItem, FunctionOutputItem, ImagePart, Media, Message
 
 
 class Conversation:

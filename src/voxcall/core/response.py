@@ -33,6 +33,15 @@ import logging
 from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
+from voxcall.core.conversation import to_chat_items
+from voxcall.core.items import CallItem, Item, McpCallItem, MessageItem
+from voxcall.core.output_items import History, OutputItems
+from voxcall.core.protocol import Event, event, new_id, unicode_text
+from voxcall.core.response_inputs import ResponseInputs, UsageTotals
+from voxcall.core.server_calls import ServerCalls
+from voxcall.core.speaker import Speaker
+from voxcall.core.tool_ledger import CallState
+from voxcall.core.toolbox import Toolbox
 from voxcall.llm import (
     ChatItem,
     Done,
@@ -43,15 +52,6 @@ from voxcall.llm import (
     Usage,
 )
 from voxcall.llm.calls import repair_items
-from voxcall.core.conversation import to_chat_items
-from voxcall.core.items import CallItem, Item, McpCallItem, MessageItem
-from voxcall.core.output_items import History, OutputItems
-from voxcall.core.protocol import Event, event, new_id, unicode_text
-from voxcall.core.response_inputs import ResponseInputs, UsageTotals
-from voxcall.core.server_calls import ServerCalls
-from voxcall.core.speaker import Speaker
-from voxcall.core.tool_ledger import CallState
-from voxcall.core.toolbox import Toolbox
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import RejectedCall, TextDelta
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.config import ToolsSettings
-from voxcall.llm import LLMBackend, LLMRequest, Usage
 from voxcall.core.acknowledgement import acknowledgement
 from voxcall.core.conversation import Conversation
 from voxcall.core.metrics import Metrics
@@ -25,6 +24,7 @@ from voxcall.core.settings import SessionSettings
 from voxcall.core.timing import ResponseTiming
 from voxcall.core.tool_ledger import ToolLedger
 from voxcall.core.toolbox import Toolbox
+from voxcall.llm import LLMBackend, LLMRequest, Usage
 from voxcall.speech.tts import TTS
 from voxcall.tools import Tool, ToolContext
 from voxcall.tools.codecalls.prompt import ToolChoice

@@ -37,7 +37,6 @@ from openai.types.realtime import (
 )
 
 from voxcall.config import SessionOptions, ToolsSettings
-from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.core.acknowledgement import acknowledgement
 from voxcall.core.client_events import (
     ItemReference,
@@ -80,6 +79,7 @@ from voxcall.core.timing import HeardTurn, ResponseTiming
 from voxcall.core.tool_ledger import LedgerCall, ToolLedger
 from voxcall.core.toolbox import Toolbox
 from voxcall.core.voice import Voice
+from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.speech.tts import TTS
 
 log = logging.getLogger(__name__)
@@ -131,7 +131,8 @@ class Session:
         slots = slots or SpeculationSlots(options.max_speculative)
         self.ledger = ToolLedger(self.conversation, metrics, client_wait=tools.client_tool_wait,
                                  on_landed=self._landed)
-        self._acknowledge_after = tools.acknowledge_after_ms / 1000 or None
+        # seconds before a slow tool is acknowledged (None: never); an edge may change it for later responses
+        self.acknowledge_after = tools.acknowledge_after_ms / 1000 or None
         self._acknowledged = 0  # acknowledgements said so far (the phrases take turns)
         self._unanswered: list[LedgerCall] = []  # landed results (and unanswered client calls) awaiting a response
         self._answering: asyncio.Task[None] | None = None  # discarding a hidden response to answer them
@@ -239,11 +240,21 @@ class Session:
             if fate is EventFate.REFUSED:
                 await self.outbox.put(error_event(self._event_rate.error(), self._event_id(data)))
             return
-        client_event_id: str | None = None
-        self._handling = True
         try:
             ev = decode_frame(data, self.options.max_frame_bytes)
-            client_event_id = event_id_of(ev)
+        except ProtocolError as err:
+            await self.outbox.put(error_event(err, None))
+            return
+        await self.submit(ev)
+
+    async def submit(self, ev: Event) -> None:
+        """Handle one decoded client event (a frame, or a command an edge made up); a bad one is answered with an
+        ``error`` event whose ``event_id`` is the event's own. An edge that calls this directly keeps its own frame
+        and rate limits."""
+        self._active_at = asyncio.get_running_loop().time()
+        client_event_id = event_id_of(ev)
+        self._handling = True
+        try:
             parsed = parse_client_event(ev)
             await self._handlers[parsed.kind](parsed.model, parsed.data)
         except ProtocolError as err:
@@ -483,7 +494,7 @@ class Session:
             context=self.tools.context, approvals=self.tools.approvals, timing=timing or ResponseTiming(),
             repair_calls=self.options.repair_tool_calls,
             playback=self.playback, settings=settings, ledger=self.ledger,
-            acknowledge_after=self._acknowledge_after, acknowledge=self._acknowledgement))
+            acknowledge_after=self.acknowledge_after, acknowledge=self._acknowledgement))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         """What the backend is asked: ``context`` with the settings, the client's tools and the server's."""

@@ -130,9 +130,16 @@ class Toolbox:
 
     def extended(self, manager: MCPManager) -> Toolbox:
         """A toolbox with these tools plus ``manager``'s (a session's own MCP servers); this one is unchanged."""
+        box = self.joined(ToolRegistry())
+        box.add_mcp(manager)
+        return box
+
+    def joined(self, own: ToolRegistry) -> Toolbox:
+        """A toolbox with these tools plus ``own``'s (tools one session brings); this one is unchanged.
+        ``ValueError`` when a name is taken."""
         mine = self.registry
         registry = ToolRegistry(default_timeout=mine.default_timeout, cache=mine.cache, threads=mine.threads)
         box = Toolbox(registry, max_rounds=self.max_rounds, details=dict(self.details), output=self.output)
         box.registry.include(self.registry)
-        box.add_mcp(manager)
+        box.registry.include(own)
         return box

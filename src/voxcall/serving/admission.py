@@ -1,5 +1,5 @@
-"""Admission to the protocol edges (``/v1/realtime``, ``/v1/live/sessions``): how many sessions the process serves at once, in all and per client key, and
-how they end when the server stops.
+"""Admission to the protocol edges (``/v1/realtime``, ``/v1/live/sessions``): how many sessions the process serves
+at once, in all and per client key, and how they end when the server stops.
 
 :meth:`Admission.admit` checks the limits and reserves a place in one step, with no ``await`` in between, so a
 storm of connections can never get past them: each connection gets a :class:`Seat` (given back when the

@@ -1,5 +1,6 @@
 """The ASGI app: the protocol edges' WebSockets, ``WS /v1/realtime`` (:mod:`voxcall.realtime`) and
-``WS /v1/live/sessions`` (GPT-Live, :mod:`voxcall.live`), behind the same checks; ``GET /healthz``, ``GET /metrics`` (Prometheus) and, at ``GET /``, the playground: a web page to talk to the
+``WS /v1/live/sessions`` (GPT-Live, :mod:`voxcall.live`), behind the same checks;
+``GET /healthz``, ``GET /metrics`` (Prometheus) and, at ``GET /``, the playground: a web page to talk to the
 server (static files shipped in the package, ``voxcall/playground/``).
 
 One backend (and so one set of loaded models) serves every session of the process; a session costs only its
@@ -29,15 +30,16 @@ from starlette.websockets import WebSocket
 
 from voxcall import __version__
 from voxcall.config import ServerSettings
-from voxcall.llm import LLMBackend
-from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
-from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 from voxcall.core.metrics import CONTENT_TYPE, Metrics
 from voxcall.core.prefetch import SpeculationSlots
 from voxcall.core.shared import Drainable, Occupy, Shared
 from voxcall.core.toolbox import Toolbox
 from voxcall.core.voice import Voice
+from voxcall.live.endpoint import serve_live
+from voxcall.llm import LLMBackend
 from voxcall.realtime.endpoint import serve_realtime
+from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
+from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +128,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
     return Starlette(routes=[WebSocketRoute("/v1/realtime", edge(serve_realtime, "realtime")),
+                             WebSocketRoute("/v1/live/sessions", edge(serve_live, "live")),
                              Route("/healthz", healthz),
                              Route("/metrics", metrics_page),
                              Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True))],

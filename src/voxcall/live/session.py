@@ -1,0 +1,395 @@
+"""One GPT-Live session: the Live protocol's commands and events, over a core session that does the work.
+
+The core session (:class:`~voxcall.core.session.Session`) hears, thinks, calls tools and speaks; this edge drives
+it with the core's commands and turns what it emits into Live events:
+
+- the server owns the turns: the core runs server VAD that answers at the end of each user turn and stops the
+  voice when the user talks over it, and it hears while it speaks (full duplex); the client only streams audio;
+- input audio passes through :class:`~voxcall.live.audio_bridge.AudioBridge` (the wire format, mute);
+- the core's audio and transcript go out through :class:`~voxcall.live.output_stream.OutputStream`, paced in real
+  time, so that a barge-in (the core's ``speech_started``) stops the voice at once;
+- partial transcripts of the user's speech become ``session.input_transcript.delta``;
+- appends become conversation items: instructions and thinking are silent, commentary is said;
+- a delegated task is the voice's :mod:`~voxcall.live.delegation` tool; under ``responses`` delegation the
+  :class:`~voxcall.live.backend.Backend` runs it;
+- everything else the core emits (ids, lifecycles, ``.done`` events) has no Live counterpart and is dropped; a
+  core ``error`` becomes a Live ``error`` naming the client event it answers.
+
+Every bad command is answered with an ``error`` event (``client_event_id`` set) and the session goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from openai.types.live import ClientEvent
+from pydantic import TypeAdapter, ValidationError
+
+from voxcall.core.protocol import Event, event, new_id
+from voxcall.core.session import Session
+from voxcall.core.shared import Shared
+from voxcall.core.toolbox import Toolbox
+from voxcall.live.audio_bridge import AudioBridge
+from voxcall.live.backend import Backend
+from voxcall.live.config import LiveConfig, LiveError, read_update
+from voxcall.live.delegation import Delegations
+from voxcall.live.output_stream import OutputStream
+from voxcall.live.timeline import Timeline
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[Event], Awaitable[None]]
+CloseSocket = Callable[[int, str], Awaitable[None]]
+
+MAX_FIXTURE_MS = 30_000
+"""Longest output audio fixture (the protocol's limit)."""
+
+_FIXTURE_CHUNK_MS = 100
+_APPEND_KINDS = {"session.instructions.append": "instructions", "session.thinking.append": "thinking",
+                 "session.commentary.append": "commentary"}
+_CLIENT_EVENT: TypeAdapter[Any] = TypeAdapter(ClientEvent)
+_KINDS = frozenset({"session.start", "session.update", "session.input_audio.append", "session.input_audio.mute",
+                    "session.input_audio.unmute", "session.output_audio.fixture.play", *_APPEND_KINDS,
+                    "decision.create", "decision.item.create", "decision.item.delete", "response.item.create",
+                    "response.create", "session.close"})
+_CONTEXT = {
+    "instructions": "Instruction from the application: {}",
+    "thinking": "Background for you only (do not read it out): {}",
+    "commentary": "Tell the user this, in your own words: {}",
+}
+
+
+class LiveSession:
+    """The state and behaviour of one ``/v1/live/sessions`` connection after ``session.start``."""
+
+    def __init__(self, shared: Shared, config: LiveConfig, send: Send, close_socket: CloseSocket) -> None:
+        self.id = new_id("live")
+        self.config = config
+        self._shared = shared
+        self._send = send
+        self._close_socket = close_socket
+        self._live = shared.settings.live
+        self.timeline = Timeline()
+        self._started_at = int(time.time())
+        self.expires_at = self._started_at + self._live.max_session_seconds
+        self._bridge = AudioBridge(config)
+        self._output = OutputStream(send, self.timeline, lead_ms=self._live.output_lead_ms)
+        self._delegations = Delegations(lambda: self.config, self._announce, self._run_task,
+                                        timeout=self._live.delegation_timeout)
+        self._backend: Backend | None = None
+        if config.delegation.kind == "responses":
+            self._backend = Backend(shared, send, config.delegation.responses)
+        self._core = Session(shared.backend, self._from_core, options=shared.settings.session,
+                             tools=shared.settings.tools, model=config.model, slots=shared.slots, voice=shared.voice,
+                             toolbox=self._voice_tools(), metrics=shared.metrics, close_socket=self._idle)
+        self._acknowledge(config)
+        self._speech_started_ms: dict[str, int] = {}
+        self._fixture_playing = False
+        self._say_after_response = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self.closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------------------------
+
+    async def start(self, client_event_id: str | None) -> None:
+        """Configure the core and greet the client with ``session.started``."""
+        self.timeline.start()
+        self._output.start()
+        await self._core.start()
+        await self._core_command(None, "session.update", session=self._core_settings())
+        for item in self.config.input:
+            await self._core_command(None, "conversation.item.create", item=_initial_item(item))
+        if self._backend is not None:
+            await self._backend.start()
+        await self._reply("session.started", client_event_id, session=self._resource())
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._report_usage(), name=f"voxcall-live-usage-{self.id}"),
+                       loop.create_task(self._expire(), name=f"voxcall-live-expiry-{self.id}")]
+
+    async def close(self) -> None:
+        """The connection ended: stop everything the session runs."""
+        self.closed = True
+        for task in self._tasks:
+            task.cancel()
+        self._delegations.cancel_all()
+        if self._backend is not None:
+            await self._backend.close()
+        await self._core.close()
+        await self._output.close()
+
+    async def finish(self, expired: asyncio.Event) -> None:
+        """The server is stopping: let the voice's running response end (until ``expired``)."""
+        await self._core.finish(expired)
+
+    # -- client events ------------------------------------------------------------------------------------------
+
+    async def handle(self, ev: Event) -> None:
+        """Handle one decoded client event; a bad one gets an ``error`` event."""
+        client_event_id = ev.get("event_id") if isinstance(ev.get("event_id"), str) else None
+        try:
+            await self._dispatch(_checked(ev), client_event_id)
+        except LiveError as err:
+            await self.error(err, client_event_id)
+        except Exception:  # a bug must not end the session: the client learns that its command failed, not why
+            log.exception("live session %s: handling a client event failed", self.id)
+            await self.error(LiveError("the server failed to handle this event; the session goes on",
+                                       code="server_error", kind="server_error"), client_event_id)
+
+    async def error(self, err: LiveError, client_event_id: str | None) -> None:
+        await self._reply("error", client_event_id, error=err.to_wire(client_event_id))
+
+    async def _dispatch(self, ev: Event, client_event_id: str | None) -> None:
+        kind = ev["type"]
+        if kind == "session.input_audio.append":
+            if not self._fixture_playing:  # a fixture drops the input while it plays
+                await self._core_command(client_event_id, "input_audio_buffer.append",
+                                         audio=self._bridge.inward(ev["audio"]))
+        elif kind in ("session.input_audio.mute", "session.input_audio.unmute"):
+            self._bridge.muted = kind.endswith(".mute")
+            await self._reply(f"session.input_audio.{'muted' if self._bridge.muted else 'unmuted'}", client_event_id)
+        elif kind in _APPEND_KINDS:
+            await self._append(_APPEND_KINDS[kind], ev, client_event_id)
+        elif kind == "session.update":
+            await self._update(ev, client_event_id)
+        elif kind == "session.output_audio.fixture.play":
+            await self._play_fixture(ev["audio"], client_event_id)
+        elif kind in ("response.item.create", "response.create"):
+            if self._backend is None:
+                raise LiveError(f"{kind} requires Responses delegation.", code="invalid_request")
+            if kind == "response.create":
+                await self._backend.response_create(client_event_id)
+            else:
+                await self._backend.item_create(ev["item"], client_event_id)
+        elif kind == "session.close":
+            await self.close_session("close_requested", client_event_id)
+        elif kind == "session.start":
+            raise LiveError("the session has started already", code="session_already_started", param="type")
+        else:  # decision.*
+            raise LiveError(f"{kind}: voxcall does not run Decisions", code="unsupported_event", param="type")
+
+    async def _update(self, ev: Event, client_event_id: str | None) -> None:
+        config = read_update(self.config, ev.get("session"), backend_models=self._shared_models())
+        if self._backend is not None and config.delegation.responses != self.config.delegation.responses:
+            await self._backend.configure(config.delegation.responses)
+        self.config = config
+        self._acknowledge(config)
+        await self._reply("session.updated", client_event_id, session=self._resource())
+
+    async def _append(self, what: str, ev: Event, client_event_id: str | None) -> None:
+        """``session.{instructions,thinking,commentary}.append``: context for the voice; commentary is said."""
+        if self._fixture_playing:
+            raise LiveError(f"session.{what}.append is refused while an output audio fixture plays",
+                            code="fixture_playing")
+        delegation_id = ev.get("delegation_id")
+        if delegation_id is not None:
+            if self._backend is not None:
+                raise LiveError("a delegation_id is refused under Responses delegation (the backend answers its "
+                                "own tasks)", param="delegation_id")
+            if not self._delegations.is_open(delegation_id):
+                raise LiveError(f"no open delegation {delegation_id!r}", code="unknown_delegation",
+                                param="delegation_id")
+        now = self.timeline.now_ms()
+        if what == "commentary" and delegation_id is not None:
+            self._delegations.answer(delegation_id, ev["content"])  # the task's result: the voice says it
+        else:
+            await self._core_command(client_event_id, "conversation.item.create", item={
+                "type": "message", "role": "system",
+                "content": [{"type": "input_text", "text": _CONTEXT[what].format(ev["content"])}]})
+            if what == "commentary":
+                await self._say()
+        await self._reply(f"session.{what}.appended", client_event_id, start_ms=now, end_ms=now)
+
+    async def _say(self) -> None:
+        """Let the voice speak what the conversation now holds: at once, or after the response it is giving."""
+        if self._core.responses.visible is not None:
+            self._say_after_response = True
+            return
+        await self._core_command(None, "response.create")
+
+    async def _play_fixture(self, audio: str, client_event_id: str | None) -> None:
+        """Play prerecorded audio as the voice: it interrupts the voice, and input is dropped until it ends."""
+        if self._fixture_playing:
+            raise LiveError("an output audio fixture is playing already; wait for its 'played'",
+                            code="fixture_playing")
+        wire, duration_ms = self._bridge.fixture(audio)
+        if duration_ms > MAX_FIXTURE_MS:
+            raise LiveError(f"a fixture may last at most {MAX_FIXTURE_MS // 1000} s, this one lasts "
+                            f"{duration_ms / 1000:.1f} s", param="audio")
+        await self._stop_voice()
+        self._fixture_playing = True
+        await self._reply("session.output_audio.fixture.playing", client_event_id)
+        for chunk, ms in _chunks(wire, duration_ms, self._bridge):
+            self._output.audio(chunk, ms)
+
+        async def played() -> None:
+            self._fixture_playing = False
+            await self._reply("session.output_audio.fixture.played", client_event_id)
+
+        self._output.mark(played)
+
+    async def close_session(self, reason: str, client_event_id: str | None = None) -> None:
+        """``session.closed`` with the final usage, then the connection closes (1000)."""
+        if self.closed:
+            return
+        await self._reply("session.closed", client_event_id, reason=reason, session=self._resource(),
+                          usage=self._usage())
+        self.closed = True
+        await self._close_socket(1000, reason)
+
+    # -- the core's events --------------------------------------------------------------------------------------
+
+    async def _from_core(self, ev: Event) -> None:
+        kind = ev["type"]
+        if kind == "response.output_audio.delta":
+            wire, ms = self._bridge.outward(ev["delta"])
+            if ms:
+                self._output.audio(wire, ms)
+        elif kind == "response.output_audio_transcript.delta":
+            self._output.transcript(event("session.output_transcript.delta", delta=ev["delta"]), spoken=True)
+        elif kind == "response.output_text.delta":  # a voice without speech models answers in text
+            self._output.transcript(event("session.output_transcript.delta", delta=ev["delta"]), spoken=False)
+        elif kind in ("response.output_audio.done", "response.done"):
+            self._output.end_of_reply()
+            if kind == "response.done" and self._say_after_response:
+                self._say_after_response = False
+                await self._core_command(None, "response.create")
+        elif kind == "input_audio_buffer.speech_started":
+            self._speech_started_ms[ev["item_id"]] = int(ev["audio_start_ms"])
+            self._output.clear()  # the user talks over the voice: it stops (the core cancels its response)
+        elif kind == "conversation.item.input_audio_transcription.delta":
+            now = self.timeline.now_ms()
+            start = min(self._speech_started_ms.get(ev["item_id"], now), now)
+            await self._send(event("session.input_transcript.delta", delta=ev["delta"], start_ms=start, end_ms=now))
+        elif kind == "error":
+            error = ev["error"]
+            await self.error(LiveError(error["message"], code=error.get("code") or "invalid_request",
+                                       param=error.get("param"), kind=error.get("type") or "invalid_request_error"),
+                             error.get("event_id"))
+
+    async def _core_command(self, client_event_id: str | None, kind: str, **fields: Any) -> None:
+        """Give the core one command; its ``event_id`` is the client event's, so a core ``error`` names it."""
+        await self._core.submit({"type": kind, "event_id": client_event_id or new_id("event"), **fields})
+
+    async def _stop_voice(self) -> None:
+        self._output.clear()
+        if self._core.responses.visible is not None:
+            await self._core_command(None, "response.cancel")
+
+    # -- delegation -----------------------------------------------------------------------------------------------
+
+    async def _announce(self, delegation_id: str, target: str, response_id: str | None) -> None:
+        delegation: dict[str, Any] = {"id": delegation_id, "target": target, "type": "delegation"}
+        if response_id is not None:
+            delegation["response_id"] = response_id
+        await self._send(event("session.delegation.created", offset_ms=self.timeline.now_ms(), delegation=delegation))
+
+    async def _run_task(self, delegation_id: str, task: str, announce: Any) -> str:
+        if self._backend is None:
+            raise RuntimeError("a responses task without a backend")
+        return await self._backend.run(delegation_id, task, announce)
+
+    def _voice_tools(self) -> Toolbox:
+        """The voice's tools: the delegation tool, with the server's tools beside it under ``client`` delegation
+        (under ``responses`` they are the backend's)."""
+        own = self._delegations.registry()
+        if self.config.delegation.kind == "client" and self._shared.toolbox is not None:
+            return self._shared.toolbox.joined(own)
+        return Toolbox(own)
+
+    def _acknowledge(self, config: LiveConfig) -> None:
+        """The voice acknowledges a delegated task after the delegation's delay (0: as soon as it is made)."""
+        self._core.acknowledge_after = max(config.delegation.acknowledgement_delay_ms, 1) / 1000
+
+    # -- helpers --------------------------------------------------------------------------------------------------
+
+    def _core_settings(self) -> dict[str, Any]:
+        voice = self._shared.voice
+        audio_format = self._bridge.core.to_wire()
+        heard: dict[str, Any] = {"format": audio_format, "turn_detection": {
+            "type": "server_vad", "create_response": True, "interrupt_response": True}}
+        spoken: dict[str, Any] = {"format": audio_format}
+        if voice is not None:
+            heard["transcription"] = {"model": voice.stt.name}
+            if self.config.voice is not None:
+                spoken["voice"] = self.config.voice
+        instructions = self.config.instructions or self._shared.settings.session.instructions
+        return {"type": "realtime", "instructions": instructions,
+                "output_modalities": ["audio"] if voice is not None else ["text"],
+                "audio": {"input": heard, "output": spoken}}
+
+    def _shared_models(self) -> frozenset[str]:
+        return backend_models(self._shared)
+
+    def _resource(self) -> dict[str, Any]:
+        return self.config.to_wire(session_id=self.id, expires_at=self.expires_at)
+
+    def _usage(self) -> dict[str, Any]:
+        return {"seconds": self.timeline.now_ms() // 1000}
+
+    async def _reply(self, kind: str, client_event_id: str | None, **fields: Any) -> None:
+        ev = event(kind, **fields)
+        if client_event_id is not None:
+            ev["client_event_id"] = client_event_id
+        await self._send(ev)
+
+    async def _report_usage(self) -> None:
+        while True:
+            await asyncio.sleep(self._live.usage_interval_seconds)
+            await self._send(event("session.usage.updated", usage=self._usage()))
+
+    async def _expire(self) -> None:
+        await asyncio.sleep(self.expires_at - time.time())
+        await self.close_session("expired")
+
+    async def _idle(self, code: int, reason: str) -> None:
+        """The core found the session idle for ``session.idle_timeout``: it ends as expired."""
+        await self.close_session("expired")
+
+
+def backend_models(shared: Shared) -> frozenset[str]:
+    """The names a Responses delegation's ``model`` may take: the server's LLM backend, by any of its names."""
+    settings = shared.settings
+    return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name)
+
+
+def _checked(ev: Event) -> Event:
+    """``ev`` checked against the SDK's client event models (unknown types and bad fields refused)."""
+    kind = ev.get("type")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise LiveError(f"unknown event type {kind!r}", code="unknown_event_type", param="type")
+    try:
+        _CLIENT_EVENT.validate_python(ev)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        path = ".".join(str(part) for part in error["loc"][1:])
+        code = "missing_required_parameter" if error["type"] == "missing" else "invalid_value"
+        raise LiveError(f"invalid '{path}': {error['msg']}", code=code, param=path) from None
+    return ev
+
+
+def _initial_item(item: Any) -> dict[str, Any]:
+    """A startup ``input`` message as a core conversation item (a developer message is a system one)."""
+    role = item["role"]
+    text = item["content"][0]["text"]
+    if role == "assistant":
+        return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+    return {"type": "message", "role": "system" if role == "developer" else "user",
+            "content": [{"type": "input_text", "text": text}]}
+
+
+def _chunks(wire: str, duration_ms: int, bridge: AudioBridge) -> list[tuple[str, int]]:
+    """A fixture's wire audio cut into chunks of about 100 ms (the pace it is sent at)."""
+    raw = base64.b64decode(wire)
+    if not duration_ms:
+        return []
+    step = max(1, len(raw) * _FIXTURE_CHUNK_MS // duration_ms)
+    step += step % bridge.core.sample_width
+    pieces = [raw[i:i + step] for i in range(0, len(raw), step)]
+    per_ms = len(raw) / duration_ms
+    return [(base64.b64encode(p).decode("ascii"), round(len(p) / per_ms)) for p in pieces]
+

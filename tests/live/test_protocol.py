@@ -1,0 +1,213 @@
+"""GPT-Live over ``/v1/live/sessions`` with the official SDK as the client, text only (a scripted voice).
+
+Start and close, the SDK's own error shapes for what voxcall refuses (unknown and immutable fields, Decisions,
+commands before ``session.start``), appends and their acknowledgements, mute, a client-delegated task whose
+commentary the voice says, auth and session limits as on ``/v1/realtime``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import websockets
+from openai import AsyncOpenAI
+
+from .conftest import Factory, LiveServer
+
+WEATHER_SCRIPT = {
+    "rules": [{"match": "weather", "reply": "Let me ask.", "calls": [
+        {"name": "delegate", "arguments": {"task": "the weather in Paris"}}]}],
+    "after_tool": "Here is the answer: {output}",
+    "default": "Hello from the voice.",
+}
+USER_ASKS = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "What is the weather?"}]}]
+
+
+async def test_start_then_close(live_server: Factory) -> None:
+    server: LiveServer = await live_server()
+    live = await server.connect({"model": "gpt-live-1", "instructions": "Be brief."})
+    started = live.of("session.started")[0]
+    assert started["client_event_id"] == "evt_start"
+    session = started["session"]
+    assert session["model"] == "gpt-live-1" and session["status"] == "active"
+    assert session["id"].startswith("live_") and session["expires_at"] > 0
+    assert session["audio"]["format"] == {"type": "audio/pcm", "rate": 24000}  # the default, shown back
+    assert session["delegation"]["type"] == "client"
+    await live.conn.session.close(event_id="evt_close")
+    closed = await live.wait("session.closed")
+    assert closed["reason"] == "close_requested" and closed["client_event_id"] == "evt_close"
+    assert closed["usage"]["seconds"] >= 0 and closed["session"]["id"] == session["id"]
+    await asyncio.wait_for(live.closed.wait(), 5)
+    assert live.events[-1]["type"] == "session.closed"
+
+
+async def test_the_first_event_must_be_session_start(live_server: Factory) -> None:
+    server: LiveServer = await live_server()
+    live = await server.connect(start=False)
+    await live.conn.session.input_audio.mute()
+    error = await live.wait("error")
+    assert error["error"]["code"] == "session_not_started"
+    await asyncio.wait_for(live.closed.wait(), 5)
+
+
+@pytest.mark.parametrize(("session", "code", "param"), [
+    ({"model": "gpt-live-1", "voice_speed": 2}, "unknown_parameter", "session.voice_speed"),
+    ({"model": "gpt-live-1", "audio": {"format": {"type": "audio/pcmu", "rate": 16000}}}, "invalid_value",
+     "session.audio.format.rate"),
+    ({"instructions": "no model"}, "missing_required_parameter", "session.model"),
+    ({"model": "gpt-live-1", "delegation": {"type": "decisions", "decisions": {"model": "x", "questions": []}}},
+     "unsupported_parameter", "session.delegation.type"),
+    ({"model": "gpt-live-1", "delegation": {"type": "responses", "responses": {"model": "gpt-9"}}},
+     "model_not_found", "session.delegation.responses.model"),
+    ({"model": "gpt-live-1", "delegation": {"type": "responses", "responses": {
+        "model": "scripted", "tools": [{"type": "web_search"}]}}}, "unsupported_tool_type",
+     "session.delegation.responses.tools[0].type"),
+    ({"model": "gpt-live-1", "store": True}, "unsupported_parameter", "session.store"),
+])
+async def test_a_refused_start_names_the_parameter_and_closes(live_server: Factory, session: dict[str, Any],
+                                                              code: str, param: str) -> None:
+    server: LiveServer = await live_server(llm="scripted")
+    live = await server.connect(start=False)
+    await live.conn.send({"type": "session.start", "session": session})
+    error = await live.wait("error")
+    assert (error["error"]["code"], error["error"]["param"]) == (code, param)
+    await asyncio.wait_for(live.closed.wait(), 5)
+    assert not live.of("session.started")
+
+
+async def test_update_changes_delegation_only(live_server: Factory) -> None:
+    server: LiveServer = await live_server()
+    live = await server.connect()
+    await live.conn.session.update(session={"instructions": "other"}, event_id="evt_1")  # type: ignore[typeddict-unknown-key]
+    error = await live.wait("error")
+    assert error["error"]["code"] == "immutable_parameter" and error["error"]["param"] == "session.instructions"
+    assert error["client_event_id"] == "evt_1" and error["error"]["client_event_id"] == "evt_1"
+    await live.conn.session.update(session={"delegation": {"type": "responses", "responses": {"model": "x"}}})
+    error = await live.wait("error", after=live.events.index(error) + 1)
+    assert error["error"]["param"] == "session.delegation.type"
+    await live.conn.session.update(session={"delegation": {"type": "client", "acknowledgement_delay_ms": 250}},
+                                   event_id="evt_2")
+    updated = await live.wait("session.updated")
+    assert updated["client_event_id"] == "evt_2"
+    assert updated["session"]["delegation"] == {"type": "client", "acknowledgement_delay_ms": 250}
+
+
+async def test_commands_voxcall_does_not_run_are_errors_and_the_session_goes_on(live_server: Factory) -> None:
+    server: LiveServer = await live_server()
+    live = await server.connect()
+    await live.conn.decision.create(event_id="evt_decide")
+    await live.conn.response.create(event_id="evt_response")
+    await live.conn.send({"type": "session.output_audio.fixture.play"})  # no audio
+    await live.conn.send({"type": "no.such.event"})
+    await live.wait("error", lambda ev: len(live.of("error")) == 4)
+    errors = live.of("error")
+    codes = [ev["error"]["code"] for ev in errors]
+    assert codes == ["unsupported_event", "invalid_request", "missing_required_parameter", "unknown_event_type"]
+    assert errors[1]["error"]["message"] == "response.create requires Responses delegation."
+    await live.conn.session.input_audio.mute(event_id="evt_mute")
+    assert (await live.wait("session.input_audio.muted"))["client_event_id"] == "evt_mute"
+    await live.conn.session.input_audio.unmute()
+    await live.wait("session.input_audio.unmuted")
+
+
+async def test_commentary_is_acknowledged_on_the_timeline_and_said(live_server: Factory) -> None:
+    server: LiveServer = await live_server(WEATHER_SCRIPT)
+    live = await server.connect()
+    await live.conn.session.instructions.append(content="Speak slowly.", delegation_id=None, event_id="evt_i")
+    await live.conn.session.thinking.append(content="The user is in a hurry.", delegation_id=None)
+    await live.conn.session.commentary.append(content="Welcome the user.", delegation_id=None, event_id="evt_c")
+    for kind in ("instructions", "thinking", "commentary"):
+        appended = await live.wait(f"session.{kind}.appended")
+        assert 0 <= appended["start_ms"] <= appended["end_ms"]
+    assert live.of("session.commentary.appended")[0]["client_event_id"] == "evt_c"
+    await live.wait("session.output_transcript.delta")
+    await asyncio.sleep(0.5)
+    assert live.said() == "Hello from the voice."  # silent context is not read out; the commentary got an answer
+    deltas = live.of("session.output_transcript.delta")
+    assert all(ev["start_ms"] <= ev["end_ms"] for ev in deltas)
+
+
+async def test_a_client_delegation_is_announced_acknowledged_and_its_commentary_said(live_server: Factory) -> None:
+    server: LiveServer = await live_server(WEATHER_SCRIPT)
+    live = await server.connect({"model": "gpt-live-1", "input": USER_ASKS})
+    await live.conn.session.commentary.append(content="Answer the user.", delegation_id=None)
+    created = await live.wait("session.delegation.created")
+    delegation = created["delegation"]
+    assert delegation["target"] == "client" and delegation["type"] == "delegation" and created["offset_ms"] >= 0
+    await live.wait("session.output_transcript.delta", lambda ev: "moment" in live.said().lower()
+                    or "second" in live.said().lower() or "look" in live.said().lower())
+    await live.conn.session.thinking.append(content="Looking it up.", delegation_id=delegation["id"])
+    await live.wait("session.thinking.appended")
+    await live.conn.session.commentary.append(content="Sunny and 21 degrees.", delegation_id=delegation["id"])
+    await live.wait("session.output_transcript.delta", lambda ev: "21 degrees" in live.said())
+    assert "Sunny and 21 degrees" in live.said()
+    await live.conn.session.commentary.append(content="late", delegation_id=delegation["id"], event_id="evt_late")
+    error = await live.wait("error")
+    assert error["error"]["code"] == "unknown_delegation" and error["client_event_id"] == "evt_late"
+
+
+async def test_auth_and_session_limits_hold_as_on_realtime(live_server: Factory) -> None:
+    server: LiveServer = await live_server(api_keys=["right"], max_sessions=1)
+    with pytest.raises(websockets.exceptions.InvalidStatus):
+        await server.connect(api_key="wrong")
+    live = await server.connect(api_key="right")
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        client = AsyncOpenAI(base_url=server.server.base_url, api_key="right")
+        async with client.live.connect():
+            pass
+    assert refused.value.response.status_code == 503
+    await live.conn.session.close()
+    await live.wait("session.closed")
+
+
+DEMO_MCP = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "tools" / "mcp" / "demo_server.py")
+ORDER_SCRIPT = {
+    "rules": [
+        {"match": "back office", "reply": "Checking.", "calls": [
+            {"name": "lookup_order", "arguments": {"order_id": 42}},
+            {"name": "calculator", "arguments": {"op": "mul", "a": 6, "b": 7}},
+            {"name": "demo__echo", "arguments": {"text": "hi"}}]},
+        {"match": "order", "calls": [{"name": "delegate", "arguments": {"task": "back office: find order 42"}}]},
+    ],
+    "after_tool": "{name} says {output}.",
+}
+LOOKUP_ORDER = {"type": "function", "name": "lookup_order", "description": "Where an order is.",
+                "parameters": {"type": "object", "properties": {"order_id": {"type": "integer"}},
+                               "required": ["order_id"]}}
+
+
+async def test_a_responses_delegation_runs_server_mcp_and_client_tools(live_server: Factory) -> None:
+    import sys
+
+    server: LiveServer = await live_server(ORDER_SCRIPT, llm="scripted", session={"prefetch": False},
+                                           tools={"builtin": ["calculator"]},
+                                           mcp={"servers": {"demo": {"command": sys.executable, "args": [DEMO_MCP]}}})
+    live = await server.connect({"model": "gpt-live-1", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Where is my order?"}]}],
+        "delegation": {"type": "responses", "responses": {"model": "scripted", "tools": [LOOKUP_ORDER]}}})
+    await live.conn.session.commentary.append(content="Answer the user.", delegation_id=None)
+    created = await live.wait("session.delegation.created")
+    delegation = created["delegation"]
+    assert delegation["target"] == "responses" and delegation["response_id"]
+    call = await live.wait("response.event", lambda ev: ev["event"]["type"] == "response.output_item.done"
+                           and ev["event"]["item"]["type"] == "function_call")
+    item = call["event"]["item"]
+    assert item["name"] == "lookup_order" and call["delegation_id"] == delegation["id"]
+    await live.wait("response.event", lambda ev: ev["event"]["type"] == "response.completed")
+    await live.conn.response.item.create(item={"type": "function_call_output", "call_id": item["call_id"],
+                                               "output": "shipped"}, event_id="evt_output")
+    await live.conn.response.create(event_id="evt_continue")
+    await live.wait("session.output_transcript.delta", lambda ev: "shipped" in live.said() and "hi" in live.said())
+    nested = [ev["event"]["type"] for ev in live.of("response.event")]
+    assert nested[0] == "response.created" and nested.count("response.completed") == 2
+    assert all(ev["delegation_id"] == delegation["id"] for ev in live.of("response.event"))
+    server_items = [ev["event"]["item"] for ev in live.of("response.event")
+                    if ev["event"]["type"] == "response.output_item.done" and ev["event"]["item"]["type"] == "mcp_call"]
+    assert {(i["name"], i["output"]) for i in server_items} >= {("calculator", "42"), ("echo", "hi")}
+    said = live.said()
+    assert "echo says hi" in said and "lookup_order says shipped" in said  # the backend's answer, said by the voice
+    await live.conn.session.commentary.append(content="x", delegation_id=delegation["id"], event_id="evt_bad")
+    error = await live.wait("error")
+    assert error["error"]["param"] == "delegation_id"
