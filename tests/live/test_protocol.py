@@ -211,3 +211,42 @@ async def test_a_responses_delegation_runs_server_mcp_and_client_tools(live_serv
     await live.conn.session.commentary.append(content="x", delegation_id=delegation["id"], event_id="evt_bad")
     error = await live.wait("error")
     assert error["error"]["param"] == "delegation_id"
+
+
+async def test_a_bad_frame_is_an_error_and_the_session_goes_on(live_server: Factory) -> None:
+    server: LiveServer = await live_server(session={"max_frame_bytes": 4096})
+    live = await server.connect()
+    await live.conn.send({"type": "session.input_audio.append", "audio": "A" * 8000, "event_id": "evt_big"})
+    error = await live.wait("error")
+    assert error["error"]["code"] == "frame_too_large"
+    await live.conn.session.input_audio.append(audio="AAAA", event_id="evt_no_ears")  # this server has no speech
+    refused = await live.wait("error", lambda ev: ev.get("client_event_id") == "evt_no_ears")
+    assert "without speech models" in refused["error"]["message"]
+    await live.conn.session.input_audio.mute()
+    await live.wait("session.input_audio.muted")
+
+
+async def test_an_idle_session_closes_as_expired(live_server: Factory) -> None:
+    server: LiveServer = await live_server(session={"idle_timeout": 0.5})
+    live = await server.connect()
+    closed = await live.wait("session.closed", timeout=10)
+    assert closed["reason"] == "expired"
+    await asyncio.wait_for(live.closed.wait(), 5)
+
+
+async def test_a_draining_server_closes_live_sessions_as_realtime_ones(live_server: Factory) -> None:
+    server: LiveServer = await live_server()
+    live = await server.connect()
+    await server.server.admission.drain(1.0)
+    await asyncio.wait_for(live.closed.wait(), 5)
+    closed = live.ended_with
+    assert isinstance(closed, websockets.exceptions.ConnectionClosed) and closed.rcvd is not None
+    assert closed.rcvd.code == 1001
+
+
+async def test_usage_is_reported_while_the_session_runs(live_server: Factory) -> None:
+    server: LiveServer = await live_server(live={"usage_interval_seconds": 0.3})
+    live = await server.connect()
+    first = await live.wait("session.usage.updated", timeout=5)
+    later = await live.wait("session.usage.updated", after=live.events.index(first) + 1, timeout=5)
+    assert 0 <= first["usage"]["seconds"] <= later["usage"]["seconds"]

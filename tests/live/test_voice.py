@@ -23,8 +23,9 @@ from .conftest import Factory, LiveClient, LiveServer
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 SCRIPT = {"rules": [{"match": "weather", "reply": "It is sunny in Paris today."},
+                    {"match": "order", "calls": [{"name": "delegate", "arguments": {"task": "where order 42 is"}}]},
                     {"match": "story", "reply": " ".join(["Once upon a time there was a long story."] * 12)}],
-          "default": "I did not catch that."}
+          "after_tool": "{output}", "default": "I did not catch that."}
 CHUNK_MS = 20
 
 
@@ -126,3 +127,20 @@ async def test_a_fixture_plays_as_the_voice_and_input_waits(live_server: Factory
     await live.wait("session.output_audio.fixture.played", timeout=15)
     assert time.monotonic() - played_at > len(greeting) / 24000 - 0.6  # played in real time, not dumped
     assert "recorded greeting" in heard(voice, live, 24000, PCM24K)
+
+
+async def test_a_spoken_request_delegated_to_the_client_gets_its_answer_spoken(live_server: Factory,
+                                                                              voice: Voice) -> None:
+    server: LiveServer = await live_server(SCRIPT, voice=voice)
+    live = await server.connect({"model": "gpt-live-1",
+                                 "delegation": {"type": "client", "acknowledgement_delay_ms": 100}})
+    await stream(live, spoken(voice, "Where is my order?", 24000), 24000, PCM24K)
+    created = await live.wait("session.delegation.created", timeout=30)
+    await live.wait("session.output_audio.delta")  # the voice acknowledges while the application works
+    acknowledged = live.said()
+    assert acknowledged and "ships" not in acknowledged
+    await live.conn.session.commentary.append(content="Your order ships tomorrow.",
+                                              delegation_id=created["delegation"]["id"])
+    await live.wait("session.output_transcript.delta", lambda ev: "tomorrow" in live.said(), timeout=30)
+    await asyncio.sleep(3.0)  # the answer's audio, in real time
+    assert "ships tomorrow" in heard(voice, live, 24000, PCM24K)
