@@ -200,7 +200,8 @@ def test_loopback_needs_neither_keys_nor_a_warning(caplog: pytest.LogCaptureFixt
     result = invoke("serve")
     assert result.exit_code == 0, result.output
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
-    assert ("ws://127.0.0.1:8765/v1/realtime · playground http://127.0.0.1:8765/ · llm scripted · speech off · "
+    assert ("ws://127.0.0.1:8765/v1/realtime · GPT-Live ws://127.0.0.1:8765/v1/live/sessions · "
+            "playground http://127.0.0.1:8765/ · llm scripted · speech off · "
             "prefetch on · auth off") in result.stdout
 
 

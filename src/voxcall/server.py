@@ -76,7 +76,8 @@ class Server:
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         port = settings.port or "<free port>"  # port 0: the system picks one; uvicorn's log line names it
         model = f" ({settings.model})" if settings.model else ""
-        return (f"voxcall serving ws://{host}:{port}/v1/realtime · playground http://{host}:{port}/ · "
+        return (f"voxcall serving ws://{host}:{port}/v1/realtime · GPT-Live ws://{host}:{port}/v1/live/sessions · "
+                f"playground http://{host}:{port}/ · "
                 f"llm {self.backend.name}{model} · "
                 f"speech {_on_off(self.voice is not None)} · prefetch {_on_off(settings.session.prefetch)} · "
                 f"auth {_on_off(bool(settings.client_keys()))}")
