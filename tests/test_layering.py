@@ -1,10 +1,11 @@
 """Layering: every module of ``voxcall`` imports downward only.
 
 From the top: ``voxcall.cli`` (thin commands) over ``voxcall.server`` (the composition root) and ``voxcall.client``;
-then ``voxcall.serving`` (the web app: routes, auth, admission, draining) over the two protocol edges,
-``voxcall.realtime`` and ``voxcall.live`` (GPT-Live), which know nothing of each other; both over ``voxcall.core``
-(the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and ``voxcall.audio`` at the
-bottom. ``voxcall.config`` (the settings tree) is read by every part and imports none.
+then ``voxcall.serving`` (the web app: routes, auth, admission, draining) over the protocol edges,
+``voxcall.realtime``, ``voxcall.live`` (GPT-Live) and ``voxcall.twilio`` (phone calls), which know nothing of each
+other; all over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and
+``voxcall.tools``; and ``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree) is read by every
+part and imports none.
 ``llm`` may import ``tools`` (backends offer tools and yield tool calls); the built-in tools that play sound
 (``voxcall.tools.builtin``: music, volume) may import ``voxcall.audio``, the one way ``tools`` reaches another part.
 
@@ -23,13 +24,13 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 TOP = ("voxcall.cli", "voxcall.server", "voxcall.client")
-SESSIONS = ("voxcall.core", "voxcall.realtime", "voxcall.live", "voxcall.serving")
+SESSIONS = ("voxcall.core", "voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.serving")
+EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio")
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "voxcall.config": ("voxcall.",),  # anything of voxcall's own
     "voxcall.serving": TOP,
-    "voxcall.realtime": ("voxcall.live", "voxcall.serving", *TOP),
-    "voxcall.live": ("voxcall.realtime", "voxcall.serving", *TOP),
-    "voxcall.core": ("voxcall.realtime", "voxcall.live", "voxcall.serving", *TOP),
+    **{edge: (*(other for other in EDGES if other != edge), "voxcall.serving", *TOP) for edge in EDGES},
+    "voxcall.core": (*EDGES, "voxcall.serving", *TOP),
     "voxcall.llm": (*SESSIONS, "voxcall.speech", "voxcall.audio", *TOP),
     "voxcall.speech": (*SESSIONS, "voxcall.llm", "voxcall.tools", *TOP),
     "voxcall.audio": (*SESSIONS, "voxcall.llm", "voxcall.tools", "voxcall.speech", *TOP),

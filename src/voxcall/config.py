@@ -1,7 +1,7 @@
 """Server configuration: one settings tree, :class:`ServerSettings`, with its sections :class:`SessionOptions`
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
-(``mcp:``), :class:`LiveSettings` (``live:``) and :class:`LocalModelSettings`
-(``local:``). Every default is defined here, once.
+(``mcp:``), :class:`LiveSettings` (``live:``), :class:`LocalModelSettings` (``local:``), :class:`AgentProfile`
+(``profiles:``) and :class:`TwilioSettings` (``twilio:``). Every default is defined here, once.
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults. The YAML keys are the field
 names, nested by section (``session: {llm_timeout: 30}``); environment variables carry the ``VOXCALL_`` prefix and
@@ -238,6 +238,54 @@ class LiveSettings(BaseModel):
     the voice is told the task failed."""
 
 
+class AgentProfile(BaseModel):
+    """One agent of the ``profiles:`` section: what a phone call answered by it is (see :mod:`voxcall.twilio`).
+    Each field left out is the server's own (``session.instructions``, the default voice, server VAD, every
+    server tool)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    instructions: str | None = None
+    """System instructions of the agent's calls."""
+    voice: str | None = None
+    """The voice it speaks with, by name (``voxcall voices``)."""
+    tools: list[str] | None = None
+    """The server tools (``tools:``, ``mcp:``) its calls may use, by name; ``[]``: none."""
+    turn_detection: dict[str, Any] | None = None
+    """How the end of a caller's turn is found: a Realtime ``turn_detection`` object
+    (``{type: server_vad, silence_duration_ms: 500}``)."""
+
+
+class TwilioSettings(BaseModel):
+    """The ``twilio:`` section: phone calls through Twilio Media Streams, at ``WS /v1/twilio/{profile}``."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    auth_token: SecretStr | None = None
+    """The Twilio account's auth token (env ``VOXCALL_TWILIO__AUTH_TOKEN``): every stream must carry a valid
+    ``X-Twilio-Signature`` made with it. Without it every stream is refused, unless :attr:`insecure_no_signature`."""
+    public_url: str | None = None
+    """The ``wss://`` origin Twilio connects to (``wss://voice.example.com``), when a proxy in front of voxcall
+    changes the host or scheme: the signature is made over the URL Twilio used. None: the URL as the server sees
+    it (its scheme from uvicorn's TLS or, behind a proxy, from ``X-Forwarded-Proto``)."""
+    insecure_no_signature: bool = False
+    """Accept streams without a valid signature (tests, a local tunnel); refused beyond a loopback ``host``."""
+    dtmf_pause_ms: int = Field(default=1500, ge=0, le=30_000)
+    """Keys the caller presses are gathered until ``#`` or this long without another key; then the model reads
+    them as one user message (0: each key at once)."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _wss_origin(cls, value: str | None) -> str | None:
+        """A ``ws://`` or ``wss://`` origin without a path, query or trailing slash."""
+        if value is None:
+            return None
+        value = value.rstrip("/")
+        if not re.fullmatch(r"wss?://[^/?#\s]+", value):
+            raise ValueError("must be a ws:// or wss:// origin such as wss://voice.example.com, with no path")
+        return value
+
+
 class ServerSettings(BaseSettings):
     """Everything ``voxcall serve`` needs to know; build it with :meth:`load`."""
 
@@ -304,6 +352,10 @@ class ServerSettings(BaseSettings):
     """GPT-Live sessions (the ``live:`` section)."""
     local: LocalModelSettings = Field(default_factory=LocalModelSettings)
     """The local model's knobs (the ``local:`` section)."""
+    profiles: dict[str, AgentProfile] = Field(default_factory=dict)
+    """Named agents (the ``profiles:`` section): a phone number's stream names one in its path."""
+    twilio: TwilioSettings = Field(default_factory=TwilioSettings)
+    """Twilio Media Streams (the ``twilio:`` section)."""
 
     @classmethod
     def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:
@@ -325,6 +377,7 @@ class ServerSettings(BaseSettings):
         data = self.model_dump(mode="json")
         data["api_key"] = MASK if self.api_key is not None else None
         data["api_keys"] = [MASK for _ in self.api_keys]
+        data["twilio"]["auth_token"] = MASK if self.twilio.auth_token is not None else None
         for server in data["mcp"]["servers"].values():
             for part in ("env", "headers"):
                 if isinstance(server.get(part), dict):
@@ -344,12 +397,16 @@ class ServerSettings(BaseSettings):
 
     def check_exposure(self) -> None:
         """Refuse to serve beyond loopback without authentication: raises :class:`ConfigError` when :attr:`host`
-        is not a loopback address, there are no client keys and :attr:`insecure_no_auth` is off."""
+        is not a loopback address and there are no client keys while :attr:`insecure_no_auth` is off, or Twilio
+        streams are accepted unsigned (``twilio.insecure_no_signature``)."""
         if not self.client_keys() and not self.insecure_no_auth and not is_loopback(self.host):
             raise ConfigError(
                 f"refusing to listen on {self.host} without client API keys: pass --api-key-file PATH or set "
                 "VOXCALL_API_KEYS, or pass --insecure-no-auth to let anyone who reaches the port use it"
             )
+        if self.twilio.insecure_no_signature and not is_loopback(self.host):
+            raise ConfigError(f"refusing to listen on {self.host} with twilio.insecure_no_signature: anyone who "
+                              "reaches the port could place calls; set twilio.auth_token instead")
 
     @field_validator("api_keys", "allowed_origins", mode="before")
     @classmethod

@@ -8,6 +8,7 @@ its server knows it by, and whether a call needs the client's approval first.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,12 @@ class Toolbox:
         manager.register(self.registry)
         for entry in manager.tools:
             self.details[entry.alias] = ServerTool(entry.server, entry.name, entry.needs_approval)
+
+    def only(self, names: Collection[str]) -> Toolbox:
+        """A toolbox of just the tools called ``names`` (an agent profile's), run as this one runs them (see
+        :meth:`ToolRegistry.subset`, whose ``ValueError`` names an unknown tool); this one is unchanged."""
+        return Toolbox(self.registry.subset(names), max_rounds=self.max_rounds, output=self.output,
+                       details={name: tool for name, tool in self.details.items() if name in names})
 
     def extended(self, manager: MCPManager) -> Toolbox:
         """A toolbox with these tools plus ``manager``'s (a session's own MCP servers); this one is unchanged."""

@@ -1,5 +1,6 @@
 """The ASGI app: the protocol edges' WebSockets, ``WS /v1/realtime`` (:mod:`voxcall.realtime`) and
-``WS /v1/live/sessions`` (GPT-Live, :mod:`voxcall.live`), behind the same checks;
+``WS /v1/live/sessions`` (GPT-Live, :mod:`voxcall.live`), behind the same checks, and ``WS /v1/twilio/{profile}``
+(phone calls from Twilio Media Streams, :mod:`voxcall.twilio`, signed by Twilio instead of keyed);
 ``GET /healthz``, ``GET /metrics`` (Prometheus) and, at ``GET /``, the playground: a web page to talk to the
 server (static files shipped in the package, ``voxcall/playground/``).
 
@@ -40,6 +41,7 @@ from voxcall.llm import LLMBackend
 from voxcall.realtime.endpoint import serve_realtime
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
+from voxcall.twilio import serve_twilio, twilio_refusal
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,9 @@ _TRY_AGAIN_LATER = 1013
 
 Edge = Callable[[WebSocket, Shared, Occupy], Awaitable[None]]
 """A protocol edge: serves one accepted connection until it ends."""
+
+Admit = Callable[[WebSocket, Shared], str | None]
+"""An edge's own admission check: why a connection may not open, or None."""
 
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
@@ -79,8 +84,9 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
 
     shared = Shared(settings, backend, slots, metrics, voice)
 
-    def edge(serve: Edge, name: str) -> Callable[[WebSocket], Awaitable[None]]:
-        """The route of one protocol edge: the checks every edge shares, then ``serve``."""
+    def edge(serve: Edge, name: str, admit: Admit | None = None) -> Callable[[WebSocket], Awaitable[None]]:
+        """The route of one protocol edge: the checks every edge shares, then ``serve``. ``admit`` replaces the
+        API key check for an edge whose clients present no key (Twilio signs its requests instead)."""
 
         async def route(ws: WebSocket) -> None:
             offered = list(ws.scope.get("subprotocols") or [])
@@ -89,8 +95,13 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
                          ws.headers.get("origin"))
                 await ws.close(code=_POLICY_VIOLATION, reason="origin not allowed")
                 return
-            key = extract_client_key(ws.headers, offered)
-            if keys and not key_is_valid(key, keys):
+            key = extract_client_key(ws.headers, offered) if admit is None else None
+            refused = admit(ws, shared) if admit is not None else None
+            if refused is not None:
+                log.info("refused a %s connection from %s: %s", name, ws.client, refused)
+                await ws.close(code=_POLICY_VIOLATION, reason=refused)
+                return
+            if admit is None and keys and not key_is_valid(key, keys):
                 log.info("refused a %s connection from %s: missing or unknown API key", name, ws.client)
                 await ws.close(code=_POLICY_VIOLATION, reason="invalid or missing API key")
                 return
@@ -129,6 +140,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
 
     return Starlette(routes=[WebSocketRoute("/v1/realtime", edge(serve_realtime, "realtime")),
                              WebSocketRoute("/v1/live/sessions", edge(serve_live, "live")),
+                             WebSocketRoute("/v1/twilio/{profile}", edge(serve_twilio, "twilio", twilio_refusal)),
                              Route("/healthz", healthz),
                              Route("/metrics", metrics_page),
                              Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True))],

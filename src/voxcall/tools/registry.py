@@ -37,7 +37,7 @@ import inspect
 import json
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, overload
 
@@ -313,6 +313,19 @@ class ToolRegistry:
             if entry.tool.name in self._entries:
                 raise ValueError(f"a tool named {entry.tool.name!r} is already registered")
             self._entries[entry.tool.name] = entry
+
+    def subset(self, names: Collection[str]) -> ToolRegistry:
+        """A registry of just the tools called ``names`` (one agent's share of the process's tools): the same
+        handlers and limits, and this registry's concurrency slots, cache and threads, so the process-wide limits
+        still hold. ``ValueError`` names any that is not registered."""
+        unknown = sorted(set(names) - set(self._entries))
+        if unknown:
+            raise ValueError(f"no server tool named {', '.join(map(repr, unknown))}; "
+                             f"known: {', '.join(self._entries) or 'none'}")
+        part = ToolRegistry(default_timeout=self.default_timeout, cache=self.cache, threads=self.threads)
+        part._slots = self._slots
+        part._entries = {name: entry for name, entry in self._entries.items() if name in names}
+        return part
 
     # -- lookup ----------------------------------------------------------------------------------------------
 

@@ -1,0 +1,81 @@
+"""A phone call end to end: a fake Twilio (the documented frames, signed) calls a real server with the real speech
+models, asks a question in Piper's voice over 8 kHz µ-law, hears the answer, presses a key, talks over the agent
+and hangs up."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+
+from voxcall.audio.codec import resample
+from voxcall.core.voice import Voice
+
+from .conftest import TOKEN, PhoneServer
+from .fake_twilio import RATE, FakeTwilio, to_ulaw
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def spoken(voice: Voice, text: str) -> bytes:
+    """``text`` said by Piper, as a phone line carries it."""
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    return to_ulaw(pcm, voice.tts.sample_rate)
+
+
+def transcript(voice: Voice, pcm8k: np.ndarray) -> str:
+    return voice.stt.transcribe(resample(pcm8k, RATE, 16_000)).lower()
+
+
+async def sessions(server: PhoneServer) -> int:
+    """The sessions the server counts now (``/healthz``)."""
+    health = server.url().replace("ws://", "http://").split("/v1/")[0] + "/healthz"
+
+    def read() -> int:
+        with urllib.request.urlopen(health, timeout=5) as reply:
+            return int(json.load(reply)["sessions"])
+
+    return await asyncio.to_thread(read)
+
+
+async def test_a_caller_asks_hears_presses_a_key_interrupts_and_hangs_up(phone_server: PhoneServer,
+                                                                          voice: Voice) -> None:
+    twilio = await FakeTwilio.call(phone_server.url(), auth_token=TOKEN)
+    try:
+        await twilio.silence(0.5)
+        asked = await twilio.say(spoken(voice, "What is the weather in Paris?"))
+        await twilio.silence(0.3)
+        first = await twilio.wait_for("media", after=asked)
+        await twilio.wait_played()
+        assert first > asked
+        answer = twilio.heard(after=asked)
+        assert len(answer) > RATE // 2  # at least half a second of speech, at 8 kHz
+        assert "sunny" in transcript(voice, answer)
+        frames = [f for _, f in twilio.received]
+        assert {f["event"] for f in frames} <= {"media", "mark", "clear"}
+        assert all(f["streamSid"] == twilio.stream_sid for f in frames)
+        assert twilio.of("mark"), "every audio chunk is followed by a mark"
+
+        pressed = time.perf_counter()
+        await twilio.press("1")
+        await twilio.wait_for("media", after=pressed)
+        await twilio.wait_played()
+        assert "sales" in transcript(voice, twilio.heard(after=pressed))
+
+        asked = await twilio.say(spoken(voice, "Tell me a story."))
+        await twilio.silence(0.2)
+        await twilio.wait_for("media", after=asked)
+        await twilio.silence(1.0)  # let the agent speak, then talk over it
+        assert not twilio.of("clear"), "no interruption so far: nothing was cleared"
+        interrupted = await twilio.say(spoken(voice, "Stop, that is enough."))
+        cleared = await twilio.wait_for("clear", after=asked, timeout=30)
+        assert cleared < interrupted + 5
+        assert await sessions(phone_server) == 1
+        await twilio.hang_up()
+    finally:
+        await twilio.close()
+    assert await sessions(phone_server) == 0
