@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from openai import AsyncOpenAI
@@ -40,17 +41,34 @@ SCRIPT = {**DEFAULT_SCRIPT_DATA, "rules": [
     {"after": "lights", "calls": [{"name": "time__get_current_time", "arguments": {"timezone": "UTC"}}]},
     {"after": "time__get_current_time", "calls": [{"name": "voice_volume_down", "arguments": {}}]},
     {"after": "voice_volume_down", "reply": "Done, and a little quieter."},
+    {"match": "weather", "requires_tool": "delegate", "reply": "Let me check.",  # a GPT-Live session's voice
+     "calls": [{"name": "delegate", "arguments": {"task": "the weather in Paris"}}]},
+    {"after": "delegate", "match": "sunny", "reply": "It is sunny in Paris, 21 degrees."},
     *DEFAULT_SCRIPT_DATA["rules"],
 ]}
 _SNIPPET = re.compile(r"<!-- example: (?P<path>\S+) -->\n```\w*\n(?P<code>.*?)```", re.DOTALL)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+def script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:data:`SCRIPT` as a file for ``--script``."""
+    path = tmp_path_factory.mktemp("script") / "script.yaml"
+    path.write_text(yaml.safe_dump(SCRIPT, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(script: Path) -> Iterator[ServeProcess]:
     """``voxcall serve --config examples/voxcall.yaml``, from the repository's root as the file says."""
-    script = tmp_path_factory.mktemp("script") / "script.yaml"
-    script.write_text(yaml.safe_dump(SCRIPT, sort_keys=False), encoding="utf-8")
     with serve("--config", "examples/voxcall.yaml", "--llm", "scripted", "--no-speech", "--script", str(script),
+               cwd=ROOT) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def spoken_server(script: Path) -> Iterator[ServeProcess]:
+    """The same server with the packaged speech models, for the examples that speak."""
+    with serve("--config", "examples/voxcall.yaml", "--llm", "scripted", "--speech", "--script", str(script),
                cwd=ROOT) as served:
         yield served
 
@@ -82,6 +100,26 @@ def test_the_openai_sdk_script(server: ServeProcess) -> None:
                           text=True, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Let me work that out.The answer is 96.\n"
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_live_sdk_script(spoken_server: ServeProcess, tmp_path: Path) -> None:
+    """A question spoken by Piper, streamed in real time; the voice delegates the lookup to the app, which answers
+    with commentary that the voice says."""
+    from voxcall.client.wavfile import write_wav
+    from voxcall.speech import get_piper
+
+    piper = get_piper()
+    question = tmp_path / "question.wav"
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize("What is the weather in Paris?")])
+    write_wav(question, np.concatenate([np.zeros(piper.sample_rate // 4, np.int16), pcm]), piper.sample_rate)
+    done = subprocess.run([sys.executable, str(EXAMPLES / "live_sdk.py"), str(question), spoken_server.base_url],
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{spoken_server.output}"
+    heard, said, audio = done.stdout.splitlines()
+    assert heard.startswith("you › ") and "weather in paris" in heard.lower(), done.stdout
+    assert said.startswith("voice › Let me check.") and said.endswith("It is sunny in Paris, 21 degrees."), done.stdout
+    assert (seconds := re.fullmatch(r"\((\d+\.\d) s of audio\)", audio)) and float(seconds[1]) > 1, done.stdout
 
 
 @pytest.mark.parametrize(("question", "expected"), [
@@ -121,6 +159,6 @@ def test_the_readme_shows_each_example_as_it_is() -> None:
     for path, code in snippets:
         assert code == (ROOT / path).read_text(encoding="utf-8"), f"the README's copy of {path} differs from it"
     shown = {path for path, _ in snippets}
-    assert shown == {f"examples/{name}" for name in ("openai_sdk.py", "agents_sdk.mjs", "client_tools.py",
-                                                     "server_tools.py", "voxcall.yaml")}
+    assert shown == {f"examples/{name}" for name in ("openai_sdk.py", "live_sdk.py", "agents_sdk.mjs",
+                                                     "client_tools.py", "server_tools.py", "voxcall.yaml")}
 
