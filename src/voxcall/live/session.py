@@ -52,6 +52,8 @@ MAX_FIXTURE_MS = 30_000
 _FIXTURE_CHUNK_MS = 100
 _APPEND_KINDS = {"session.instructions.append": "instructions", "session.thinking.append": "thinking",
                  "session.commentary.append": "commentary"}
+_VOICED = frozenset({"response.output_audio.delta", "response.output_audio_transcript.delta",
+                     "response.output_text.delta"})
 _CLIENT_EVENT: TypeAdapter[Any] = TypeAdapter(ClientEvent)
 _KINDS = frozenset({"session.start", "session.update", "session.input_audio.append", "session.input_audio.mute",
                     "session.input_audio.unmute", "session.output_audio.fixture.play", *_APPEND_KINDS,
@@ -91,6 +93,8 @@ class LiveSession:
         self._speech_started_ms: dict[str, int] = {}
         self._fixture_playing = False
         self._say_after_response = False
+        self._replying: str | None = None  # the core response whose words the voice says now
+        self._silenced: str | None = None  # one the voice stopped saying
         self._tasks: list[asyncio.Task[None]] = []
         self.closed = False
 
@@ -245,7 +249,11 @@ class LiveSession:
 
     async def _from_core(self, ev: Event) -> None:
         kind = ev["type"]
-        if kind == "response.output_audio.delta":
+        if kind in _VOICED and self._silenced is not None and ev.get("response_id") == self._silenced:
+            return  # the tail of a reply the user talked over (or a fixture cut off): never heard, never shown
+        if kind == "response.created":
+            self._replying = ev["response"]["id"]
+        elif kind == "response.output_audio.delta":
             wire, ms = self._bridge.outward(ev["delta"])
             if ms:
                 self._output.audio(wire, ms)
@@ -260,7 +268,7 @@ class LiveSession:
                 await self._core_command(None, "response.create")
         elif kind == "input_audio_buffer.speech_started":
             self._speech_started_ms[ev["item_id"]] = int(ev["audio_start_ms"])
-            self._output.clear()  # the user talks over the voice: it stops (the core cancels its response)
+            self._silence()  # the user talks over the voice: it stops (the core cancels its response)
         elif kind == "conversation.item.input_audio_transcription.delta":
             now = self.timeline.now_ms()
             start = min(self._speech_started_ms.get(ev["item_id"], now), now)
@@ -275,8 +283,13 @@ class LiveSession:
         """Give the core one command; its ``event_id`` is the client event's, so a core ``error`` names it."""
         await self._core.submit({"type": kind, "event_id": client_event_id or new_id("event"), **fields})
 
-    async def _stop_voice(self) -> None:
+    def _silence(self) -> None:
+        """Stop the voice now: what is queued is dropped, and what the reply it was giving still sends."""
         self._output.clear()
+        self._silenced = self._replying
+
+    async def _stop_voice(self) -> None:
+        self._silence()
         if self._core.responses.visible is not None:
             await self._core_command(None, "response.cancel")
 
