@@ -241,8 +241,9 @@ class Listener:
 
 
 async def run_session(url: str, clip: Clip, kind: str, tools: list[dict[str, Any]], chunk_ms: int,
-                      max_tokens: int, silence_ms: int | None) -> Outcome:
-    """One fresh session: declare ``tools``, say ``clip`` ~1 s after ``session.updated``, wait for the answer."""
+                      max_tokens: int, turn_detection: dict[str, Any] | None) -> Outcome:
+    """One fresh session: declare ``tools`` (and ``turn_detection``, None: the server's), say ``clip`` ~1 s after
+    ``session.updated``, wait for the answer."""
     transport = await WebSocketTransport.connect(url)
     outcome = Outcome(clip, kind, [], 0.0)
     listener = Listener(transport, outcome.events)
@@ -251,7 +252,7 @@ async def run_session(url: str, clip: Clip, kind: str, tools: list[dict[str, Any
     try:
         await listener.wait_for("session.created")
         mark = len(listener.log)
-        await transport.send({"type": "session.update", "session": session_fields(tools, max_tokens, silence_ms)})
+        await transport.send({"type": "session.update", "session": session_fields(tools, max_tokens, turn_detection)})
         await listener.wait_for("session.updated", mark)
         mic = Microphone(transport, chunk_ms)
         streaming = asyncio.create_task(mic.run())
@@ -270,13 +271,14 @@ async def run_session(url: str, clip: Clip, kind: str, tools: list[dict[str, Any
     return outcome
 
 
-def session_fields(tools: list[dict[str, Any]], max_tokens: int, silence_ms: int | None) -> dict[str, Any]:
+def session_fields(tools: list[dict[str, Any]], max_tokens: int,
+                   turn_detection: dict[str, Any] | None) -> dict[str, Any]:
     """The ``session`` of the ``session.update`` a benchmark session sends."""
     fields: dict[str, Any] = {"type": "realtime", "output_modalities": ["audio"], "max_output_tokens": max_tokens}
     if tools:
         fields |= {"tools": tools, "tool_choice": "auto"}
-    if silence_ms is not None:
-        fields["audio"] = {"input": {"turn_detection": {"type": "server_vad", "silence_duration_ms": silence_ms}}}
+    if turn_detection is not None:
+        fields["audio"] = {"input": {"turn_detection": turn_detection}}
     return fields
 
 
@@ -406,7 +408,8 @@ async def run_set(url: str, clips: list[Clip], kind: str, args: argparse.Namespa
     measures = []
     for clip in clips:
         tools = session_tools(rng) if kind == "tools" else []
-        outcome = await run_session(url, clip, kind, tools, rng.choice(CHUNK_MS), args.max_tokens, args.silence_ms)
+        turns = None if args.silence_ms is None else {"type": "server_vad", "silence_duration_ms": args.silence_ms}
+        outcome = await run_session(url, clip, kind, tools, rng.choice(CHUNK_MS), args.max_tokens, turns)
         measures.append(m := measure(outcome))
         print_line(m)
     return measures

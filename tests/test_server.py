@@ -138,8 +138,9 @@ class Loaded:
 
 @pytest.fixture
 def loaded(monkeypatch: pytest.MonkeyPatch) -> Loaded:
-    """Silero and Whisper that load instantly; no Piper voice."""
+    """Silero and Whisper that load instantly; no Piper voice, no turn-end judge."""
     stand_in = Loaded()
+    monkeypatch.setattr("voxcall.llm.local.turn_end.load_judge", lambda: None)
     monkeypatch.setattr("voxcall.speech.get_silero", stand_in.silero)
     monkeypatch.setattr("voxcall.speech.get_whisper", stand_in.whisper)
     monkeypatch.setattr("voxcall.speech.tts.get_piper", stand_in.piper)
@@ -152,7 +153,7 @@ def test_espeak_speaks_when_the_piper_voice_is_missing(loaded: Loaded, monkeypat
     voice = server.load_speech(SpeechSettings(), startup)
     assert voice is not None and isinstance(voice.tts, EspeakTTS)
     assert loaded.loads == ["silero", "whisper"]  # each model once
-    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "espeak-ng"]
+    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "espeak-ng", "turn-end judge"]
     assert any("speaking with espeak-ng" in note for note in startup.notes)
 
 
@@ -176,7 +177,9 @@ def test_build_server_with_the_real_speech_models() -> None:
     startup = Startup()
     built = server.build_server(ServerSettings.load(None, llm="scripted", speech={"enabled": True}), startup)
     assert built.voice is not None and built.voice.tts.sample_rate == 22050
-    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "Piper joe", "scripted"]
+    assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "Piper joe", "turn-end judge",
+                                                     "scripted"]
+    assert built.voice.turn_end is not None  # the packaged SmolLM2 judges semantic_vad's turns
     assert startup.summary().startswith("loaded in ")
 
 

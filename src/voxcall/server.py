@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
+    from voxcall.core.voice import Voice
     from voxcall.llm import LLMBackend
     from voxcall.serving.admission import Admission
-    from voxcall.core.voice import Voice
     from voxcall.speech import TTS
     from voxcall.speech.voices import VoiceCatalog
 
@@ -151,6 +151,7 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
     """The shared speech models ``speech`` asks for, each loaded once as a ``startup`` step; None when speech is
     off, or (with a note) when a model is missing and speech was not required."""
     from voxcall.core.voice import Voice
+    from voxcall.llm.local.turn_end import load_judge
     from voxcall.speech import VAD, SileroVAD, SpeechModelError, WebRtcVAD, get_silero, get_whisper
 
     if speech.enabled is False:
@@ -171,7 +172,16 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
             raise ConfigError(f"cannot load the speech models: {exc}") from None
         startup.note(f"serving text only, without speech: {exc}")
         return None
-    return Voice(stt=stt, tts=tts, vad=vad, voices=voices)
+    try:
+        with startup.step("turn-end judge"):
+            judge = load_judge()
+    except (ImportError, OSError, ValueError) as exc:  # llama.cpp missing, or the model would not load
+        judge, why = None, f"the judge could not be loaded ({exc})"
+    else:
+        why = "its model is not installed (voxcall models install smollm2-135m)"
+    if judge is None:
+        startup.note(f"semantic_vad ends turns after fixed silences: {why}")
+    return Voice(stt=stt, tts=tts, vad=vad, voices=voices, turn_end=judge)
 
 
 def _load_tts(speech: SpeechSettings, startup: Startup) -> tuple[TTS, VoiceCatalog]:

@@ -158,3 +158,38 @@ def test_silence_ms_counts_the_closing_silence_of_a_turn(silero: SileroModel,
     assert detector.in_speech and 250 <= detector.silence_ms <= 500
     stream(detector, silence(0.5))
     assert not detector.in_speech and detector.silence_ms == 0  # the turn ended
+
+
+def test_end_after_ends_the_paused_turn_after_the_silence_it_sets(make_vad: Callable[[], VAD],
+                                                                  question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(make_vad(), silence_duration_ms=4000, pause_ms=100)
+    events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(0.3)]))
+    assert [type(e) for e in events] == [SpeechStarted, SpeechPaused]  # 4 s of silence would end it: not yet
+    pause = events[1]
+    assert isinstance(pause, SpeechPaused)
+    detector.end_after(200)  # the silence so far is already longer: the next frame ends the turn
+    fed_ms = detector.position_ms
+    stopped = stream(detector, silence(0.1))
+    assert len(stopped) == 1 and isinstance(stopped[0], SpeechStopped) and not stopped[0].cut
+    assert pause.audio_end_ms < stopped[0].audio_end_ms <= fed_ms + 64  # a frame or two: not 4 s
+    assert not detector.in_speech
+
+
+def test_end_after_is_forgotten_when_speech_resumes(make_vad: Callable[[], VAD],
+                                                    question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(make_vad(), silence_duration_ms=1500, pause_ms=100)
+    stream(detector, np.concatenate([silence(0.5), question_16k, silence(0.15)]))
+    detector.end_after(1000)  # a verdict on the first words ...
+    events = stream(detector, np.concatenate([question_16k, silence(1.2)]))  # ... that the user spoke on from
+    assert [type(e) for e in events] == [SpeechResumed, SpeechPaused]  # the next pause waits the full 1.5 s again
+    assert [type(e) for e in stream(detector, silence(0.5))] == [SpeechStopped]
+
+
+def test_end_after_outside_a_pause_does_nothing(make_vad: Callable[[], VAD],
+                                                question_16k: npt.NDArray[np.int16]) -> None:
+    detector = TurnDetector(make_vad(), silence_duration_ms=500)
+    detector.end_after(50)  # no turn yet
+    events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
+    assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]
+    _, end = speech_span_ms(question_16k)
+    assert isinstance(events[1], SpeechStopped) and events[1].audio_end_ms >= end + 500 + 400

@@ -10,6 +10,9 @@ will hold. Then one of two things happens:
   answer, and nothing of either ever reached the client;
 - the turn ends (``SpeechStopped``): the caller commits the item with the transcript made here (the audio after
   the pause is silence) and claims the hidden answer, whose output was waiting in the gate.
+
+Under ``semantic_vad`` the transcript is also handed to a ``judge``, which decides how much more silence ends the
+turn (:mod:`voxcall.core.turn_detection`); the answer is started first, so that it is being prepared meanwhile.
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ class EagerTurn:
     """One pause's transcript and hidden answer."""
 
     def __init__(self, item: MessageItem, pcm: PCM, speech_end: float, voice: Voice, hearing: Hearing | None,
-                 earlier: Callable[[], Awaitable[None]], answer: Callable[[MessageItem], bool]) -> None:
+                 earlier: Callable[[], Awaitable[None]], answer: Callable[[MessageItem], bool],
+                 judge: Callable[[str], Awaitable[None]] | None = None) -> None:
         """Transcribe ``pcm`` (the turn so far; the user stopped speaking at ``speech_end``) into ``item`` as
-        ``hearing`` says, after
-        ``earlier`` (the transcripts of earlier turns) are done; then start a hidden answer with ``answer``."""
+        ``hearing`` says, after ``earlier`` (the transcripts of earlier turns) are done; then start a hidden answer
+        with ``answer`` and, when given, ``judge`` the words (whether the user has finished)."""
         self.item = item
         self.speech_end = speech_end
         self.transcript: Transcript | None = None  # None until known, or when transcription failed
@@ -45,6 +49,7 @@ class EagerTurn:
         self._hearing = hearing
         self._earlier = earlier
         self._answer = answer
+        self._judge = judge
         self._task = asyncio.create_task(self._run(pcm), name=f"voxcall-eager-{item.id}")
 
     async def _run(self, pcm: PCM) -> None:
@@ -61,6 +66,8 @@ class EagerTurn:
         self.item.content[0]["transcript"] = transcript.text
         if transcript.text:
             self.answering = self._answer(self.item)
+            if self._judge is not None:
+                await self._judge(transcript.text)
 
     async def result(self) -> Transcript | None:
         """The transcript, once made (None if transcription failed)."""

@@ -8,7 +8,9 @@ worker thread. What a turn means for responses goes to the :class:`~voxcall.core
 speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
 transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause of
 ``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.eager_turn.EagerTurn`: the answer is prepared
-hidden and claimed when the turn ends, or dropped when the user speaks on. While a turn is spoken, a
+hidden and claimed when the turn ends, or dropped when the user speaks on. Under ``semantic_vad`` that pause's
+transcript is also judged (the voice's :class:`~voxcall.llm.local.turn_end.TurnEndJudge`) and the verdict sets the
+silence that ends this turn (:data:`~voxcall.core.turn_detection.EAGERNESS_TURN_END`). While a turn is spoken, a
 :class:`~voxcall.core.live_transcript.LiveTranscript` sends its partial transcripts (``live_transcript_ms``).
 Every transcription hears as the session's ``audio.input.transcription`` asks (:mod:`voxcall.core.hearing`).
 
@@ -33,6 +35,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
 from voxcall.audio.formats import AudioFormat
@@ -53,6 +56,9 @@ from voxcall.core.timing import HeardTurn
 from voxcall.core.voice import PCM, RATE, Voice
 from voxcall.speech.stt import Transcript
 from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, TurnDetector
+
+if TYPE_CHECKING:
+    from voxcall.llm.local.turn_end import TurnEndJudge
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +109,8 @@ class HeardAudio:
         self._responses = responses
         self._respond = respond
         self._turns: TurnDetection | None = None
+        self._detector: TurnDetector | None = None
+        self._pause: SpeechPaused | None = None  # the pause of the turn in progress, under semantic_vad
         self._turn_item: str | None = None  # id reserved for the user item of the turn being spoken
         self._resampler: StreamResampler | None = None
         self._resampler_format: AudioFormat | None = None
@@ -112,16 +120,26 @@ class HeardAudio:
 
     def use_turn_detection(self, turns: TurnDetection | None) -> None:
         """Server VAD with ``turns`` (a fresh detector), or push-to-talk when None."""
-        self._turns = turns
+        self._turns, self._pause = turns, None
         self._quiet_since_ms = self.buffer.position_ms
         detector = None
         if turns is not None and self.voice is not None:
-            eager = self._eager_turn_ms if turns.create_response and self._eager_turn_ms > 0 else None
+            judging = self._judge(turns) is not None
+            eager = (self._eager_turn_ms if (turns.create_response or judging) and self._eager_turn_ms > 0
+                     else None)
+            silence = turns.turn_end.unfinished if judging and turns.turn_end else turns.silence_duration_ms
             detector = TurnDetector(self.voice.vad(), threshold=turns.threshold,
                                     prefix_padding_ms=turns.prefix_padding_ms,
-                                    silence_duration_ms=turns.silence_duration_ms, pause_ms=eager,
-                                    max_turn_ms=self._max_turn_ms)
+                                    silence_duration_ms=silence, pause_ms=eager, max_turn_ms=self._max_turn_ms)
+        self._detector = detector
         self.buffer.use_detector(detector)
+
+    def _judge(self, turns: TurnDetection | None) -> TurnEndJudge | None:
+        """The judge of whether the user has finished, under ``semantic_vad`` with pauses reported (the eager
+        turn's transcript is what it judges) and a judge installed; else None (fixed silences)."""
+        if turns is None or not turns.semantic or self.voice is None or self._eager_turn_ms <= 0:
+            return None
+        return self.voice.turn_end
 
     def need_voice(self) -> Voice:
         """The speech models, or a protocol error when this server has none."""
@@ -159,6 +177,7 @@ class HeardAudio:
             elif isinstance(boundary, SpeechPaused):
                 self._paused(boundary)
             elif isinstance(boundary, SpeechResumed):
+                self._pause = None
                 eager, self._eager = self._eager, None
                 await self._drop_eager(eager, "speech resumed")
             else:
@@ -237,12 +256,40 @@ class HeardAudio:
         self._on_speech()
 
     def _paused(self, pause: SpeechPaused) -> None:
-        """A short silence inside the turn: transcribe what was said and prepare the answer, hidden."""
+        """A short silence inside the turn: transcribe what was said and prepare the answer, hidden (under
+        ``create_response``); under ``semantic_vad`` the silence that ends the turn is the unsure one until the
+        words are judged."""
+        judge = self._judge(self._turns)
+        if judge is not None and self._turns is not None and self._turns.turn_end and self._detector is not None:
+            self._pause = pause
+            self._detector.end_after(self._turns.turn_end.unsure)
         if self.voice is None or self._turn_item is None or self._eager is not None or self._direct():
             return
         item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
+        answer = self._responses.answer_early if self._turns is not None and self._turns.create_response else _no
         self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
-                                self.voice, self._hearing(), self.transcribed, self._responses.answer_early)
+                                self.voice, self._hearing(), self.transcribed, answer,
+                                None if judge is None else self._judging(judge))
+
+    def _judging(self, judge: TurnEndJudge) -> Callable[[str], Awaitable[None]]:
+        """What an eager turn's transcript is handed to: the judge's verdict sets the silence that ends the turn
+        (finished: short; unfinished: the eagerness's maximum; unsure: as it is). A verdict that comes after the
+        user spoke on, or the turn ended, changes nothing."""
+        async def verdict(text: str) -> None:
+            pause = self._pause
+            try:
+                judged = await judge.judge(text)
+            except Exception:  # the unsure silence stands
+                log.exception("judging the end of the turn failed")
+                return
+            silences = self._turns.turn_end if self._turns is not None else None
+            if silences is None or self._detector is None or self._pause is not pause or pause is None:
+                return
+            if judged.finished:
+                self._detector.end_after(silences.finished)
+            elif judged.unfinished:
+                self._detector.end_after(silences.unfinished)
+        return verdict
 
     async def _drop_eager(self, eager: EagerTurn | None, reason: str) -> None:
         """Forget a prepared answer: its transcription stops, its hidden response is discarded (nothing of either
@@ -259,7 +306,10 @@ class HeardAudio:
 
     async def _speech_stopped(self, end_ms: int, *, cut: bool) -> None:
         """The turn ended at ``end_ms``: after the silence that ends a turn, or ``cut`` at its longest."""
+        pause, self._pause = self._pause, None
         waited = self._turns.silence_duration_ms if self._turns is not None and not cut else 0
+        if pause is not None and not cut:  # semantic_vad: the silence this turn's verdict asked for
+            waited = end_ms - pause.speech_end_ms
         speech_end = self._speech_end(end_ms - waited)
         item_id = self._turn_item or new_id("item")
         self._turn_item = None
@@ -359,3 +409,8 @@ class HeardAudio:
                                          {"code": transcript.language}],
                                      usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
         await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
+
+
+def _no(item: MessageItem) -> bool:
+    """Prepare no answer (the turn will not be answered: no ``create_response``)."""
+    return False

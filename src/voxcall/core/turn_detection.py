@@ -1,9 +1,12 @@
-"""Turn detection settings: ``server_vad`` as the protocol defines it, and ``semantic_vad`` mapped onto it.
+"""Turn detection settings: ``server_vad`` as the protocol defines it, and ``semantic_vad``.
 
 voxcall ends a user turn after a stretch of silence its VAD hears (:class:`voxcall.speech.turns.TurnDetector`).
-``server_vad`` sets that detector directly. ``semantic_vad`` asks for a model that judges whether the user has
-finished; voxcall has none, so it maps the requested ``eagerness`` onto the silence that ends a turn
-(:data:`EAGERNESS_SILENCE_MS`) and reports the setting back as ``semantic_vad``, as the client sent it.
+``server_vad`` sets that detector directly, exactly as the client sent it. ``semantic_vad`` ends a turn when the
+user has finished: at a pause, the words heard so far are judged
+(:class:`~voxcall.llm.local.turn_end.TurnEndJudge`), and the silence that ends the turn follows from the verdict
+and the requested ``eagerness`` (:data:`EAGERNESS_TURN_END`): short after a finished-sounding utterance, up to the
+eagerness's maximum after one whose last word cannot end a sentence, and :data:`EAGERNESS_SILENCE_MS` when unsure
+(or when no judge is installed). The setting is reported back as ``semantic_vad``, as the client sent it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,29 @@ from voxcall.core.protocol import ProtocolError
 Eagerness = Literal["low", "medium", "high", "auto"]
 
 EAGERNESS_SILENCE_MS: dict[str, int] = {"low": 1200, "medium": 500, "auto": 500, "high": 250}
-"""Silence that ends a turn under ``semantic_vad``: a low eagerness waits longer before answering."""
+"""Silence that ends a turn under ``semantic_vad`` when the judge is unsure, or there is none: a low eagerness
+waits longer. Each is longer than the pauses inside a sentence that eagerness must not answer (auto: 400 ms, low:
+700 ms; ``benchmarks/bench_turns.py``)."""
+
+
+@dataclass(frozen=True)
+class TurnEndSilences:
+    """The silences (ms) that end a ``semantic_vad`` turn, by the judge's verdict on the words before them."""
+
+    finished: int
+    """After an utterance that sounds finished."""
+    unsure: int
+    """When the judge cannot tell (or could not judge)."""
+    unfinished: int
+    """After an utterance whose last word cannot end a sentence: the eagerness's maximum, as OpenAI documents it
+    (8 s, 4 s, 2 s for low, medium, high; auto is medium)."""
+
+
+EAGERNESS_TURN_END: dict[str, TurnEndSilences] = {
+    eagerness: TurnEndSilences(finished, EAGERNESS_SILENCE_MS[eagerness], unfinished)
+    for eagerness, finished, unfinished in (("low", 300, 8000), ("medium", 200, 4000), ("auto", 200, 4000),
+                                             ("high", 150, 2000))}
+"""The turn-ending silences of each eagerness."""
 
 _EAGERNESS: dict[Any, Eagerness] = {"low": "low", "medium": "medium", "high": "high", "auto": "auto"}
 _MAX_MS = 10_000
@@ -32,7 +57,7 @@ class TurnDetection:
 
     ``idle_timeout_ms`` (``server_vad`` only): after this long without speech once the assistant has finished,
     the server commits the buffer and answers, as if the user had spoken. ``eagerness`` is set for ``semantic_vad``,
-    whose ``silence_duration_ms`` follows from it.
+    whose ``silence_duration_ms`` follows from it (the silence that ends a turn the judge is unsure of).
     """
 
     threshold: float = 0.5
@@ -45,8 +70,13 @@ class TurnDetection:
 
     @property
     def semantic(self) -> bool:
-        """Whether the client asked for ``semantic_vad`` (mapped onto silence detection)."""
+        """Whether the client asked for ``semantic_vad`` (the end of a turn judged from the words)."""
         return self.eagerness is not None
+
+    @property
+    def turn_end(self) -> TurnEndSilences | None:
+        """The silences that end a turn by the judge's verdict (``semantic_vad``); None for ``server_vad``."""
+        return None if self.eagerness is None else EAGERNESS_TURN_END[self.eagerness]
 
     def to_wire(self) -> dict[str, Any]:
         """The GA ``turn_detection`` object, of the type the client asked for."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,9 @@ from voxcall.speech.tts import TTS
 from voxcall.speech.vad import VAD
 from voxcall.speech.voices import LazyVoice, VoiceCatalog, verbalizing
 
+if TYPE_CHECKING:
+    from voxcall.llm.local.turn_end import TurnEndJudge
+
 PCM = npt.NDArray[np.int16]
 RATE = 16_000
 """The sample rate the speech models hear (Hz)."""
@@ -32,12 +36,14 @@ RATE = 16_000
 @dataclass
 class Voice:
     """Shared speech models: ``stt`` (16 kHz in, text out), ``tts`` (the default voice, ``voices.default``, loaded)
-    and a factory of per-stream VAD state; the other ``voices`` load when a session first speaks with them."""
+    and a factory of per-stream VAD state; the other ``voices`` load when a session first speaks with them.
+    ``turn_end`` judges whether a user has finished (``semantic_vad``; None: not installed, fixed silences)."""
 
     stt: WhisperSTT
     tts: TTS
     vad: Callable[[], VAD]
     voices: VoiceCatalog = field(default_factory=lambda: VoiceCatalog({}))
+    turn_end: TurnEndJudge | None = None
     models: dict[str, frozenset[str]] = field(init=False)
     """The Whisper models sessions may choose, by name, with the languages each transcribes (the server's first)."""
 

@@ -13,7 +13,8 @@ Realtime ``input_audio_buffer.speech_started`` / ``speech_stopped`` events carry
   iterator does), so a quiet word inside a sentence does not count as silence.
 - With ``pause_ms`` set, a silence inside a turn reports :class:`SpeechPaused` once it is ``pause_ms`` long (the
   turn may be over: a caller can start preparing an answer) and :class:`SpeechResumed` if speech comes back before
-  the turn stopped (it was not over: drop what was prepared).
+  the turn stopped (it was not over: drop what was prepared). :meth:`TurnDetector.end_after` lets a caller that
+  judged the pause (``semantic_vad``) set the silence that ends this one turn, shorter or longer.
 - With ``max_turn_ms`` set, a turn that has lasted that long (from its start, padding included) stops there as if
   the user had paused (:class:`SpeechStopped` with ``cut``); if they speak on, a new turn starts. A user who never
   pauses, or a silence setting longer than their pauses, cannot make a turn of unbounded length.
@@ -93,6 +94,7 @@ class TurnDetector:
                                else max(self._frame, pause_ms * self._rate // 1000))
         self._max_turn_samples = None if max_turn_ms is None else max(self._frame, max_turn_ms * self._rate // 1000)
         self._paused = False  # a SpeechPaused was reported for the current silence
+        self._needed_now: int | None = None  # samples of silence that end the current pause (end_after), if set
         self._pending = np.zeros(0, dtype=np.int16)
         self._position = 0  # samples of the stream consumed into frames
         self._vad_fresh = True  # the VAD has seen nothing since its last reset
@@ -117,6 +119,13 @@ class TurnDetector:
     def position_ms(self) -> int:
         """How much of the stream has been fed, in milliseconds."""
         return (self._position + len(self._pending)) * 1000 // self._rate
+
+    def end_after(self, silence_ms: int) -> None:
+        """End the turn in progress once its current silence is ``silence_ms`` long (at the next frame when it is
+        already), instead of ``silence_duration_ms``; forgotten when speech resumes or the turn ends. Does nothing
+        outside a silence inside a turn."""
+        if self._in_speech and self._silence > 0:
+            self._needed_now = max(self._frame, silence_ms * self._rate // 1000)
 
     def feed(self, pcm16k: npt.NDArray[np.int16]) -> list[TurnEvent]:
         """Consume the next chunk of the stream; returns the turn events it completed, in order."""
@@ -144,6 +153,7 @@ class TurnDetector:
         self._vad_fresh = True
         self._in_speech = False
         self._paused = False
+        self._needed_now = None
         self._speech_run = 0
         self._silence = 0
 
@@ -177,17 +187,17 @@ class TurnDetector:
             return SpeechStarted(audio_start_ms=start_ms)
         end = self._position + self._frame
         if self._max_turn_samples is not None and end - self._turn_start >= self._max_turn_samples:
-            self._in_speech, self._paused, self._stopped_at = False, False, end
+            self._in_speech, self._paused, self._stopped_at, self._needed_now = False, False, end, None
             return SpeechStopped(audio_end_ms=end * 1000 // self._rate, cut=True)
         if speech:
-            self._silence = 0
+            self._silence, self._needed_now = 0, None
             if self._paused:
                 self._paused = False
                 return SpeechResumed(audio_ms=self._position * 1000 // self._rate)
             return None
         self._silence += self._frame
-        if self._silence >= self._silence_samples_needed:
-            self._in_speech, self._paused, self._stopped_at = False, False, end
+        if self._silence >= (self._needed_now or self._silence_samples_needed):
+            self._in_speech, self._paused, self._stopped_at, self._needed_now = False, False, end, None
             return SpeechStopped(audio_end_ms=end * 1000 // self._rate)
         if self._pause_samples is not None and not self._paused and self._silence >= self._pause_samples:
             self._paused = True

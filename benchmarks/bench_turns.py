@@ -1,0 +1,192 @@
+"""End of turn: how soon voxcall answers a user who has finished, and whether it waits for one who has not.
+
+``voxcall serve --speech`` (its embedded defaults: Silero VAD, Whisper tiny.en, the default local model, Piper)
+runs in its own process; this process plays the users, as ``bench_voice.py`` does (fresh sessions, 3–4 client
+tools declared each, speech streamed in real time in 20–40 ms chunks, silence around it). The set is
+``turn_set.py``: complete requests, and the same requests cut where a speaker pauses and said with a silence there
+before the rest. Every clip is said under each turn detection side by side (one clip to every setting in turn, so
+that the machine's load falls on all of them alike):
+
+- ``server_vad`` with ``silence_duration_ms`` 500 (the default), and ``semantic_vad`` with each eagerness;
+- complete requests: end of speech → first answer audio, median and p90;
+- cut requests, under ``semantic_vad`` auto with a 400 ms pause and low with a 700 ms one: answers started before
+  the end of the whole sentence (early answers; the target is none).
+
+Then, without a server, the judge alone (:class:`voxcall.llm.local.turn_end.TurnEndJudge`): every clip of the set
+cut 100 ms into the silence after its words (where an eager turn transcribes), transcribed by Whisper and judged;
+printed: how often a complete request is called finished (recall) and how often what is called finished is
+complete (precision), how often each side is called unfinished (the eagerness's longest wait), and the judge's cost
+per pause.
+
+    python benchmarks/bench_turns.py [--voices all|piper] [--entries 20] [--llm scripted|default]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+from _server import cpu_seconds, percentile, verdict
+from bench_voice import CHUNK_MS, Measure, measure, run_session, session_tools, voice_server
+from turn_set import PAUSES_MS, TURNS
+from voice_set import RATE, Clip, speak, speak_paused, voices
+from voxcall.audio.codec import resample
+from voxcall.core.turn_detection import EAGERNESS_TURN_END
+
+TARGET_MEDIAN_S = 0.45
+TARGET_P90_S = 0.65
+MAX_TOKENS = 48
+PAUSE_MS = 100
+"""Where an eager turn transcribes: this far into the silence after the words (``session.eager_turn_ms``)."""
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "server_vad 500": {"type": "server_vad", "silence_duration_ms": 500},
+    **{f"semantic {eagerness}": {"type": "semantic_vad", "eagerness": eagerness}
+       for eagerness in ("auto", "medium", "high", "low")},
+}
+"""The turn detections compared, by label."""
+
+
+def cut_clip(complete: str, cut: str, pause_ms: int, voice: Any) -> Clip:
+    """``complete`` said with ``pause_ms`` of silence after the words ``cut``."""
+    return speak_paused(cut, complete[len(cut):].strip(), pause_ms, voice)
+
+
+async def run_all(url: str, complete: list[Clip], cut: dict[str, list[Clip]],
+                  rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, list[Measure]]]:
+    """A warm-up session, then each complete clip under every setting in turn, then each cut clip under its
+    eagerness; prints a line per session."""
+    async def one(clip: Clip, label: str, turns: dict[str, Any]) -> Measure:
+        outcome = await run_session(url, clip, label, session_tools(rng), rng.choice(CHUNK_MS), MAX_TOKENS, turns)
+        m = measure(outcome)
+        total = f"{m.first_audio:5.2f} s" if m.first_audio is not None else " none  "
+        flags = (" EARLY" if m.early else "") + (f" error={m.error}" if m.error else "")
+        stages = " ".join(f"{name} {m.milestones[name]:.2f}" for name in ("speech_stopped", "transcript",
+                                                                          "response.created") if name in m.milestones)
+        print(f"  [{label:15}] {total}  ({stages})  {m.voice:18} {m.transcript!r}{flags}", flush=True)
+        return m
+
+    await one(complete[0], "warm-up", SETTINGS["semantic auto"])
+    answered: dict[str, list[Measure]] = {label: [] for label in SETTINGS}
+    for clip in complete:
+        for label, turns in SETTINGS.items():
+            answered[label].append(await one(clip, label, turns))
+    early: dict[str, list[Measure]] = {eagerness: [] for eagerness in cut}
+    for eagerness, clips in cut.items():
+        for clip in clips:
+            label = f"cut {PAUSES_MS[eagerness]} ms {eagerness}"
+            early[eagerness].append(await one(clip, label, {"type": "semantic_vad", "eagerness": eagerness}))
+    return answered, early
+
+
+def judge_alone(clips: list[tuple[bool, Clip]]) -> None:
+    """Transcribe each clip 100 ms into the silence after its words and judge it; print the judge's figures."""
+    from voxcall.llm.local.turn_end import FINISHED_CAN_END, FINISHED_ENDS, UNFINISHED_CAN_END, load_judge
+    from voxcall.speech import get_whisper
+
+    judge = load_judge()
+    if judge is None:
+        print("the judge: its model is not installed (voxcall models install smollm2-135m)")
+        return
+    stt = get_whisper(None)
+    calls: dict[bool, list[tuple[bool, bool]]] = {True: [], False: []}
+    costs: list[float] = []
+    for complete, clip in clips:
+        words = clip.pcm[:clip.speech_ends[0] + 1]
+        pcm = resample(np.concatenate([words, np.zeros(RATE * PAUSE_MS // 1000, np.int16)]), RATE, 16_000)
+        text = stt.hear(pcm, language="en", partial=False).text.strip()
+        started = time.perf_counter()
+        turn_end = judge.judge_now(text)
+        costs.append(time.perf_counter() - started)
+        calls[complete].append((turn_end.finished, turn_end.unfinished))
+    judge.close()
+    finished_right = sum(f for f, _ in calls[True])
+    finished_wrong = sum(f for f, _ in calls[False])
+    called = finished_right + finished_wrong
+    print(f"the judge alone ({len(calls[True])} complete, {len(calls[False])} cut; finished: ends ≥ {FINISHED_ENDS} "
+          f"and can_end ≥ {FINISHED_CAN_END}; unfinished: can_end < {UNFINISHED_CAN_END}):")
+    print(f"  finished: recall {finished_right}/{len(calls[True])} = {finished_right / len(calls[True]):.0%} of the "
+          f"complete requests; precision {finished_right}/{called} = "
+          f"{finished_right / called if called else float('nan'):.0%}; cut requests called finished "
+          f"{finished_wrong}/{len(calls[False])}")
+    print(f"  unfinished: cut requests {sum(u for _, u in calls[False])}/{len(calls[False])}, complete requests "
+          f"{sum(u for _, u in calls[True])}/{len(calls[True])} (these wait the eagerness's maximum)")
+    print(f"  cost per pause (transcript → verdict): median {statistics.median(costs) * 1000:.0f} ms, "
+          f"p90 {percentile(costs, 90) * 1000:.0f} ms")
+
+
+def report(answered: dict[str, list[Measure]], early: dict[str, list[Measure]], cpu: float) -> list[bool]:
+    """End of speech → first audio per setting and early answers on the cut sets; the verdicts."""
+    verdicts = []
+    print("end of speech → first audio, complete requests (median / p90, s):")
+    for label, measures in answered.items():
+        totals = [m.first_audio for m in measures if m.first_audio is not None]
+        stopped = [m.milestones["speech_stopped"] for m in measures if "speech_stopped" in m.milestones]
+        missing = len(measures) - len(totals)
+        line = f"  {label:16} {statistics.median(totals):6.3f} / {percentile(totals, 90):6.3f}" if totals else \
+            f"  {label:16} no answer audio"
+        if stopped:
+            line += f"   speech_stopped {statistics.median(stopped):6.3f} / {percentile(stopped, 90):6.3f}"
+        if missing:
+            line += f"   ({missing} without answer audio)"
+        if label == "semantic auto" and totals:
+            ok_median = statistics.median(totals) <= TARGET_MEDIAN_S and not missing
+            ok_p90 = percentile(totals, 90) <= TARGET_P90_S and not missing
+            line += (f"   targets median ≤ {TARGET_MEDIAN_S} {verdict(ok_median)}, p90 ≤ {TARGET_P90_S} "
+                     f"{verdict(ok_p90)}")
+            verdicts += [ok_median, ok_p90]
+        print(line)
+    for eagerness, measures in early.items():
+        count = sum(m.early or m.early_audio for m in measures)
+        print(f"cut requests, {PAUSES_MS[eagerness]} ms pause, semantic {eagerness}: early answers "
+              f"{count}/{len(measures)}   target 0   {verdict(count == 0)}")
+        verdicts.append(count == 0)
+    print(f"server CPU: {cpu:.1f} s over the run")
+    return verdicts
+
+
+def main() -> None:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--voices", choices=["all", "piper"], default="all", help="every installed voice, or Piper")
+    parser.add_argument("--entries", type=int, default=len(TURNS), help="entries of the set to say")
+    parser.add_argument("--llm", default="default", choices=["default", "scripted"], help="the server's backend")
+    parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes and tool choices")
+    parser.add_argument("--judge-only", action="store_true", help="only the judge alone, no server")
+    args = parser.parse_args()
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    rng = random.Random(args.seed)
+    all_voices = voices(espeak=args.voices == "all")
+    entries = TURNS[:args.entries]
+    print(f"voices: {', '.join(name for name, _ in all_voices)}; {len(entries)} entries; silences by eagerness "
+          f"(finished / unsure / unfinished, ms): "
+          + ", ".join(f"{e} {s.finished}/{s.unsure}/{s.unfinished}" for e, s in EAGERNESS_TURN_END.items()),
+          flush=True)
+    complete = [speak(text, voice) for text, _ in entries for voice in all_voices]
+    cut = {eagerness: [cut_clip(text, words, pause, voice) for text, words in entries for voice in all_voices]
+           for eagerness, pause in PAUSES_MS.items()}
+    verdicts: list[bool] = []
+    if not args.judge_only:
+        server = voice_server(args.llm)
+        try:
+            before = cpu_seconds(server.pid)
+            answered, early = asyncio.run(run_all(server.url, complete, cut, rng))
+            cpu = cpu_seconds(server.pid) - before
+        finally:
+            server.stop()
+        print(f"\n=== end of turn (llm {args.llm}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs) ===")
+        verdicts = report(answered, early, cpu)
+    judge_alone([(True, clip) for clip in complete] + [(False, clip) for clip in cut["auto"]])
+    if verdicts:
+        print(f"targets met: {sum(verdicts)}/{len(verdicts)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""``TurnEndJudge``: has the user finished? Judged from the words heard so far by the packaged local model.
+
+The approach of LiveKit's text turn detector (itself a fine-tuned SmolLM), zero-shot with SmolLM2-135M: the user's
+words are put in a user message of the model's chat template, left open, and the model is asked, in one forward
+pass, what comes next. Two readings of that pass, made on a transcript from Whisper, which punctuates what it hears:
+
+- ``ends``: the probability of the end-of-message token after the transcript as heard (punctuation included):
+  "What's the weather in Paris?" 0.88, "I'd like to..." 0.02;
+- ``can_end``: the probability that a sentence ends after its last word (a full stop, question or exclamation
+  mark, or the end of the message next), read one token earlier, after the words without their final punctuation.
+  Whisper writes "What is the capital of?" for a sentence cut after "of", which ``ends`` rates 0.69; ``can_end``
+  rates "What is the capital of" 0.000.
+
+An utterance is :attr:`~TurnEnd.finished` when both are high, :attr:`~TurnEnd.unfinished` when its last word
+cannot end a sentence, and neither (unsure) otherwise. The thresholds were measured on ``benchmarks/turn_set.py``
+(complete requests and the same requests cut where a speaker pauses, said by every installed voice and transcribed
+by Whisper tiny.en): see ``benchmarks/bench_turns.py``, which prints them.
+
+The judge has its own small context (the chat template's system prompt is evaluated once and kept: each pause
+evaluates only the user's words) and its own worker thread, so it never waits behind a reply of the answering
+model. Cost on two cores: about 40 ms a pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from voxcall.llm import catalog
+from voxcall.llm.local.model import LocalModel
+
+JUDGE_MODEL = "smollm2-135m"
+"""The catalog model the thresholds below were measured with."""
+
+FINISHED_ENDS = 0.3
+"""``ends`` at or above which (with ``can_end`` at or above :data:`FINISHED_CAN_END`) the user has finished."""
+FINISHED_CAN_END = 0.05
+"""``can_end`` below which an utterance is never called finished, whatever its punctuation says."""
+UNFINISHED_CAN_END = 0.005
+"""``can_end`` below which the last word cannot end a sentence: the user has not finished."""
+
+SENTENCE_ENDS = frozenset({".", "?", "!", '."', '?"'})
+"""Token texts (spaces stripped) that end a sentence."""
+_FINAL_PUNCTUATION = re.compile(r"[\s.?!,;:…]+$")
+_CONTEXT_TOKENS = 256  # the system prompt and a turn's worth of words (longer text keeps its last words)
+_MAX_WORDS = 40
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """The judge's reading of an utterance: ``ends`` (the message ends here) and ``can_end`` (a sentence can end
+    after its last word), both probabilities (see the module's docstring)."""
+
+    ends: float
+    can_end: float
+
+    @property
+    def finished(self) -> bool:
+        """The user has finished: answer after a short silence."""
+        return self.ends >= FINISHED_ENDS and self.can_end >= FINISHED_CAN_END
+
+    @property
+    def unfinished(self) -> bool:
+        """The user has not finished: wait as long as the eagerness allows."""
+        return self.can_end < UNFINISHED_CAN_END
+
+
+def load_judge() -> TurnEndJudge | None:
+    """The judge with :data:`JUDGE_MODEL`, or None when that model is not installed."""
+    model = catalog.entry_for(JUDGE_MODEL)
+    path = catalog.installed(model) if model is not None else None
+    return TurnEndJudge(path) if path is not None else None
+
+
+class TurnEndJudge:
+    """Judges whether an utterance is finished, with a GGUF chat model (the packaged SmolLM2-135M) loaded here.
+
+    All sessions share one judge; its calls are serialised on its own worker thread. Raises ``OSError`` or
+    ``ValueError`` when the model cannot be loaded.
+    """
+
+    def __init__(self, model_path: Path, *, threads: int = 1) -> None:
+        self._model = LocalModel(model_path, n_ctx=_CONTEXT_TOKENS * 2, n_threads=threads, decode_threads=threads,
+                                 state_cache_bytes=0)
+        template = self._model.template
+        marker = "\x00"
+        rendered = template.render([{"role": "user", "content": marker}], add_generation_prompt=False)
+        self._prefix = self._model.tokenize(rendered.split(marker)[0], prompt_start=True)
+        end = self._model.special_token("<|im_end|>")
+        if end is None:
+            raise ValueError(f"the model {model_path.name} has no <|im_end|> token to judge the end of a message by")
+        self._end = np.zeros(self._model.n_vocab, dtype=bool)
+        self._end[end] = True
+        self._sentence_end = self._end | self._model.token_mask(lambda text: text.strip() in SENTENCE_ENDS)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turn-end")
+        self._never = threading.Event()  # a judgment is one short evaluation: it is never stopped half-way
+
+    async def judge(self, text: str) -> TurnEnd:
+        """How finished ``text`` (the transcript of the turn so far) sounds, judged on the worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self.judge_now, text)
+
+    def judge_now(self, text: str) -> TurnEnd:
+        """:meth:`judge`, blocking, on the calling thread (one at a time: the model is not thread-safe)."""
+        words = " ".join(text.split()[-_MAX_WORDS:])
+        bare = _FINAL_PUNCTUATION.sub("", words)
+        if not bare:
+            return TurnEnd(ends=0.0, can_end=0.0)
+        self._model.evaluate(self._prefix + self._model.tokenize(bare), self._never)
+        can_end = self._model.probability(self._sentence_end)
+        if bare != words:  # the prefix of the words is kept: only the final punctuation is evaluated
+            self._model.evaluate(self._prefix + self._model.tokenize(words), self._never)
+        return TurnEnd(ends=self._model.probability(self._end), can_end=can_end)
+
+    def close(self) -> None:
+        """Wait for the worker and free the model."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._model.close()
