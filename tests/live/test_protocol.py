@@ -136,6 +136,7 @@ async def test_a_client_delegation_is_announced_acknowledged_and_its_commentary_
     created = await live.wait("session.delegation.created")
     delegation = created["delegation"]
     assert delegation["target"] == "client" and delegation["type"] == "delegation" and created["offset_ms"] >= 0
+    assert delegation["voxcall_task"] == "the weather in Paris"  # what the voice asked for, in its words
     await live.wait("session.output_transcript.delta", lambda ev: "moment" in live.said().lower()
                     or "second" in live.said().lower() or "look" in live.said().lower())
     await live.conn.session.thinking.append(content="Looking it up.", delegation_id=delegation["id"])
@@ -191,6 +192,7 @@ async def test_a_responses_delegation_runs_server_mcp_and_client_tools(live_serv
     created = await live.wait("session.delegation.created")
     delegation = created["delegation"]
     assert delegation["target"] == "responses" and delegation["response_id"]
+    assert delegation["voxcall_task"] == "back office: find order 42"
     call = await live.wait("response.event", lambda ev: ev["event"]["type"] == "response.output_item.done"
                            and ev["event"]["item"]["type"] == "function_call")
     item = call["event"]["item"]

@@ -45,6 +45,7 @@ _ENDED = {"completed": "response.completed", "incomplete": "response.incomplete"
 @dataclass
 class _Task:
     delegation_id: str
+    text: str
     announce: Announce
     answer: asyncio.Future[str]
     announced: bool = False
@@ -84,7 +85,7 @@ class Backend:
     async def run(self, delegation_id: str, text: str, announce: Announce) -> str:
         """Run one task to its answer (tasks wait for the one before)."""
         async with self._lock:
-            task = self._task = _Task(delegation_id, announce, asyncio.get_running_loop().create_future())
+            task = self._task = _Task(delegation_id, text, announce, asyncio.get_running_loop().create_future())
             try:
                 await self._core.submit({"type": "conversation.item.create", "event_id": new_id("event"), "item": {
                     "type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}})
@@ -137,7 +138,7 @@ class Backend:
         if kind == "response.created":
             if not task.announced:
                 task.announced = True
-                await task.announce(task.delegation_id, "responses", ev["response"]["id"])
+                await task.announce(task.delegation_id, "responses", ev["response"]["id"], task.text)
             await self._nested(task, {"type": kind, "response": self._snapshot(ev["response"], "in_progress")})
         elif kind in ("response.output_item.added", "response.output_item.done"):
             await self._nested(task, {"type": kind, "output_index": ev.get("output_index", 0),

@@ -7,7 +7,9 @@ the result, when it lands, is answered by a response of its own, which speaks it
 (delegated work outlives an interruption). The call:
 
 1. gets a delegation id and is announced with ``session.delegation.created`` (target ``client`` or
-   ``responses``; for ``responses`` once the backend's response exists, with its ``response_id``);
+   ``responses``; for ``responses`` once the backend's response exists, with its ``response_id``); the protocol
+   sends no task text, so voxcall adds it in a field of its own, ``delegation.voxcall_task`` (the SDK keeps
+   unknown fields; a client that does not know it ignores it);
 2. ``client``: waits for the application's ``session.commentary.append`` with that ``delegation_id``, whose text
    is the result the voice speaks (a ``session.thinking.append`` with it is silent context meanwhile);
    ``responses``: the backend (:class:`~voxcall.live.backend.Backend`) runs the task with its own tools;
@@ -33,8 +35,8 @@ _DESCRIPTION = ("Hand a task you cannot do yourself to the {owner}: looking some
                 "user gave. The answer comes later; talk on meanwhile.")
 _OWNERS = {"client": "application", "responses": "assistant's back office"}
 
-Announce = Callable[[str, str, str | None], Awaitable[None]]
-"""Sends ``session.delegation.created`` for (delegation id, target, response id)."""
+Announce = Callable[[str, str, str | None, str], Awaitable[None]]
+"""Sends ``session.delegation.created`` for (delegation id, target, response id, task)."""
 
 RunTask = Callable[[str, str, Announce], Awaitable[str]]
 """Runs a ``responses`` task: (delegation id, task, announce) → the answer's text."""
@@ -88,7 +90,7 @@ class Delegations:
                 if kind == "responses":
                     answer = await self._run_task(delegation_id, task, self._announce)
                 else:
-                    answer = await self._client(delegation_id)
+                    answer = await self._client(delegation_id, task)
         except TimeoutError:
             log.info("delegation %s got no answer in %g s", delegation_id, self._timeout)
             return f"The task got no answer in time ({self._timeout:g} s). Tell the user it could not be done now."
@@ -96,9 +98,9 @@ class Delegations:
             self._open.pop(delegation_id, None)
         return answer
 
-    async def _client(self, delegation_id: str) -> str:
+    async def _client(self, delegation_id: str, task: str) -> str:
         result: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._open[delegation_id] = result
-        await self._announce(delegation_id, "client", None)
+        await self._announce(delegation_id, "client", None, task)
         text = await result
         return f"The application answered: {text}"

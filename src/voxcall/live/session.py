@@ -37,7 +37,7 @@ from voxcall.core.toolbox import Toolbox
 from voxcall.live.audio_bridge import AudioBridge
 from voxcall.live.backend import Backend
 from voxcall.live.config import LiveConfig, LiveError, read_update
-from voxcall.live.delegation import Delegations
+from voxcall.live.delegation import Announce, Delegations
 from voxcall.live.output_stream import OutputStream
 from voxcall.live.timeline import Timeline
 
@@ -295,13 +295,14 @@ class LiveSession:
 
     # -- delegation -----------------------------------------------------------------------------------------------
 
-    async def _announce(self, delegation_id: str, target: str, response_id: str | None) -> None:
-        delegation: dict[str, Any] = {"id": delegation_id, "target": target, "type": "delegation"}
+    async def _announce(self, delegation_id: str, target: str, response_id: str | None, task: str) -> None:
+        delegation: dict[str, Any] = {"id": delegation_id, "target": target, "type": "delegation",
+                                      "voxcall_task": task}
         if response_id is not None:
             delegation["response_id"] = response_id
         await self._send(event("session.delegation.created", offset_ms=self.timeline.now_ms(), delegation=delegation))
 
-    async def _run_task(self, delegation_id: str, task: str, announce: Any) -> str:
+    async def _run_task(self, delegation_id: str, task: str, announce: Announce) -> str:
         if self._backend is None:
             raise RuntimeError("a responses task without a backend")
         return await self._backend.run(delegation_id, task, announce)
