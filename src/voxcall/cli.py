@@ -301,7 +301,12 @@ def _print_summary(server: Server, startup: Startup) -> None:
 
 @app.command()
 def talk(
-    url: Annotated[str, typer.Option(help="The server's realtime endpoint.")] = DEFAULT_URL,
+    url: Annotated[str | None, typer.Option(help=f"The server's endpoint [default: {DEFAULT_URL}, or "
+                                                 "ws://127.0.0.1:8765/v1/live/sessions with --live]")] = None,
+    live: Annotated[bool, typer.Option(help=(
+        "Talk over GPT-Live (/v1/live/sessions) instead of Realtime. GPT-Live has no user text event: a --text "
+        "question opens the session as its startup input, and a commentary append has the voice answer it; "
+        "tasks the voice delegates are answered as undoable; no --tool-module."))] = False,
     api_key: Annotated[str | None, typer.Option(help="Client API key, when the server requires one.")] = None,
     wav: Annotated[Path | None, typer.Option(
         help="Say this WAV file (PCM, any rate) instead of using the microphone; then exit.", exists=True,
@@ -317,14 +322,15 @@ def talk(
     instructions: InstructionsOption = None,
     timeout: TimeoutOption = 120.0,
 ) -> None:
-    """Talk to a voxcall server (or any OpenAI Realtime server): microphone and speaker, a WAV file, or text.
+    """Talk to a voxcall server over Realtime, or GPT-Live with --live: microphone and speaker, a WAV file, or text.
 
     Prints what the server heard, the answer as it streams and every tool call. Without --wav or --text it
     listens on the microphone and answers on the speaker (needs the sounddevice package; use headphones) until
     Ctrl-C.
     """
+    from voxcall.client import talk as realtime
+    from voxcall.client import talk_gpt_live as gpt_live
     from voxcall.client.display import ConsoleReporter
-    from voxcall.client.talk import TalkOptions, talk_live, talk_text, talk_wav
 
     if wav is not None and text is not None:
         fail("--wav and --text are two ways to say one turn: give one of them")
@@ -332,15 +338,18 @@ def talk(
         fail("--fast applies to --wav")
     if out is not None and wav is None and text is None:
         fail("--out needs --wav or --text (live answers play on the speaker)")
-    options = TalkOptions(url=url, api_key=api_key, tools=_client_tools(tool_module), instructions=instructions,
-                          timeout=timeout)
+    if live and tool_module is not None:
+        fail("--tool-module applies to Realtime: under GPT-Live the voice has no client tools (it delegates tasks)")
+    mode = gpt_live if live else realtime
+    options = realtime.TalkOptions(url=url or (gpt_live.DEFAULT_URL if live else DEFAULT_URL), api_key=api_key,
+                                   tools=_client_tools(tool_module), instructions=instructions, timeout=timeout)
     reporter = ConsoleReporter()
     if wav is not None:
-        _run_client(talk_wav(options, wav, out, reporter, fast=fast))
+        _run_client(mode.talk_wav(options, wav, out, reporter, fast=fast))
     elif text is not None:
-        _run_client(talk_text(options, text, out, reporter))
+        _run_client(mode.talk_text(options, text, out, reporter))
     else:
-        _run_client(talk_live(options, reporter))
+        _run_client(mode.talk_live(options, reporter))
 
 
 @app.command()

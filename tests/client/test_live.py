@@ -1,4 +1,5 @@
-"""``voxcall talk`` live, with a stand-in ``sounddevice``: a microphone that says a question, a speaker that records.
+"""``voxcall talk`` live (over Realtime and over GPT-Live), with a stand-in ``sounddevice``: a microphone that says
+a question, a speaker that records.
 
 The stand-in streams run in threads and call their callbacks every 20 ms, as PortAudio does. The microphone
 refuses 24 kHz (so its audio is resampled from its 16 kHz default); the speaker takes 24 kHz as is.
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from voxcall.client import talk_gpt_live as gpt_live
 from voxcall.client.display import ConsoleReporter
 from voxcall.client.talk import TalkOptions, talk_live
 from voxcall.client.wavfile import read_wav
@@ -91,15 +93,19 @@ def fake_sounddevice() -> types.ModuleType:
     return module
 
 
+@pytest.mark.parametrize("protocol", ["realtime", "gpt-live"])
 async def test_live_talk_hears_the_microphone_and_plays_the_answer(
-        server: ServeProcess, say: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+        server: ServeProcess, say: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch, protocol: str) -> None:
     monkeypatch.setitem(sys.modules, "sounddevice", fake_sounddevice())
     FakeMicrophone.audio = read_wav(say("Hello there."), MIC_RATE)
     FakeSpeaker.played = []
     console = Console(record=True, width=200)
-    live = asyncio.create_task(talk_live(TalkOptions(url=server.url), ConsoleReporter(console)))
+    talk, url = ((talk_live, server.url) if protocol == "realtime"
+                 else (gpt_live.talk_live, f"ws://127.0.0.1:{server.port}/v1/live/sessions"))
+    live = asyncio.create_task(talk(TalkOptions(url=url), ConsoleReporter(console)))
     deadline = time.monotonic() + 30
-    while sum(np.count_nonzero(block) for block in FakeSpeaker.played) < 24000 // 2:  # half a second heard
+    while (sum(np.count_nonzero(block) for block in FakeSpeaker.played) < 24000 // 2  # half a second heard
+           or "today?" not in console.export_text(clear=False)):  # GPT-Live lets the words out with the audio
         assert not live.done(), live.exception()
         assert time.monotonic() < deadline, console.export_text()
         await asyncio.sleep(0.1)

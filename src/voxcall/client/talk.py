@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -76,7 +76,7 @@ async def talk_wav(options: TalkOptions, wav: Path, out: Path | None, reporter: 
         if session.turns_heard == 0:
             raise ClientError(f"the server heard no speech in {wav}")
         await session.wait_idle(options.timeout)
-    _write_answer(out, collector)
+    write_answer(out, collector)
 
 
 async def talk_text(options: TalkOptions, text: str, out: Path | None, reporter: ConsoleReporter) -> None:
@@ -87,7 +87,7 @@ async def talk_text(options: TalkOptions, text: str, out: Path | None, reporter:
         reporter.user_transcript(text)
         await session.say(text)
         await session.wait_idle(options.timeout)
-    _write_answer(out, collector)
+    write_answer(out, collector)
 
 
 async def talk_live(options: TalkOptions, reporter: ConsoleReporter) -> None:
@@ -116,26 +116,42 @@ async def talk_live(options: TalkOptions, reporter: ConsoleReporter) -> None:
             await session.update(**session_fields(options, spoken=True))
             reporter.note("listening: speak when you like (headphones keep the assistant from hearing itself); "
                           "Ctrl-C to stop")
-            ended = asyncio.create_task(session.ended.wait())
-            sending = asyncio.create_task(_send_microphone(session, heard))
-            try:
-                done, _ = await asyncio.wait({ended, sending}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (ended, sending):
-                    task.cancel()
-                await asyncio.gather(ended, sending, return_exceptions=True)
-            if sending in done:
-                sending.result()  # a send that failed: the connection is gone
-            if session.failure is not None:
-                raise ClientError(session.failure)
+            await stream_microphone(session, heard)
 
 
-async def _send_microphone(session: ClientSession, heard: asyncio.Queue[npt.NDArray[np.int16]]) -> None:
+class AudioSender(Protocol):
+    """What the talk modes stream audio to: a Realtime or a GPT-Live client session."""
+
+    failure: str | None
+    ended: asyncio.Event
+
+    async def append(self, pcm: npt.NDArray[np.int16]) -> None:
+        """Send 24 kHz samples."""
+
+
+async def stream_microphone(session: AudioSender, heard: asyncio.Queue[npt.NDArray[np.int16]]) -> None:
+    """Send the microphone's chunks as they arrive until the connection ends (or Ctrl-C cancels this); a
+    :class:`ClientError` for a send that failed or a session that failed."""
+    ended = asyncio.create_task(session.ended.wait())
+    sending = asyncio.create_task(_send_microphone(session, heard))
+    try:
+        done, _ = await asyncio.wait({ended, sending}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (ended, sending):
+            task.cancel()
+        await asyncio.gather(ended, sending, return_exceptions=True)
+    if sending in done:
+        sending.result()  # a send that failed: the connection is gone
+    if session.failure is not None:
+        raise ClientError(session.failure)
+
+
+async def _send_microphone(session: AudioSender, heard: asyncio.Queue[npt.NDArray[np.int16]]) -> None:
     while True:
         await session.append(await heard.get())
 
 
-async def stream_audio(session: ClientSession, pcm: npt.NDArray[np.int16], *, realtime: bool) -> None:
+async def stream_audio(session: AudioSender, pcm: npt.NDArray[np.int16], *, realtime: bool) -> None:
     """Append ``pcm`` in :data:`CHUNK_MS` chunks; with ``realtime``, each no earlier than its time on a clock
     started with the first (a deadline per chunk, so the pace never drifts)."""
     loop = asyncio.get_running_loop()
@@ -167,7 +183,8 @@ def session_fields(options: TalkOptions, *, spoken: bool) -> dict[str, Any]:
     return fields
 
 
-def _write_answer(out: Path | None, collector: AudioCollector) -> None:
+def write_answer(out: Path | None, collector: AudioCollector) -> None:
+    """Write the audio received to ``out`` (nothing without one); a :class:`ClientError` when none came."""
     if out is None:
         return
     pcm = collector.pcm()
