@@ -220,6 +220,10 @@ class McpSettings(BaseModel):
     optional ``allowed_tools`` and ``require_approval``."""
 
 
+DELEGATE_KEYS = frozenset({"llm", "model", "base_url", "api_key", "tool_format", "script"})
+"""The backend settings a named delegation backend (``live.backends``) may set."""
+
+
 class LiveSettings(BaseModel):
     """The ``live:`` section: GPT-Live sessions (``/v1/live/sessions``)."""
 
@@ -236,6 +240,21 @@ class LiveSettings(BaseModel):
     delegation_timeout: float = Field(default=600.0, gt=0)
     """Seconds a delegated task may take (the application's commentary, or the Responses backend's answer); then
     the voice is told the task failed."""
+    backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More LLM backends, by name, for the tasks a Live voice delegates (``delegation.responses.model`` names one;
+    the server's own backend is always there under its ``llm``/``model`` names): each holds the backend settings
+    that differ from the server's own, of :data:`DELEGATE_KEYS` (``{office: {llm: openai-chat, model: gpt-5.5,
+    base_url: ...}}``)."""
+
+    @field_validator("backends")
+    @classmethod
+    def _backend_keys(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name, overrides in value.items():
+            unknown = sorted(set(overrides) - DELEGATE_KEYS)
+            if unknown:
+                raise ValueError(f"backend {name!r}: unknown key(s) {unknown}; expected some of "
+                                 f"{sorted(DELEGATE_KEYS)}")
+        return value
 
 
 class AgentProfile(BaseModel):

@@ -18,13 +18,14 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
 
 import yaml
+from pydantic import SecretStr
 
 from voxcall.config import ConfigError, ModelInput, ServerSettings, SpeechSettings, is_loopback
 from voxcall.startup import Startup
@@ -69,6 +70,8 @@ class Server:
     backend: LLMBackend
     voice: Voice | None
     admission: Admission
+    delegates: dict[str, LLMBackend] = field(default_factory=dict)
+    """The named backends of ``live.backends``."""
 
     def summary(self) -> str:
         """One line saying what is served: URL, playground page, backend, speech, prefetch, auth (never a key)."""
@@ -101,9 +104,25 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     with startup.step(f"{settings.llm} LLM") as step:
         backend = build_backend(settings)
         step.name = backend.name
+    delegates = build_delegates(settings, startup)
     admission = Admission(settings.max_sessions, settings.max_sessions_per_key, settings.shutdown_close_code)
-    return Server(settings, create_app(settings, backend, voice=voice, admission=admission), backend, voice,
-                  admission)
+    app = create_app(settings, backend, voice=voice, admission=admission, delegates=delegates)
+    return Server(settings, app, backend, voice, admission, delegates)
+
+
+def build_delegates(settings: ServerSettings, startup: Startup) -> dict[str, LLMBackend]:
+    """The named backends of ``live.backends`` (for the tasks a GPT-Live voice delegates), each built from the
+    server's backend settings with its own over them, as a ``startup`` step."""
+    delegates: dict[str, LLMBackend] = {}
+    for name, overrides in settings.live.backends.items():
+        update = dict(overrides)
+        if update.get("api_key") is not None:
+            update["api_key"] = SecretStr(str(update["api_key"]))
+        if update.get("script") is not None:
+            update["script"] = Path(update["script"])
+        with startup.step(f"{name} LLM (live.backends)"):
+            delegates[name] = build_backend(settings.model_copy(update=update))
+    return delegates
 
 
 def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
@@ -242,7 +261,7 @@ def run_server(server: Server) -> None:
     web = DrainingServer(config, server.admission, settings.shutdown_grace)
     try:
         with _stop_signals_interrupt(), asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
-            runner.run(_serve_then_close(web, server.backend))
+            runner.run(_serve_then_close(web, [server.backend, *server.delegates.values()]))
     except KeyboardInterrupt:  # the stop signal, re-raised by uvicorn after its graceful shutdown
         pass
 
@@ -264,12 +283,13 @@ def ws_max_size(max_frame_bytes: int) -> int:
     return max_frame_bytes + FRAME_SLACK_BYTES
 
 
-async def _serve_then_close(web: uvicorn.Server, backend: LLMBackend) -> None:
-    """Run ``web`` and close ``backend`` once it has stopped, however it stopped."""
+async def _serve_then_close(web: uvicorn.Server, backends: list[LLMBackend]) -> None:
+    """Run ``web`` and close ``backends`` once it has stopped, however it stopped."""
     try:
         await web.serve()
     finally:
-        await backend.aclose()
+        for backend in backends:
+            await backend.aclose()
 
 
 @contextmanager

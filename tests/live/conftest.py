@@ -107,9 +107,10 @@ async def live_server() -> AsyncIterator[Factory]:
     stack = contextlib.AsyncExitStack()
 
     async def make(backend: LLMBackend | dict[str, Any] | None = None, *, voice: Any = None,
-                   **settings: Any) -> LiveServer:
+                   delegates: dict[str, LLMBackend] | None = None, **settings: Any) -> LiveServer:
         chosen = ScriptedBackend(backend or {}) if backend is None or isinstance(backend, dict) else backend
-        server = await stack.enter_async_context(Server(ServerSettings(**settings), chosen, voice=voice))
+        server = await stack.enter_async_context(Server(ServerSettings(**settings), chosen, voice=voice,
+                                                        delegates=delegates))
         return LiveServer(server, stack)
 
     async with stack:

@@ -252,3 +252,16 @@ async def test_usage_is_reported_while_the_session_runs(live_server: Factory) ->
     first = await live.wait("session.usage.updated", timeout=5)
     later = await live.wait("session.usage.updated", after=live.events.index(first) + 1, timeout=5)
     assert 0 <= first["usage"]["seconds"] <= later["usage"]["seconds"]
+
+
+async def test_a_responses_delegation_may_name_another_backend(live_server: Factory) -> None:
+    from voxcall.llm import ScriptedBackend
+
+    office = ScriptedBackend({"default": "The back office says: order 42 ships tomorrow."})
+    server: LiveServer = await live_server(ORDER_SCRIPT, delegates={"office": office})
+    live = await server.connect({"model": "gpt-live-1", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Where is my order?"}]}],
+        "delegation": {"type": "responses", "responses": {"model": "office"}}})
+    await live.conn.session.commentary.append(content="Answer the user.", delegation_id=None)
+    await live.wait("session.output_transcript.delta", lambda ev: "ships tomorrow" in live.said())
+    assert "delegate says The back office says: order 42 ships tomorrow." in live.said()

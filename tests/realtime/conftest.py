@@ -41,11 +41,12 @@ SCRIPT = {
 class Server:
     """A uvicorn server running in the test's event loop."""
 
-    def __init__(self, settings: ServerSettings, backend: LLMBackend, *, voice: Voice | None = None) -> None:
-        """``voice``: the shared speech models (None: text only)."""
+    def __init__(self, settings: ServerSettings, backend: LLMBackend, *, voice: Voice | None = None,
+                 delegates: dict[str, LLMBackend] | None = None) -> None:
+        """``voice``: the shared speech models (None: text only); ``delegates``: named backends (``live.backends``)."""
         self.admission = Admission(settings.max_sessions, settings.max_sessions_per_key,
                                    settings.shutdown_close_code)
-        self.app = create_app(settings, backend, voice=voice, admission=self.admission)
+        self.app = create_app(settings, backend, voice=voice, admission=self.admission, delegates=delegates)
         self.backend = backend
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",
                                 lifespan="on")

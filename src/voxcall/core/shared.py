@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from voxcall.config import ServerSettings
@@ -38,3 +38,5 @@ class Shared:
     metrics: Metrics
     voice: Voice | None = None
     toolbox: Toolbox | None = None
+    delegates: dict[str, LLMBackend] = field(default_factory=dict)
+    """More backends by name, for work a session hands off (a GPT-Live Responses delegation's ``model``)."""

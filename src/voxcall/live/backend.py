@@ -60,8 +60,9 @@ class Backend:
         options = shared.settings.session.model_copy(update={"prefetch": False})
         self._model = str(responses.get("model"))
         self._emit = emit
-        self._core = Session(shared.backend, self._from_core, options=options, tools=shared.settings.tools,
-                             model=self._model, slots=shared.slots, toolbox=shared.toolbox, metrics=shared.metrics)
+        self._core = Session(shared.delegates.get(self._model, shared.backend), self._from_core, options=options,
+                             tools=shared.settings.tools, model=self._model, slots=shared.slots,
+                             toolbox=shared.toolbox, metrics=shared.metrics)
         self._responses = dict(responses)
         self._lock = asyncio.Lock()
         self._task: _Task | None = None
@@ -72,7 +73,11 @@ class Backend:
         await self.configure(self._responses)
 
     async def configure(self, responses: Mapping[str, Any]) -> None:
-        """Apply the delegation's ``responses`` settings (again, after a ``session.update``)."""
+        """Apply the delegation's ``responses`` settings (again, after a ``session.update``, which may not change
+        the backend model)."""
+        if responses.get("model") != self._model:
+            raise LiveError("the Responses backend's model cannot change after startup", code="immutable_parameter",
+                            param="session.delegation.responses.model")
         self._responses = dict(responses)
         session: dict[str, Any] = {"type": "realtime", "output_modalities": ["text"],
                                    "instructions": responses.get("instructions") or DEFAULT_INSTRUCTIONS,

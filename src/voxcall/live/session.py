@@ -366,9 +366,11 @@ class LiveSession:
 
 
 def backend_models(shared: Shared) -> frozenset[str]:
-    """The names a Responses delegation's ``model`` may take: the server's LLM backend, by any of its names."""
+    """The names a Responses delegation's ``model`` may take: the server's LLM backend, by any of its names, and
+    the named backends of ``live.backends``."""
     settings = shared.settings
-    return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name)
+    return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name) | set(
+        shared.delegates)
 
 
 def _checked(ev: Event) -> Event:

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from starlette.applications import Starlette
@@ -56,12 +56,14 @@ Admit = Callable[[WebSocket, Shared], str | None]
 
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
-               toolbox: Toolbox | None = None, admission: Admission | None = None) -> Starlette:
+               toolbox: Toolbox | None = None, admission: Admission | None = None,
+               delegates: Mapping[str, LLMBackend] | None = None) -> Starlette:
     """The voxcall server for ``settings``, answering every session with ``backend``; with ``voice`` (shared
     speech models) sessions hear and speak, without it they are text-only. Server-side tools come from
     ``toolbox``, or are built from the settings' ``tools``/``mcp`` sections when the app starts (and the MCP
     servers stopped when it stops). ``admission`` keeps the session limits and drains the sessions when the
-    server stops (default: one with the settings' limits)."""
+    server stops (default: one with the settings' limits). ``delegates`` are the named backends a GPT-Live
+    session's Responses delegation may name (``live.backends``)."""
     keys = settings.client_keys()
     admission = admission or Admission(settings.max_sessions, settings.max_sessions_per_key,
                                        settings.shutdown_close_code)
@@ -82,7 +84,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
     metrics = Metrics()
     metrics.watch_tool_threads(lambda: tools["box"].registry.threads if tools["box"] is not None else None)
 
-    shared = Shared(settings, backend, slots, metrics, voice)
+    shared = Shared(settings, backend, slots, metrics, voice, delegates=dict(delegates or {}))
 
     def edge(serve: Edge, name: str, admit: Admit | None = None) -> Callable[[WebSocket], Awaitable[None]]:
         """The route of one protocol edge: the checks every edge shares, then ``serve``. ``admit`` replaces the
