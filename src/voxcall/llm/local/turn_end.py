@@ -48,8 +48,10 @@ UNFINISHED_CAN_END = 0.005
 SENTENCE_ENDS = frozenset({".", "?", "!", '."', '?"'})
 """Token texts (spaces stripped) that end a sentence."""
 _FINAL_PUNCTUATION = re.compile(r"[\s.?!,;:…]+$")
-_CONTEXT_TOKENS = 256  # the system prompt and a turn's worth of words (longer text keeps its last words)
+_CONTEXT_TOKENS = 256  # the system prompt and the last words of a turn (:data:`_MAX_WORDS`), with room to spare
 _MAX_WORDS = 40
+_BATCH_TOKENS = 64  # llama-cpp-python keeps a logits row per batch token: 64 rows are 12 MB, its default 512 are 100
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +88,8 @@ class TurnEndJudge:
     """
 
     def __init__(self, model_path: Path, *, threads: int = 1) -> None:
-        self._model = LocalModel(model_path, n_ctx=_CONTEXT_TOKENS * 2, n_threads=threads, decode_threads=threads,
-                                 state_cache_bytes=0)
+        self._model = LocalModel(model_path, n_ctx=_CONTEXT_TOKENS, n_threads=threads, decode_threads=threads,
+                                 state_cache_bytes=0, n_batch=_BATCH_TOKENS)
         template = self._model.template
         marker = "\x00"
         rendered = template.render([{"role": "user", "content": marker}], add_generation_prompt=False)
