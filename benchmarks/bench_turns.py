@@ -12,13 +12,17 @@ that the machine's load falls on all of them alike):
 - cut requests, under ``semantic_vad`` auto with a 400 ms pause and low with a 700 ms one: answers started before
   the end of the whole sentence (early answers; the target is none).
 
+With ``--baseline SRC`` (the ``src`` folder of another checkout, for instance the commit before a change), a second
+server runs that code beside the first, and every complete clip is also said to it under ``server_vad`` 500: the
+two ``server_vad`` figures are then measured side by side.
+
 Then, without a server, the judge alone (:class:`voxcall.llm.local.turn_end.TurnEndJudge`): every clip of the set
 cut 100 ms into the silence after its words (where an eager turn transcribes), transcribed by Whisper and judged;
 printed: how often a complete request is called finished (recall) and how often what is called finished is
 complete (precision), how often each side is called unfinished (the eagerness's longest wait), and the judge's cost
 per pause.
 
-    python benchmarks/bench_turns.py [--voices all|piper] [--entries 20] [--llm scripted|default]
+    python benchmarks/bench_turns.py [--voices all|piper] [--entries 20] [--llm scripted|default] [--baseline SRC]
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ import os
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from _server import cpu_seconds, percentile, verdict
+from _server import VoxcallServe, cpu_seconds, percentile, verdict
 from bench_voice import CHUNK_MS, Measure, measure, run_session, session_tools, voice_server
 from turn_set import PAUSES_MS, TURNS
 from voice_set import RATE, Clip, speak, speak_paused, voices
@@ -52,6 +57,23 @@ SETTINGS: dict[str, dict[str, Any]] = {
        for eagerness in ("auto", "medium", "high", "low")},
 }
 """The turn detections compared, by label."""
+BASELINE = "server_vad 500 baseline"
+"""The label of the ``--baseline`` server's sessions."""
+
+
+def baseline_server(src: str, llm: str) -> VoxcallServe:
+    """``voxcall serve`` run from the checkout whose ``src`` folder is ``src`` (first on ``PYTHONPATH``)."""
+    if not (Path(src) / "voxcall" / "__init__.py").is_file():
+        raise SystemExit(f"--baseline {src}: not a src folder holding voxcall")
+    previous = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(Path(src).resolve())
+    try:
+        return voice_server(llm)
+    finally:
+        if previous is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = previous
 
 
 def cut_clip(complete: str, cut: str, pause_ms: int, voice: Any) -> Clip:
@@ -59,12 +81,12 @@ def cut_clip(complete: str, cut: str, pause_ms: int, voice: Any) -> Clip:
     return speak_paused(cut, complete[len(cut):].strip(), pause_ms, voice)
 
 
-async def run_all(url: str, complete: list[Clip], cut: dict[str, list[Clip]],
+async def run_all(url: str, baseline: str | None, complete: list[Clip], cut: dict[str, list[Clip]],
                   rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, list[Measure]]]:
-    """A warm-up session, then each complete clip under every setting in turn, then each cut clip under its
-    eagerness; prints a line per session."""
-    async def one(clip: Clip, label: str, turns: dict[str, Any]) -> Measure:
-        outcome = await run_session(url, clip, label, session_tools(rng), rng.choice(CHUNK_MS), MAX_TOKENS, turns)
+    """A warm-up session (on each server), then each complete clip under every setting in turn (and to the
+    ``baseline`` server under server_vad), then each cut clip under its eagerness; prints a line per session."""
+    async def one(clip: Clip, label: str, turns: dict[str, Any], at: str = url) -> Measure:
+        outcome = await run_session(at, clip, label, session_tools(rng), rng.choice(CHUNK_MS), MAX_TOKENS, turns)
         m = measure(outcome)
         total = f"{m.first_audio:5.2f} s" if m.first_audio is not None else " none  "
         flags = (" EARLY" if m.early else "") + (f" error={m.error}" if m.error else "")
@@ -75,9 +97,14 @@ async def run_all(url: str, complete: list[Clip], cut: dict[str, list[Clip]],
 
     await one(complete[0], "warm-up", SETTINGS["semantic auto"])
     answered: dict[str, list[Measure]] = {label: [] for label in SETTINGS}
+    if baseline is not None:
+        await one(complete[0], "warm-up", SETTINGS["server_vad 500"], baseline)
+        answered[BASELINE] = []
     for clip in complete:
         for label, turns in SETTINGS.items():
             answered[label].append(await one(clip, label, turns))
+        if baseline is not None:
+            answered[BASELINE].append(await one(clip, BASELINE, SETTINGS["server_vad 500"], baseline))
     early: dict[str, list[Measure]] = {eagerness: [] for eagerness in cut}
     for eagerness, clips in cut.items():
         for clip in clips:
@@ -130,8 +157,8 @@ def report(answered: dict[str, list[Measure]], early: dict[str, list[Measure]], 
         totals = [m.first_audio for m in measures if m.first_audio is not None]
         stopped = [m.milestones["speech_stopped"] for m in measures if "speech_stopped" in m.milestones]
         missing = len(measures) - len(totals)
-        line = f"  {label:16} {statistics.median(totals):6.3f} / {percentile(totals, 90):6.3f}" if totals else \
-            f"  {label:16} no answer audio"
+        line = f"  {label:23} {statistics.median(totals):6.3f} / {percentile(totals, 90):6.3f}" if totals else \
+            f"  {label:23} no answer audio"
         if stopped:
             line += f"   speech_stopped {statistics.median(stopped):6.3f} / {percentile(stopped, 90):6.3f}"
         if missing:
@@ -160,6 +187,8 @@ def main() -> None:
     parser.add_argument("--llm", default="default", choices=["default", "scripted"], help="the server's backend")
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes and tool choices")
     parser.add_argument("--judge-only", action="store_true", help="only the judge alone, no server")
+    parser.add_argument("--baseline", metavar="SRC", help="the src folder of another voxcall checkout: its server "
+                        "answers the complete clips under server_vad 500 beside this one's")
     args = parser.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     rng = random.Random(args.seed)
@@ -175,12 +204,15 @@ def main() -> None:
     verdicts: list[bool] = []
     if not args.judge_only:
         server = voice_server(args.llm)
+        baseline = baseline_server(args.baseline, args.llm) if args.baseline else None
         try:
             before = cpu_seconds(server.pid)
-            answered, early = asyncio.run(run_all(server.url, complete, cut, rng))
+            answered, early = asyncio.run(run_all(server.url, baseline.url if baseline else None, complete, cut, rng))
             cpu = cpu_seconds(server.pid) - before
         finally:
             server.stop()
+            if baseline is not None:
+                baseline.stop()
         print(f"\n=== end of turn (llm {args.llm}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs) ===")
         verdicts = report(answered, early, cpu)
     judge_alone([(True, clip) for clip in complete] + [(False, clip) for clip in cut["auto"]])

@@ -82,3 +82,15 @@ async def test_server_vad_never_asks_the_judge_and_waits_its_own_silence(voice: 
         assert judge.heard == []
         timing = await h.wait("voxcall.response.timing")
         assert timing["timings_ms"]["end_of_turn"] == 700
+
+
+async def test_without_create_response_the_verdict_still_ends_the_turn_and_nothing_answers(
+        voice: Voice) -> None:  # noqa: F811
+    judge = Judge(FINISHED)
+    backend = ControlledBackend(Turn("Unexpected."))
+    async with Harness(backend, voice=judged(voice, judge)) as h:
+        await turn_detection(h, type="semantic_vad", eagerness="low", create_response=False)
+        await live(h, said(voice, 0.3, "What time is it?", 0.9))  # low: 1.2 s when unsure, 300 ms when finished
+        await h.wait("conversation.item.input_audio_transcription.completed", timeout=30)
+        assert len(h.of("input_audio_buffer.speech_stopped")) == 1 and judge.heard
+        assert not h.of("response.created") and backend.requests == []
