@@ -20,9 +20,11 @@ Then, without a server, the judge alone (:class:`voxcall.llm.local.turn_end.Turn
 cut 100 ms into the silence after its words (where an eager turn transcribes), transcribed by Whisper and judged;
 printed: how often a complete request is called finished (recall) and how often what is called finished is
 complete (precision), how often each side is called unfinished (the eagerness's longest wait), and the judge's cost
-per pause.
+per pause. With ``--smart-turn ONNX``, pipecat's Smart Turn v3 judges the same clips by their sound, alone and
+together with the words.
 
-    python benchmarks/bench_turns.py [--voices all|piper] [--entries 20] [--llm scripted|default] [--baseline SRC]
+    python benchmarks/bench_turns.py [--voices all|piper] [--entries 20] [--llm scripted|default] \\
+        [--baseline SRC] [--smart-turn ONNX]
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from _server import VoxcallServe, cpu_seconds, percentile, verdict
 from bench_voice import CHUNK_MS, Measure, measure, run_session, session_tools, voice_server
@@ -113,8 +117,10 @@ async def run_all(url: str, baseline: str | None, complete: list[Clip], cut: dic
     return answered, early
 
 
-def judge_alone(clips: list[tuple[bool, Clip]]) -> None:
-    """Transcribe each clip 100 ms into the silence after its words and judge it; print the judge's figures."""
+def judge_alone(clips: list[tuple[bool, Clip]], smart_turn: str | None) -> None:
+    """Transcribe each clip 100 ms into the silence after its words and judge it; print the judge's figures, and
+    with ``smart_turn`` (the path of pipecat's ``smart-turn-v3.2-cpu.onnx``) the sound model's alone and the two
+    together (finished when both say so)."""
     from voxcall.llm.local.turn_end import FINISHED_CAN_END, FINISHED_ENDS, UNFINISHED_CAN_END, load_judge
     from voxcall.speech import get_whisper
 
@@ -122,31 +128,59 @@ def judge_alone(clips: list[tuple[bool, Clip]]) -> None:
     if judge is None:
         print("the judge: its model is not installed (voxcall models install smollm2-135m)")
         return
+    sound = smart_turn_model(smart_turn) if smart_turn else None
     stt = get_whisper(None)
-    calls: dict[bool, list[tuple[bool, bool]]] = {True: [], False: []}
+    words: dict[bool, list[bool]] = {True: [], False: []}
+    sounds: dict[bool, list[bool]] = {True: [], False: []}
+    unfinished: dict[bool, int] = {True: 0, False: 0}
     costs: list[float] = []
     for complete, clip in clips:
-        words = clip.pcm[:clip.speech_ends[0] + 1]
-        pcm = resample(np.concatenate([words, np.zeros(RATE * PAUSE_MS // 1000, np.int16)]), RATE, 16_000)
+        said = clip.pcm[:clip.speech_ends[0] + 1]
+        pcm = resample(np.concatenate([said, np.zeros(RATE * PAUSE_MS // 1000, np.int16)]), RATE, 16_000)
         text = stt.hear(pcm, language="en", partial=False).text.strip()
         started = time.perf_counter()
         turn_end = judge.judge_now(text)
         costs.append(time.perf_counter() - started)
-        calls[complete].append((turn_end.finished, turn_end.unfinished))
+        words[complete].append(turn_end.finished)
+        unfinished[complete] += turn_end.unfinished
+        if sound is not None:
+            sounds[complete].append(sound(pcm) >= 0.5)
     judge.close()
-    finished_right = sum(f for f, _ in calls[True])
-    finished_wrong = sum(f for f, _ in calls[False])
-    called = finished_right + finished_wrong
-    print(f"the judge alone ({len(calls[True])} complete, {len(calls[False])} cut; finished: ends ≥ {FINISHED_ENDS} "
+    print(f"the judge alone ({len(words[True])} complete, {len(words[False])} cut; finished: ends ≥ {FINISHED_ENDS} "
           f"and can_end ≥ {FINISHED_CAN_END}; unfinished: can_end < {UNFINISHED_CAN_END}):")
-    print(f"  finished: recall {finished_right}/{len(calls[True])} = {finished_right / len(calls[True]):.0%} of the "
-          f"complete requests; precision {finished_right}/{called} = "
-          f"{finished_right / called if called else float('nan'):.0%}; cut requests called finished "
-          f"{finished_wrong}/{len(calls[False])}")
-    print(f"  unfinished: cut requests {sum(u for _, u in calls[False])}/{len(calls[False])}, complete requests "
-          f"{sum(u for _, u in calls[True])}/{len(calls[True])} (these wait the eagerness's maximum)")
+    print_finished("words (the judge)", words)
+    if sound is not None:
+        print_finished("sound (Smart Turn ≥ 0.5)", sounds)
+        print_finished("words and sound", {side: [w and a for w, a in zip(words[side], sounds[side], strict=True)]
+                                           for side in (True, False)})
+    print(f"  unfinished: cut requests {unfinished[False]}/{len(words[False])}, complete requests "
+          f"{unfinished[True]}/{len(words[True])} (these wait the eagerness's maximum)")
     print(f"  cost per pause (transcript → verdict): median {statistics.median(costs) * 1000:.0f} ms, "
           f"p90 {percentile(costs, 90) * 1000:.0f} ms")
+
+
+def print_finished(label: str, finished: dict[bool, list[bool]]) -> None:
+    """Recall (complete requests called finished) and precision (of those called finished, the complete ones)."""
+    right, wrong = sum(finished[True]), sum(finished[False])
+    precision = f"{right / (right + wrong):.0%}" if right + wrong else "n/a"
+    print(f"  {label:25} finished: recall {right}/{len(finished[True])} = {right / len(finished[True]):.0%}, "
+          f"precision {precision}, cut requests called finished {wrong}/{len(finished[False])}")
+
+
+def smart_turn_model(path: str) -> Callable[[npt.NDArray[np.int16]], float]:
+    """pipecat's Smart Turn v3 ONNX model at ``path``: 16 kHz speech ending in a pause → P(the turn is over)."""
+    import onnxruntime as ort
+
+    from bench_smart_turn import features
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+
+    def probability(pcm: npt.NDArray[np.int16]) -> float:
+        return float(np.ravel(session.run(None, {"input_features": features(pcm)[None]})[0])[0])
+
+    return probability
 
 
 def report(answered: dict[str, list[Measure]], early: dict[str, list[Measure]], cpu: float) -> list[bool]:
@@ -187,6 +221,8 @@ def main() -> None:
     parser.add_argument("--llm", default="default", choices=["default", "scripted"], help="the server's backend")
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes and tool choices")
     parser.add_argument("--judge-only", action="store_true", help="only the judge alone, no server")
+    parser.add_argument("--smart-turn", metavar="ONNX", help="also judge by the sound: pipecat's "
+                        "smart-turn-v3.2-cpu.onnx (inside the pipecat-ai 1.14.0 wheel), alone and with the words")
     parser.add_argument("--baseline", metavar="SRC", help="the src folder of another voxcall checkout: its server "
                         "answers the complete clips under server_vad 500 beside this one's")
     args = parser.parse_args()
@@ -215,7 +251,7 @@ def main() -> None:
                 baseline.stop()
         print(f"\n=== end of turn (llm {args.llm}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs) ===")
         verdicts = report(answered, early, cpu)
-    judge_alone([(True, clip) for clip in complete] + [(False, clip) for clip in cut["auto"]])
+    judge_alone([(True, clip) for clip in complete] + [(False, clip) for clip in cut["auto"]], args.smart_turn)
     if verdicts:
         print(f"targets met: {sum(verdicts)}/{len(verdicts)}")
 
