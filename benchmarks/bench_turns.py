@@ -85,7 +85,8 @@ def cut_clip(complete: str, cut: str, pause_ms: int, voice: Any) -> Clip:
     return speak_paused(cut, complete[len(cut):].strip(), pause_ms, voice)
 
 
-async def run_all(url: str, baseline: str | None, complete: list[Clip], cut: dict[str, list[Clip]],
+async def run_all(url: str, baseline: str | None, settings: dict[str, dict[str, Any]], complete: list[Clip],
+                  cut: dict[str, list[Clip]],
                   rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, list[Measure]]]:
     """A warm-up session (on each server), then each complete clip under every setting in turn (and to the
     ``baseline`` server under server_vad), then each cut clip under its eagerness; prints a line per session."""
@@ -100,12 +101,12 @@ async def run_all(url: str, baseline: str | None, complete: list[Clip], cut: dic
         return m
 
     await one(complete[0], "warm-up", SETTINGS["semantic auto"])
-    answered: dict[str, list[Measure]] = {label: [] for label in SETTINGS}
+    answered: dict[str, list[Measure]] = {label: [] for label in settings}
     if baseline is not None:
         await one(complete[0], "warm-up", SETTINGS["server_vad 500"], baseline)
         answered[BASELINE] = []
     for clip in complete:
-        for label, turns in SETTINGS.items():
+        for label, turns in settings.items():
             answered[label].append(await one(clip, label, turns))
         if baseline is not None:
             answered[BASELINE].append(await one(clip, BASELINE, SETTINGS["server_vad 500"], baseline))
@@ -137,7 +138,9 @@ def judge_alone(clips: list[tuple[bool, Clip]], smart_turn: str | None) -> None:
     for complete, clip in clips:
         said = clip.pcm[:clip.speech_ends[0] + 1]
         pcm = resample(np.concatenate([said, np.zeros(RATE * PAUSE_MS // 1000, np.int16)]), RATE, 16_000)
-        text = stt.hear(pcm, language="en", partial=False).text.strip()
+        heard = stt.hear(pcm, language="en", partial=False)
+        assert heard is not None  # only a partial may be unsettled
+        text = heard.text.strip()
         started = time.perf_counter()
         turn_end = judge.judge_now(text)
         costs.append(time.perf_counter() - started)
@@ -220,6 +223,8 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=len(TURNS), help="entries of the set to say")
     parser.add_argument("--llm", default="default", choices=["default", "scripted"], help="the server's backend")
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes and tool choices")
+    parser.add_argument("--eagerness", default="auto,medium,high,low",
+                        help="the semantic_vad eagerness levels to compare with server_vad 500 (comma-separated)")
     parser.add_argument("--judge-only", action="store_true", help="only the judge alone, no server")
     parser.add_argument("--smart-turn", metavar="ONNX", help="also judge by the sound: pipecat's "
                         "smart-turn-v3.2-cpu.onnx (inside the pipecat-ai 1.14.0 wheel), alone and with the words")
@@ -243,7 +248,10 @@ def main() -> None:
         baseline = baseline_server(args.baseline, args.llm) if args.baseline else None
         try:
             before = cpu_seconds(server.pid)
-            answered, early = asyncio.run(run_all(server.url, baseline.url if baseline else None, complete, cut, rng))
+            settings = {label: turns for label, turns in SETTINGS.items()
+                        if turns["type"] == "server_vad" or turns["eagerness"] in args.eagerness.split(",")}
+            answered, early = asyncio.run(run_all(server.url, baseline.url if baseline else None, settings, complete,
+                                                  cut, rng))
             cpu = cpu_seconds(server.pid) - before
         finally:
             server.stop()
