@@ -89,7 +89,8 @@ def open_page(browser: Any) -> Iterator[OpenPage]:
     contexts: list[Any] = []
     errors: list[str] = []
 
-    def open_playground(server: ServeProcess, key: str = TEST_KEY, *, ready: bool = True) -> Any:
+    def open_playground(server: ServeProcess, key: str = TEST_KEY, *, ready: bool = True,
+                        protocol: str = "realtime") -> Any:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
         contexts.append(context)
         page = context.new_page()
@@ -97,6 +98,7 @@ def open_page(browser: Any) -> Iterator[OpenPage]:
         page.goto(server.http_url)
         if key:
             page.fill("#api-key", key)
+        page.select_option("#protocol", protocol)
         page.click("#connect")
         if ready:
             page.wait_for_selector("#connection[data-state=ready]", timeout=READY_MS)

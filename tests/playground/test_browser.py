@@ -142,3 +142,20 @@ def test_the_api_key_goes_as_a_subprotocol_and_is_required(server: ServeProcess,
     expect(refused.locator("#connection")).to_have_attribute("data-state", "closed", timeout=READY_MS)
     expect(refused.locator("#connection")).to_contain_text("could not connect")
     assert open_page(server).evaluate("window.voxcallPlayground.state") == "ready"  # with TEST_KEY
+
+
+def test_a_spoken_question_over_gpt_live(server: ServeProcess, open_page: OpenPage) -> None:
+    """The protocol switch: the same page over /v1/live/sessions, the fake microphone asking; the voice (which may
+    call the server's tools under client delegation) answers in audio with both transcripts."""
+    page = open_page(server, protocol="live")
+    assert page.evaluate("window.voxcallPlayground.protocol") == "live"
+    assert page.input_value("#url").endswith("/v1/live/sessions")
+    assert page.evaluate("window.voxcallPlayground.session.id").startswith("live_")
+    page.click("#mic")
+    expect(page.locator("#transcript li.assistant .text").last).to_contain_text("The answer is 96.", timeout=TURN_MS)
+    expect(page.locator("#transcript li.user .text").first).to_have_text(
+        re.compile(r"(12|twelve) times (8|eight)", re.I))
+    page.wait_for_function(f"{PLAYED} > 0", timeout=TURN_MS)
+    kinds = {e["type"] for e in page.evaluate("window.voxcallPlayground.sent")}
+    assert {"session.start", "session.input_audio.append"} <= kinds
+    assert not kinds & {"session.update", "input_audio_buffer.append", "response.create"}

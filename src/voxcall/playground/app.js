@@ -5,6 +5,7 @@
 import { Microphone, Player, WIRE_RATE, openAudio, pcm16ToFloat, toBase64 } from "./audio.js";
 import { DEMO_TOOLS, runClientTool } from "./client-tools.js";
 import { Connection, defaultUrl } from "./connection.js";
+import { LiveConversation, startEvent } from "./gpt-live.js";
 import { SessionForm } from "./session-form.js";
 import { EventLog, Timeline, ToolCards, Transcript, el, formatMs } from "./views.js";
 
@@ -100,6 +101,7 @@ class Playground {
     this.sent = []; // client events (audio elided), for tests and curious readers
     this.bargeIns = []; // {item_id, audio_end_ms, dropped_ms} of each truncate sent
     this.handlers = this.eventHandlers();
+    this.live = null; // the GPT-Live conversation, when the page connected with that protocol
     this.wire();
   }
 
@@ -107,6 +109,12 @@ class Playground {
 
   wire() {
     $("url").value = defaultUrl(window.location);
+    $("protocol").addEventListener("change", () => {
+      const other = $("protocol").value === "live" ? "realtime" : "live";
+      if ($("url").value === defaultUrl(window.location, other)) {
+        $("url").value = defaultUrl(window.location, $("protocol").value);
+      }
+    });
     $("connect-form").addEventListener("submit", (event) => {
       event.preventDefault();
       if (this.state === "disconnected" || this.state === "closed") this.connect();
@@ -155,6 +163,8 @@ class Playground {
 
   async connect() {
     await this.ensureAudio();
+    this.live = $("protocol").value === "live" ? new LiveConversation(this) : null;
+    this.liveHandlers = this.live?.handlers();
     this.connection.open($("url").value.trim(), $("api-key").value.trim());
   }
 
@@ -191,7 +201,8 @@ class Playground {
   /** 50 ms of PCM16 24 kHz from the microphone: sent while the server listens (VAD) or the button is held. */
   captured(bytes) {
     if (this.state !== "ready" || (this.pushToTalk && !this.holding)) return;
-    this.send({ type: "input_audio_buffer.append", audio: toBase64(bytes) });
+    if (this.live) this.send(this.live.audio(toBase64(bytes)));
+    else this.send({ type: "input_audio_buffer.append", audio: toBase64(bytes) });
   }
 
   /** Push-to-talk pressed: a fresh input buffer, the answer (if any) interrupted, the microphone on. */
@@ -222,6 +233,10 @@ class Playground {
     text = text.trim();
     if (!text || this.state !== "ready") return;
     $("text").value = "";
+    if (this.live) {
+      this.live.say(text);
+      return;
+    }
     await this.bargeIn(true);
     this.send({ type: "conversation.item.create",
                 item: { type: "message", role: "user", content: [{ type: "input_text", text }] } });
@@ -261,7 +276,7 @@ class Playground {
 
   receive(event) {
     this.log.add("received", event);
-    this.handlers[event.type]?.(event);
+    (this.live ? this.liveHandlers : this.handlers)[event.type]?.(event);
   }
 
   eventHandlers() {
@@ -373,6 +388,7 @@ class Playground {
 
   connectionChanged(state, detail) {
     if (state === "open") state = "connected";
+    if (state === "connected" && this.live) this.send(startEvent($("instructions").value.trim()));
     if (state === "closed") {
       this.active.clear();
       this.clock.clear();
@@ -395,7 +411,7 @@ class Playground {
     status.textContent = STATES[this.state] + (detail ? ` · ${detail}` : "");
     const open = this.state !== "disconnected" && this.state !== "closed";
     $("connect").textContent = open ? "Disconnect" : "Connect";
-    $("url").disabled = $("api-key").disabled = open;
+    $("url").disabled = $("api-key").disabled = $("protocol").disabled = open;
     const ready = this.state === "ready";
     for (const id of ["mic", "text", "send", "apply"]) $(id).disabled = !ready;
     this.showActivity();
@@ -442,4 +458,5 @@ window.voxcallPlayground = {
   get sent() { return playground.sent; },
   get bargeIns() { return playground.bargeIns; },
   get session() { return playground.session; },
+  get protocol() { return playground.live ? "live" : "realtime"; },
 };

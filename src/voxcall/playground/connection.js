@@ -1,11 +1,13 @@
-// The WebSocket to voxcall's /v1/realtime. A browser cannot set headers on a WebSocket, so an API key travels
+// The WebSocket to voxcall's /v1/realtime or /v1/live/sessions (the same checks guard both). A browser cannot set headers on a WebSocket, so an API key travels
 // as the subprotocol "openai-insecure-api-key.KEY", offered together with "realtime".
 
 export const KEY_SUBPROTOCOL_PREFIX = "openai-insecure-api-key.";
 
-/** The realtime URL of the server that served this page. */
-export function defaultUrl(location) {
-  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/realtime`;
+export const PATHS = { realtime: "/v1/realtime", live: "/v1/live/sessions" };
+
+/** The endpoint of `protocol` ("realtime" or "live") on the server that served this page. */
+export function defaultUrl(location, protocol = "realtime") {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${PATHS[protocol]}`;
 }
 
 /**
