@@ -91,6 +91,7 @@ class LiveSession:
                              toolbox=self._voice_tools(), metrics=shared.metrics, close_socket=self._idle)
         self._acknowledge(config)
         self._speech_started_ms: dict[str, int] = {}
+        self._heard: dict[str, str] = {}  # per user turn: the transcript deltas sent so far
         self._fixture_playing = False
         self._say_after_response = False
         self._replying: str | None = None  # the core response whose words the voice says now
@@ -270,14 +271,22 @@ class LiveSession:
             self._speech_started_ms[ev["item_id"]] = int(ev["audio_start_ms"])
             self._silence()  # the user talks over the voice: it stops (the core cancels its response)
         elif kind == "conversation.item.input_audio_transcription.delta":
-            now = self.timeline.now_ms()
-            start = min(self._speech_started_ms.get(ev["item_id"], now), now)
-            await self._send(event("session.input_transcript.delta", delta=ev["delta"], start_ms=start, end_ms=now))
+            self._heard[ev["item_id"]] = self._heard.get(ev["item_id"], "") + ev["delta"]
+            await self._heard_delta(ev["item_id"], ev["delta"])
+        elif kind == "conversation.item.input_audio_transcription.completed":
+            rest = missing_words(self._heard.pop(ev["item_id"], ""), ev["transcript"])
+            if rest:
+                await self._heard_delta(ev["item_id"], rest)
         elif kind == "error":
             error = ev["error"]
             await self.error(LiveError(error["message"], code=error.get("code") or "invalid_request",
                                        param=error.get("param"), kind=error.get("type") or "invalid_request_error"),
                              error.get("event_id"))
+
+    async def _heard_delta(self, item_id: str, delta: str) -> None:
+        now = self.timeline.now_ms()
+        start = min(self._speech_started_ms.get(item_id, now), now)
+        await self._send(event("session.input_transcript.delta", delta=delta, start_ms=start, end_ms=now))
 
     async def _core_command(self, client_event_id: str | None, kind: str, **fields: Any) -> None:
         """Give the core one command; its ``event_id`` is the client event's, so a core ``error`` names it."""
@@ -371,6 +380,17 @@ def backend_models(shared: Shared) -> frozenset[str]:
     settings = shared.settings
     return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name) | set(
         shared.delegates)
+
+
+def missing_words(sent: str, final: str) -> str:
+    """What a turn's final transcript adds to the deltas ``sent`` while the user spoke. The core's deltas add up to
+    its final transcript when that begins with them (nothing is missing then); when the final one revised earlier
+    words ("12" became "twelve"), Live deltas cannot take them back, so the client gets the final transcript's
+    words past as many words as it already has: "What is 12" + " times eight?", never a turn cut short."""
+    if final.startswith(sent):
+        return final[len(sent):]
+    words = final.split()
+    return "".join(f" {word}" for word in words[len(sent.split()):])
 
 
 def _checked(ev: Event) -> Event:
