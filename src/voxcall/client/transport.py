@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
     from voxcall.config import SessionOptions
-    from voxcall.llm import LLMBackend
     from voxcall.core.session import Session
+    from voxcall.llm import LLMBackend
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest server message the client accepts (audio deltas are a few kilobytes)."""
