@@ -84,7 +84,8 @@ def apps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ServerSettings, Any]]:
     through :class:`Models`)."""
     created: list[tuple[ServerSettings, Any]] = []
 
-    def create_app(settings: ServerSettings, backend: Any, voice: Any = None, admission: Any = None) -> Starlette:
+    def create_app(settings: ServerSettings, backend: Any, voice: Any = None, admission: Any = None,
+                   delegates: Any = None) -> Starlette:
         created.append((settings, backend))
         return Starlette()
 
