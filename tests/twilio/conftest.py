@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
 
+from tests.realtime.conftest import Server
 from voxcall.config import ServerSettings
 from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, ScriptedBackend
-from voxcall.serving.app import create_app
 
 TOKEN = "twilio-test-auth-token"
 
@@ -36,29 +34,14 @@ def voice(speech_models: None) -> Voice:
     return Voice(stt=get_whisper(), tts=get_piper(), vad=lambda: SileroVAD(get_silero()))
 
 
-class PhoneServer:
-    """uvicorn serving ``create_app`` on a free loopback port, in this event loop."""
+class PhoneServer(Server):
+    """uvicorn serving ``create_app`` on a free loopback port, in this event loop; :meth:`url` a profile's stream."""
 
     def __init__(self, settings: ServerSettings, backend: LLMBackend, voice: Voice | None) -> None:
-        self.app = create_app(settings, backend, voice=voice)
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning",
-                                                    ws="websockets-sansio", lifespan="on"))
-        self.task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> PhoneServer:
-        self.task = asyncio.create_task(self.server.serve())
-        while not self.server.started:
-            await asyncio.sleep(0.01)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        assert self.task is not None
-        await self.task
+        super().__init__(settings, backend, voice=voice)
 
     def url(self, profile: str = "front-desk") -> str:
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        return f"ws://127.0.0.1:{port}/v1/twilio/{profile}"
+        return f"ws://127.0.0.1:{self.port}/v1/twilio/{profile}"
 
 
 def phone_settings(**twilio: Any) -> ServerSettings:

@@ -20,6 +20,7 @@ from openai.types.live import SessionConfig, SessionUpdateConfig
 from pydantic import BaseModel, ValidationError
 
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
+from voxcall.core.protocol import ProtocolError
 
 DelegationKind = Literal["client", "responses"]
 
@@ -42,16 +43,12 @@ _RESPONSES_FIELDS = frozenset({"model", "instructions", "max_output_tokens", "pa
 _TOOL_TYPES_RUN_HERE = frozenset({"function", "mcp"})
 
 
-class LiveError(Exception):
-    """A client command voxcall refuses: the Live error's ``type``, ``code``, ``message`` and ``param``."""
+class LiveError(ProtocolError):
+    """A client command voxcall refuses, as the Live protocol reports it (see :meth:`to_wire`)."""
 
     def __init__(self, message: str, *, code: str = "invalid_value", param: str | None = None,
                  kind: str = "invalid_request_error") -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.param = param
-        self.kind = kind
+        super().__init__(message, code=code, param=param, kind=kind)
 
     def to_wire(self, client_event_id: str | None) -> dict[str, Any]:
         """The ``error`` object of an ``error`` event."""
