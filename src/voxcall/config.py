@@ -1,7 +1,8 @@
 """Server configuration: one settings tree, :class:`ServerSettings`, with its sections :class:`SessionOptions`
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
 (``mcp:``), :class:`LiveSettings` (``live:``), :class:`LocalModelSettings` (``local:``), :class:`AgentProfile`
-(``profiles:``) and :class:`TwilioSettings` (``twilio:``). Every default is defined here, once.
+(``profiles:``), :class:`TwilioSettings` (``twilio:``) and :class:`WebRTCSettings` (``webrtc:``). Every default
+is defined here, once.
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults. The YAML keys are the field
 names, nested by section (``session: {llm_timeout: 30}``); environment variables carry the ``VOXCALL_`` prefix and
@@ -305,6 +306,21 @@ class TwilioSettings(BaseModel):
         return value
 
 
+class WebRTCSettings(BaseModel):
+    """The ``webrtc:`` section: browser calls at ``POST /v1/realtime/calls`` (see :mod:`voxcall.webrtc`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    client_secret_seconds: int = Field(default=600, ge=10, le=7200)
+    """How long a client secret lasts when its request names no ``expires_after.seconds``."""
+    ice_servers: list[str] = Field(default_factory=list)
+    """STUN servers the calls' ICE agent asks for the server's public address (``stun:stun.example.org:3478``).
+    None by default: the server offers its own addresses only, which a client on the same host or network reaches;
+    a server behind NAT serving the internet needs one (or a public address)."""
+    loopback_candidate: bool = True
+    """Offer the loopback address too, so that a client on the same host always reaches the server."""
+
+
 class ServerSettings(BaseSettings):
     """Everything ``voxcall serve`` needs to know; build it with :meth:`load`."""
 
@@ -375,6 +391,8 @@ class ServerSettings(BaseSettings):
     """Named agents (the ``profiles:`` section): a phone number's stream names one in its path."""
     twilio: TwilioSettings = Field(default_factory=TwilioSettings)
     """Twilio Media Streams (the ``twilio:`` section)."""
+    webrtc: WebRTCSettings = Field(default_factory=WebRTCSettings)
+    """Browser calls over WebRTC (the ``webrtc:`` section)."""
 
     @classmethod
     def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:

@@ -18,9 +18,9 @@ import logging
 from collections import Counter
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocketDisconnect
 
 if TYPE_CHECKING:
     from voxcall.core.shared import Drainable
@@ -62,6 +62,12 @@ class Refusal:
         return {"error": {"type": self.kind, "code": self.code, "message": self.message}}
 
 
+class Connection(Protocol):
+    """What a drain closes: a WebSocket, or a WebRTC call (:class:`~voxcall.webrtc.call.WebRTCCall`)."""
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None: ...
+
+
 class Seat:
     """One admitted connection's place in the counts and, once its WebSocket is accepted, its session, which a
     drain closes. Leaving the ``with`` block gives the place back."""
@@ -70,15 +76,19 @@ class Seat:
         self._admission = admission
         self.key = key
         self.session: Drainable | None = None
-        self.websocket: WebSocket | None = None
+        self.websocket: Connection | None = None
 
-    def occupy(self, session: Drainable, websocket: WebSocket) -> bool:
+    def occupy(self, session: Drainable, websocket: Connection) -> bool:
         """Attach the accepted connection's ``session`` so that a drain can end it; False when the server began
         to stop while the connection was being accepted (the caller then closes it with :meth:`Admission.close`)."""
         if self._admission.draining:
             return False
         self.session, self.websocket = session, websocket
         return True
+
+    def leave(self) -> None:
+        """Give the place back now (a call outlives the request that opened it: no ``with`` block holds it)."""
+        self._admission.release(self)
 
     def __enter__(self) -> Seat:
         return self
@@ -167,6 +177,6 @@ class Admission:
             async with asyncio.timeout(CLOSE_FRAME_TIMEOUT):
                 await self.close(websocket)
 
-    async def close(self, websocket: WebSocket) -> None:
+    async def close(self, websocket: Connection) -> None:
         """Close ``websocket`` as the drain does: with :attr:`close_code` and its reason."""
         await websocket.close(code=self.close_code, reason=CLOSE_REASONS[self.close_code])

@@ -1,6 +1,8 @@
 """The ASGI app: the protocol edges' WebSockets, ``WS /v1/realtime`` (:mod:`voxcall.realtime`) and
 ``WS /v1/live/sessions`` (GPT-Live, :mod:`voxcall.live`), behind the same checks, and ``WS /v1/twilio/{profile}``
 (phone calls from Twilio Media Streams, :mod:`voxcall.twilio`, signed by Twilio instead of keyed);
+``POST /v1/realtime/calls`` and ``POST /v1/realtime/client_secrets`` (browser calls over WebRTC,
+:mod:`voxcall.webrtc`);
 ``GET /healthz``, ``GET /metrics`` (Prometheus) and, at ``GET /``, the playground: a web page to talk to the
 server (static files shipped in the package, ``voxcall/playground/``).
 
@@ -42,6 +44,7 @@ from voxcall.realtime.endpoint import serve_realtime
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
 from voxcall.twilio import serve_twilio, twilio_refusal
+from voxcall.webrtc.endpoint import WebRTCEdge
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +146,7 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
     return Starlette(routes=[WebSocketRoute("/v1/realtime", edge(serve_realtime, "realtime")),
                              WebSocketRoute("/v1/live/sessions", edge(serve_live, "live")),
                              WebSocketRoute("/v1/twilio/{profile}", edge(serve_twilio, "twilio", twilio_refusal)),
+                             *WebRTCEdge(shared, admission, keys, lambda: tools["box"]).routes(),
                              Route("/healthz", healthz),
                              Route("/metrics", metrics_page),
                              Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True))],

@@ -1,0 +1,163 @@
+"""The call's audio: the agent's speech as an outgoing WebRTC track, and the caller's microphone read into PCM.
+
+Over WebRTC the server plays its own speech out, in real time, as the track's frames: unlike a WebSocket client,
+the browser holds no buffer of its own to clear. So :class:`SpeechTrack` knows at every moment what the user
+has heard, which is what a barge-in needs: :meth:`SpeechTrack.interrupt` drops the audio not yet played (the
+speech stops within one 20 ms frame) and says how much of each message was heard, for the truncation.
+
+The track tells its owner when a response's audio starts and stops being heard (``output_audio_buffer.started``
+and ``.stopped`` as OpenAI's WebRTC service sends them): ``started`` at its first frame, ``stopped`` once every
+frame of a response whose audio is complete has been played. Frames are 20 ms of mono PCM16 at the session's 24 kHz;
+aiortc's Opus encoder resamples them to Opus's 48 kHz.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fractions
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from aiortc import MediaStreamTrack
+from aiortc.mediastreams import MediaStreamError
+from av import AudioFrame
+
+from voxcall.audio.codec import StreamResampler
+
+PCM = npt.NDArray[np.int16]
+
+RATE = 24_000
+"""The session's audio rate, in and out (PCM16)."""
+
+FRAME_SAMPLES = RATE // 50
+"""One 20 ms frame, the packet time WebRTC audio uses."""
+
+
+@dataclass(frozen=True)
+class Heard:
+    """How much of message ``item_id`` the user heard before an interruption."""
+
+    item_id: str
+    heard_ms: int
+
+
+@dataclass
+class _Chunk:
+    item_id: str
+    response_id: str
+    pcm: PCM
+
+
+class SpeechTrack(MediaStreamTrack):
+    """The agent's voice: the audio :meth:`play` is given, paced in real time, silence between.
+
+    ``started(response_id)`` and ``stopped(response_id)`` are called when a response's audio begins to be heard
+    and when the last of it has been (after :meth:`done`); ``clock`` tells monotonic seconds.
+    """
+
+    kind = "audio"
+
+    def __init__(self, started: Callable[[str], None], stopped: Callable[[str], None], *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self._started, self._stopped = started, stopped
+        self._clock = clock
+        self._queue: deque[_Chunk] = deque()
+        self._heard: dict[str, int] = {}  # samples played per message item
+        self._audible: str | None = None  # the response being heard
+        self._complete: set[str] = set()  # responses whose audio is all queued
+        self._start: float | None = None
+        self._pts = 0
+
+    def play(self, item_id: str, response_id: str, pcm: PCM) -> None:
+        """Queue ``pcm`` (24 kHz) of message ``item_id`` of response ``response_id``."""
+        if pcm.size:
+            self._queue.append(_Chunk(item_id, response_id, pcm))
+
+    def done(self, response_id: str) -> None:
+        """Response ``response_id`` has no more audio to queue: once it is played, it has stopped."""
+        if self._audible == response_id and not self._queue:
+            self._finish()
+        elif self._audible == response_id or any(chunk.response_id == response_id for chunk in self._queue):
+            self._complete.add(response_id)
+
+    @property
+    def speaking(self) -> str | None:
+        """The response whose audio the user hears now or is about to (None: nothing played or queued)."""
+        if self._audible is not None:
+            return self._audible
+        return self._queue[0].response_id if self._queue else None
+
+    def interrupt(self) -> list[Heard]:
+        """Drop every frame not yet played: per message cut short, how much of it was heard."""
+        cut = {chunk.item_id: Heard(chunk.item_id, self._heard.get(chunk.item_id, 0) * 1000 // RATE)
+               for chunk in self._queue}
+        self._queue.clear()
+        self._complete.discard(self._audible or "")
+        self._audible = None
+        return list(cut.values())
+
+    async def recv(self) -> AudioFrame:
+        """The next 20 ms frame, when it is due (aiortc's sender calls this in a loop)."""
+        if self.readyState != "live":
+            raise MediaStreamError
+        now = self._clock()
+        if self._start is None:
+            self._start = now
+        due = self._start + self._pts / RATE
+        if due > now:
+            await asyncio.sleep(due - now)
+        elif now - due > 0.2:  # the loop was held up: start the clock again rather than send a burst
+            self._start, self._pts = now, 0
+        frame = AudioFrame.from_ndarray(self._next_samples().reshape(1, -1), format="s16", layout="mono")
+        frame.sample_rate = RATE
+        frame.pts = self._pts
+        frame.time_base = fractions.Fraction(1, RATE)
+        self._pts += FRAME_SAMPLES
+        return frame
+
+    def _next_samples(self) -> PCM:
+        out = np.zeros(FRAME_SAMPLES, np.int16)
+        filled = 0
+        while filled < FRAME_SAMPLES and self._queue:
+            chunk = self._queue[0]
+            if self._audible != chunk.response_id:
+                if self._audible is not None:
+                    self._finish()
+                self._audible = chunk.response_id
+                self._started(chunk.response_id)
+            take = min(FRAME_SAMPLES - filled, chunk.pcm.size)
+            out[filled:filled + take] = chunk.pcm[:take]
+            self._heard[chunk.item_id] = self._heard.get(chunk.item_id, 0) + take
+            filled += take
+            if take == chunk.pcm.size:
+                self._queue.popleft()
+            else:
+                chunk.pcm = chunk.pcm[take:]
+        if not self._queue and self._audible in self._complete:
+            self._finish()
+        return out
+
+    def _finish(self) -> None:
+        assert self._audible is not None
+        response_id, self._audible = self._audible, None
+        self._complete.discard(response_id)
+        self._stopped(response_id)
+
+
+class Microphone:
+    """The caller's decoded audio (aiortc's frames: 48 kHz, interleaved channels) as 24 kHz mono PCM16."""
+
+    def __init__(self) -> None:
+        self._resampler: StreamResampler | None = None
+
+    def pcm(self, frame: AudioFrame) -> PCM:
+        """One received frame's audio: its first channel, at :data:`RATE`."""
+        samples = frame.to_ndarray().reshape(-1, len(frame.layout.channels))[:, 0].astype(np.int16, copy=False)
+        if self._resampler is None or self._resampler.src_rate != frame.sample_rate:
+            self._resampler = StreamResampler(frame.sample_rate, RATE)
+        return self._resampler.process(np.ascontiguousarray(samples))

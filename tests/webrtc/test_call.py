@@ -1,0 +1,171 @@
+"""A WebRTC call end to end, with aiortc as the client: the offer posted, Opus audio both ways with the real
+speech models, the Realtime events on the data channel, barge-in, and the refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import httpx2 as httpx
+import numpy as np
+import pytest
+
+from tests.realtime.conftest import Server
+from voxcall.audio.codec import resample
+from voxcall.config import ServerSettings
+from voxcall.core.voice import Voice
+from voxcall.llm import ScriptedBackend
+
+from .peer import RATE, Peer
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+KEY = "webrtc-test-key"
+SCRIPT = {
+    "rules": [
+        {"match": "weather", "reply": "It is sunny in Paris today."},
+        {"match": "story", "reply": "Once upon a time, in a small village by the sea, there lived an old "
+                                    "fisherman who went out every morning before the sun came up. " * 4},
+    ],
+    "default": "Sorry, I did not get that.",
+}
+
+
+def spoken(voice: Voice, text: str) -> np.ndarray:
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    return resample(pcm, voice.tts.sample_rate, RATE)
+
+
+def transcript(voice: Voice, pcm: np.ndarray) -> str:
+    return voice.stt.transcribe(resample(pcm, RATE, 16_000)).lower()
+
+
+@pytest.fixture
+async def server(voice: Voice) -> AsyncIterator[Server]:
+    settings = ServerSettings(api_keys=[KEY])
+    async with Server(settings, ScriptedBackend(SCRIPT), voice=voice) as served:
+        yield served
+
+
+def calls_url(server: Server) -> str:
+    return f"{server.base_url}/realtime/calls"
+
+
+async def test_a_spoken_question_is_answered_aloud_and_a_barge_in_stops_the_speech(server: Server,
+                                                                                    voice: Voice) -> None:
+    peer = Peer()
+    try:
+        reply = await peer.call(calls_url(server), KEY)
+        assert reply.status_code == 201, reply.text
+        assert peer.location is not None and peer.location.startswith("/v1/realtime/calls/rtc_")
+        created = await peer.wait_for("session.created")
+        assert created["session"]["type"] == "realtime"
+        peer.send({"type": "session.update", "session": {"type": "realtime", "audio": {"input": {
+            "format": {"type": "audio/pcmu"},  # ignored on a call: the media are Opus
+            "turn_detection": {"type": "server_vad", "silence_duration_ms": 400}}}}})
+        updated = await peer.wait_for("session.updated")
+        assert updated["session"]["audio"]["input"]["format"]["type"] == "audio/pcm"
+
+        peer.microphone.say(np.zeros(RATE // 2, np.int16))
+        asked = time.perf_counter()
+        peer.microphone.say(spoken(voice, "What is the weather in Paris?"))
+        done = await peer.wait_for("response.done", after=asked)
+        assert done["response"]["status"] == "completed"
+        started = await peer.wait_for("output_audio_buffer.started", after=asked)
+        assert started["response_id"] == done["response"]["id"]
+        await peer.wait_for("output_audio_buffer.stopped", after=asked)
+        assert not peer.of("response.output_audio.delta"), "audio goes on the track, not the data channel"
+        assert "sunny" in transcript(voice, peer.heard_after(asked))
+
+        asked = time.perf_counter()
+        peer.microphone.say(spoken(voice, "Tell me a story."))
+        await peer.wait_for("output_audio_buffer.started", after=asked)
+        await asyncio.sleep(1.5)  # let the agent speak, then talk over it
+        interrupted = peer.microphone.say(spoken(voice, "Stop, that is enough."))
+        cleared = await peer.wait_for("output_audio_buffer.cleared", after=asked)
+        truncated = await peer.wait_for("conversation.item.truncated", after=asked)
+        assert 1000 <= truncated["audio_end_ms"] < 10_000
+        stopped_at = time.perf_counter()
+        await asyncio.sleep(0.5)
+        story = [at for at, _ in peer.heard if asked < at]
+        assert cleared and story and min(story) < interrupted
+        heard_late = [at for at, _ in peer.heard if stopped_at + 0.1 < at < stopped_at + 0.5]
+        assert not heard_late, "the speech stops at once"
+    finally:
+        await peer.close()
+
+
+async def test_a_call_needs_a_key_and_a_real_offer(server: Server) -> None:
+    peer = Peer()
+    try:
+        missing = await peer.call(calls_url(server))
+        assert missing.status_code == 401
+        assert missing.json()["error"]["code"] == "invalid_api_key"
+    finally:
+        await peer.close()
+
+
+async def test_a_client_secret_opens_one_call_with_its_session(server: Server) -> None:
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        refused = await http.post("/realtime/client_secrets", json={})
+        assert refused.status_code == 401, "only a key holder mints"
+        minted = await http.post("/realtime/client_secrets", headers={"Authorization": f"Bearer {KEY}"}, json={
+            "expires_after": {"anchor": "created_at", "seconds": 60},
+            "session": {"type": "realtime", "instructions": "You are a pirate."}})
+        assert minted.status_code == 200, minted.text
+        secret = minted.json()
+        assert secret["value"].startswith("ek_") and secret["expires_at"] > time.time() + 50
+        with_secret = await http.post("/realtime/client_secrets", json={},
+                                      headers={"Authorization": f"Bearer {secret['value']}"})
+        assert with_secret.status_code == 401, "a secret cannot mint another"
+        bad_session = await http.post("/realtime/client_secrets", headers={"Authorization": f"Bearer {KEY}"},
+                                      json={"session": {"type": "realtime", "instructions": 5}})
+        assert bad_session.status_code == 400 and "instructions" in bad_session.json()["error"]["message"]
+
+    first, second = Peer(), Peer()
+    try:
+        assert (await first.call(calls_url(server), secret["value"])).status_code == 201
+        created = await first.wait_for("session.created")
+        updated = await first.wait_for("session.updated")
+        assert created["session"]["instructions"] != "You are a pirate."
+        assert updated["session"]["instructions"] == "You are a pirate."
+        reused = await second.call(calls_url(server), secret["value"])
+        assert reused.status_code == 401 and "used already" in reused.json()["error"]["message"]
+        assert first.location is not None
+        async with httpx.AsyncClient() as http:
+            hung_up = await http.post(f"http://127.0.0.1:{server.port}{first.location}/hangup",
+                                      headers={"Authorization": f"Bearer {KEY}"})
+        assert hung_up.status_code == 200
+        async with asyncio.timeout(10):
+            while server.admission.active:
+                await asyncio.sleep(0.05)
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_refusals_spend_nothing_and_say_why(server: Server) -> None:
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        auth = {"Authorization": f"Bearer {KEY}"}
+        secret = (await http.post("/realtime/client_secrets", headers=auth, json={})).json()["value"]
+        not_sdp = await http.post("/realtime/calls", content=b"hello", headers={
+            "Authorization": f"Bearer {secret}", "Content-Type": "application/sdp"})
+        assert not_sdp.status_code == 400 and not_sdp.json()["error"]["code"] == "invalid_offer"
+        wrong_type = await http.post("/realtime/calls", content=b"v=0", headers={**auth, "Content-Type": "text/plain"})
+        assert wrong_type.status_code == 415
+        unknown = await http.post("/realtime/calls/rtc_nope/hangup", headers=auth)
+        assert unknown.status_code == 404
+        preflight = await http.options("/realtime/calls", headers={"Origin": f"http://127.0.0.1:{server.port}",
+                                                                   "Access-Control-Request-Method": "POST"})
+        assert preflight.status_code == 204
+        assert "Authorization" in preflight.headers["access-control-allow-headers"]
+        assert preflight.headers["access-control-expose-headers"] == "Location"
+        foreign = await http.post("/realtime/client_secrets", headers={**auth, "Origin": "https://evil.example"})
+        assert foreign.status_code == 403
+    peer = Peer()
+    try:
+        assert (await peer.call(calls_url(server), secret)).status_code == 201, "the refused offer spent nothing"
+    finally:
+        await peer.close()
+    assert server.admission.active <= 1
