@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml Makefile deploy/llama-build.env
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	wheel="$$(PYTHON=$(BIN)/python deploy/build-llama-wheel.sh)" && $(BIN)/python -m pip install --quiet --no-deps --force-reinstall "$$wheel"
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual,webrtc]'
 	for model in $(MODELS); do $(BIN)/voxcall models install $$model >/dev/null || exit 1; done
 	touch $(STAMP)
 
