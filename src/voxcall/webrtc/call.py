@@ -71,6 +71,7 @@ class WebRTCCall:
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self._closer: asyncio.Task[None] | None = None
+        self._silenced: set[str] = set()  # responses cut short: audio still on its way from them is dropped
         self._pc.on("datachannel", self._on_channel)
         self._pc.on("track", self._on_track)
         self._pc.on("connectionstatechange", self._on_state)
@@ -172,8 +173,9 @@ class WebRTCCall:
         """A server event of the session: audio to the track, everything else to the data channel."""
         kind = ev["type"]
         if kind == "response.output_audio.delta":
-            pcm = np.frombuffer(base64.b64decode(ev["delta"]), np.int16)
-            self._speech.play(ev["item_id"], ev["response_id"], pcm)
+            if ev["response_id"] not in self._silenced:
+                pcm = np.frombuffer(base64.b64decode(ev["delta"]), np.int16)
+                self._speech.play(ev["item_id"], ev["response_id"], pcm)
             return
         if kind == "input_audio_buffer.speech_started" and self._speech.speaking is not None:
             response_id = self._speech.speaking
@@ -181,11 +183,16 @@ class WebRTCCall:
             self._send(event("output_audio_buffer.cleared", response_id=response_id))
         elif kind == "response.done":
             self._speech.done(ev["response"]["id"])
+            self._silenced.discard(ev["response"]["id"])
         self._send(ev)
 
     def _cut_short(self) -> None:
-        """Stop the speech where the user is, and truncate its messages to what was heard."""
+        """Stop the speech where the user is, truncate its messages to what was heard, and drop the rest of the
+        audio of the response cut short (its deltas may still be on their way)."""
+        if self._speech.speaking is not None:
+            self._silenced.add(self._speech.speaking)
         for heard in self._speech.interrupt():
+            self._silenced.add(heard.response_id)
             self._inbox.put_nowait(json.dumps({"type": "conversation.item.truncate", "item_id": heard.item_id,
                                                "content_index": 0, "audio_end_ms": heard.heard_ms}))
 

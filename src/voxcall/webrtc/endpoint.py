@@ -28,6 +28,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -235,6 +236,9 @@ async def _read_offer(request: Request) -> Offer:
             return Offer(offer.sdp, _checked_session(offer.session, "the 'session' field"))
     except OfferError as exc:
         raise Refused(400, "invalid_request_error", "invalid_offer", str(exc)) from None
+    except HTTPException as exc:  # Starlette's answer to a form it cannot parse (or one with a file in it)
+        raise Refused(400, "invalid_request_error", "invalid_offer",
+                      f"the form cannot be read: {exc.detail}") from None
     raise Refused(415, "invalid_request_error", "unsupported_media_type",
                   "send the SDP offer as application/sdp, or as the 'sdp' field of multipart/form-data")
 

@@ -39,9 +39,10 @@ FRAME_SAMPLES = RATE // 50
 
 @dataclass(frozen=True)
 class Heard:
-    """How much of message ``item_id`` the user heard before an interruption."""
+    """How much of message ``item_id`` (of response ``response_id``) the user heard before an interruption."""
 
     item_id: str
+    response_id: str
     heard_ms: int
 
 
@@ -94,7 +95,7 @@ class SpeechTrack(MediaStreamTrack):
 
     def interrupt(self) -> list[Heard]:
         """Drop every frame not yet played: per message cut short, how much of it was heard."""
-        cut = {chunk.item_id: Heard(chunk.item_id, self._heard.get(chunk.item_id, 0) * 1000 // RATE)
+        cut = {chunk.item_id: Heard(chunk.item_id, chunk.response_id, self._heard.get(chunk.item_id, 0) * 1000 // RATE)
                for chunk in self._queue}
         self._queue.clear()
         self._complete.discard(self._audible or "")
@@ -111,8 +112,8 @@ class SpeechTrack(MediaStreamTrack):
         due = self._start + self._pts / RATE
         if due > now:
             await asyncio.sleep(due - now)
-        elif now - due > 0.2:  # the loop was held up: start the clock again rather than send a burst
-            self._start, self._pts = now, 0
+        elif now - due > 0.2:  # the loop was held up: move the clock on rather than send a burst (pts go on)
+            self._start = now - self._pts / RATE
         frame = AudioFrame.from_ndarray(self._next_samples().reshape(1, -1), format="s16", layout="mono")
         frame.sample_rate = RATE
         frame.pts = self._pts
