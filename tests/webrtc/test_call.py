@@ -177,3 +177,20 @@ async def test_a_form_with_a_file_in_it_is_refused_with_a_reason(server: Server)
         reply = await http.post("/realtime/calls", headers={"Authorization": f"Bearer {KEY}"},
                                 files={"sdp": ("offer.sdp", b"v=0", "application/sdp")})
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "invalid_offer"
+
+
+async def test_a_call_that_never_connects_gives_its_seat_back(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("voxcall.webrtc.call.CONNECT_TIMEOUT", 0.5)
+    peer = Peer()
+    try:
+        await peer.pc.setLocalDescription(await peer.pc.createOffer())
+        async with httpx.AsyncClient() as http:  # the answer is never set: ICE never starts on this side
+            reply = await http.post(calls_url(server), content=peer.pc.localDescription.sdp, headers={
+                "Authorization": f"Bearer {KEY}", "Content-Type": "application/sdp"})
+        assert reply.status_code == 201
+        assert server.admission.active == 1
+        async with asyncio.timeout(10):
+            while server.admission.active:
+                await asyncio.sleep(0.05)
+    finally:
+        await peer.close()
