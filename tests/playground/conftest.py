@@ -49,12 +49,16 @@ def server(speech_models: None, tmp_path_factory: pytest.TempPathFactory) -> Ite
 def question_wav(speech_models: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """:data:`QUESTION` spoken by piper, after a quarter second of silence: a 16-bit PCM WAV, as Chromium's fake
     microphone reads it (played once: the browser is told ``%noloop``; silence follows)."""
+    return write_question(tmp_path_factory.mktemp("voice") / "question.wav", lead_s=0.25)
+
+
+def write_question(path: Path, *, lead_s: float) -> Path:
+    """:data:`QUESTION` spoken by piper after ``lead_s`` seconds of silence, as a 16-bit PCM WAV at ``path``."""
     from voxcall.speech import get_piper
 
     piper = get_piper()
     pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize(QUESTION)])
-    path = tmp_path_factory.mktemp("voice") / "question.wav"
-    write_wav(path, np.concatenate([np.zeros(piper.sample_rate // 4, np.int16), pcm]), piper.sample_rate)
+    write_wav(path, np.concatenate([np.zeros(int(piper.sample_rate * lead_s), np.int16), pcm]), piper.sample_rate)
     return path
 
 

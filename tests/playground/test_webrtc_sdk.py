@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -17,13 +18,22 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from tests.requirements import require_node_packages
+from tests.requirements import require_module, require_node_packages
 from tests.serve import ServeProcess, serve
 
-from .conftest import SERVER_TOOLS, TEST_KEY, TURN_MS
+from .conftest import SERVER_TOOLS, TEST_KEY, TURN_MS, OpenPage, write_question
+
+expect = require_module("playwright.sync_api").expect
 
 JS_DIR = Path(__file__).parents[1] / "js"
 BUNDLE = "node_modules/@openai/agents-realtime/dist/bundle/openai-realtime-agents.umd.js"
+
+
+@pytest.fixture(scope="module")
+def question_wav(speech_models: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The question as the playground's fake microphone says it, after two seconds of silence instead of a
+    quarter: a call's microphone starts when the page asks for it, before the call is connected."""
+    return write_question(tmp_path_factory.mktemp("voice") / "question.wav", lead_s=2.0)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -116,3 +126,19 @@ def test_the_agents_sdk_calls_over_webrtc_with_a_client_secret(app_server: Serve
     finally:
         context.close()
     assert not errors, f"the page threw: {errors}"
+
+
+def test_the_playground_calls_over_webrtc(server: ServeProcess, open_page: OpenPage) -> None:
+    """The playground's "Realtime over WebRTC": the microphone is the call's track from the start, the answer is
+    played from the server's track, and the turn shows as over a WebSocket."""
+    page = open_page(server, protocol="webrtc")
+    assert page.evaluate("() => window.voxcallPlayground.protocol") == "webrtc"
+    expect(page.locator("#mic")).to_have_attribute("aria-pressed", "true")
+    user = page.locator("#transcript li.user .text")
+    expect(user.first).to_have_text(re.compile(r"(12|twelve) times (8|eight)", re.I), timeout=TURN_MS)
+    card = page.locator("#tool-calls .tool-card.server[data-name=calculator]")
+    expect(card.locator(".result")).to_have_text("96", timeout=TURN_MS)
+    expect(page.locator("#transcript li.assistant .text").last).to_have_text("The answer is 96.", timeout=TURN_MS)
+    assert page.evaluate("() => document.getElementById('call-audio').srcObject.getAudioTracks().length") == 1
+    sent = page.evaluate("() => window.voxcallPlayground.sent.map(e => e.type)")
+    assert "input_audio_buffer.append" not in sent, "the microphone goes on the track"

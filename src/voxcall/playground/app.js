@@ -4,7 +4,7 @@
 
 import { Microphone, Player, WIRE_RATE, openAudio, pcm16ToFloat, toBase64 } from "./audio.js";
 import { DEMO_TOOLS, runClientTool } from "./client-tools.js";
-import { Connection, defaultUrl } from "./connection.js";
+import { Connection, PATHS, WebRTCConnection, defaultUrl } from "./connection.js";
 import { LiveConversation, startEvent } from "./gpt-live.js";
 import { SessionForm } from "./session-form.js";
 import { EventLog, Timeline, ToolCards, Transcript, el, formatMs } from "./views.js";
@@ -80,11 +80,12 @@ class Playground {
     this.clock = new ResponseClock();
     this.log = new EventLog($("log"), $("log-filter"), $("log-audio"), $("log-hidden"));
     this.form = new SessionForm($("settings-form"), DEMO_TOOLS);
-    this.connection = new Connection({
+    this.connectionHandlers = {
       onevent: (event) => this.receive(event),
       onsent: (event) => this.recordSent(event),
       onstate: (state, detail) => this.connectionChanged(state, detail),
-    });
+    };
+    this.connection = new Connection(this.connectionHandlers);
     this.state = "disconnected";
     this.audio = null; // the AudioContext, made on the first user gesture that needs it
     this.player = null;
@@ -110,10 +111,8 @@ class Playground {
   wire() {
     $("url").value = defaultUrl(window.location);
     $("protocol").addEventListener("change", () => {
-      const other = $("protocol").value === "live" ? "realtime" : "live";
-      if ($("url").value === defaultUrl(window.location, other)) {
-        $("url").value = defaultUrl(window.location, $("protocol").value);
-      }
+      const defaults = Object.keys(PATHS).map((protocol) => defaultUrl(window.location, protocol));
+      if (defaults.includes($("url").value)) $("url").value = defaultUrl(window.location, $("protocol").value);
     });
     $("connect-form").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -165,6 +164,8 @@ class Playground {
     await this.ensureAudio();
     this.live = $("protocol").value === "live" ? new LiveConversation(this) : null;
     this.liveHandlers = this.live?.handlers();
+    this.connection = $("protocol").value === "webrtc"
+      ? new WebRTCConnection(this.connectionHandlers, $("call-audio")) : new Connection(this.connectionHandlers);
     this.connection.open($("url").value.trim(), $("api-key").value.trim());
   }
 
@@ -178,7 +179,18 @@ class Playground {
     }
   }
 
+  get onCall() {
+    return this.connection instanceof WebRTCConnection;
+  }
+
   async toggleMicrophone() {
+    if (this.onCall) { // a call's microphone is its audio track, open from the start: the button mutes it
+      const on = $("mic").getAttribute("aria-pressed") !== "true";
+      this.connection.mute(!on);
+      $("mic").setAttribute("aria-pressed", String(on));
+      $("mic").textContent = on ? "Mute microphone" : "Unmute microphone";
+      return;
+    }
     if (this.mic?.running) {
       this.mic.stop();
     } else {
@@ -200,7 +212,7 @@ class Playground {
 
   /** 50 ms of PCM16 24 kHz from the microphone: sent while the server listens (VAD) or the button is held. */
   captured(bytes) {
-    if (this.state !== "ready" || (this.pushToTalk && !this.holding)) return;
+    if (this.state !== "ready" || this.onCall || (this.pushToTalk && !this.holding)) return;
     if (this.live) this.send(this.live.audio(toBase64(bytes)));
     else this.send({ type: "input_audio_buffer.append", audio: toBase64(bytes) });
   }
@@ -389,6 +401,10 @@ class Playground {
   connectionChanged(state, detail) {
     if (state === "open") state = "connected";
     if (state === "connected" && this.live) this.send(startEvent($("instructions").value.trim()));
+    if (state === "connected" && this.onCall) { // the call's microphone is on from the start
+      $("mic").setAttribute("aria-pressed", "true");
+      $("mic").textContent = "Mute microphone";
+    }
     if (state === "closed") {
       this.active.clear();
       this.clock.clear();
@@ -458,5 +474,5 @@ window.voxcallPlayground = {
   get sent() { return playground.sent; },
   get bargeIns() { return playground.bargeIns; },
   get session() { return playground.session; },
-  get protocol() { return playground.live ? "live" : "realtime"; },
+  get protocol() { return playground.live ? "live" : playground.onCall ? "webrtc" : "realtime"; },
 };
