@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from dataclasses import dataclass, field
 
 import pytest
 
+from voxcall.core.hearing import Hearing
 from voxcall.core.live_transcript import QUIET_MS, LiveTranscript, next_delta
-from voxcall.core.voice import Voice
+from voxcall.core.voice import PCM, Voice
+from voxcall.speech.stt import Transcript
 
 from .harness import ControlledBackend, Harness
 from .test_voice import speech, voice  # noqa: F401  (the module's shared models)
@@ -60,24 +63,52 @@ async def test_no_partial_starts_once_the_speaker_has_fallen_silent() -> None:
     assert counting.partials == 1
 
 
-async def stream_live(h: Harness, b64: str, chunk_ms: int = 40) -> None:
-    """Send 24 kHz audio in ``chunk_ms`` appends at the pace of speech (partials are timed by the audio)."""
+@dataclass
+class PacedVoice(Voice):
+    """The shared :class:`Voice`, telling when no partial transcription is running (:attr:`idle`), so that a test
+    can hold its stream while one is: partials are timed by the audio, and the test then hears the same partials
+    however loaded the machine is."""
+
+    idle: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.idle.set()
+
+    @classmethod
+    def of(cls, shared: Voice) -> PacedVoice:
+        return cls(shared.stt, shared.tts, shared.vad, shared.voices, shared.turn_end)
+
+    async def partial(self, pcm: PCM, hearing: Hearing | None = None) -> Transcript | None:
+        self.idle.clear()
+        try:
+            return await super().partial(pcm, hearing)
+        finally:
+            self.idle.set()
+
+
+async def stream_live(h: Harness, b64: str, chunk_ms: int = 40, *, paced: PacedVoice | None = None) -> None:
+    """Send 24 kHz audio in ``chunk_ms`` appends at the pace of speech (partials are timed by the audio); with
+    ``paced``, each append waits for the partial in flight."""
     raw = base64.b64decode(b64)
     step = 24_000 * chunk_ms // 1000 * 2
     for i in range(0, len(raw), step):
         await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append",
                                                  "audio": base64.b64encode(raw[i:i + step]).decode()}))
         await asyncio.sleep(chunk_ms / 1000)
+        if paced is not None:
+            await paced.idle.wait()
     await h.settle()
 
 
 async def test_partial_transcripts_come_while_the_user_speaks(voice: Voice) -> None:  # noqa: F811
     question = ("Please turn off the lights in the living room, then lock the front door and set the alarm for "
                 "seven in the morning.")
-    async with Harness(ControlledBackend(), voice=voice, live_transcript_ms=500, eager_turn_ms=0) as h:
+    paced = PacedVoice.of(voice)
+    async with Harness(ControlledBackend(), voice=paced, live_transcript_ms=500, eager_turn_ms=0) as h:
         await h.send(type="session.update", session={"type": "realtime", "audio": {"input": {"turn_detection": {
             "type": "server_vad", "create_response": False}}}})
-        await stream_live(h, speech(voice, question))
+        await stream_live(h, speech(voice, question), paced=paced)
         done = await h.wait(COMPLETED, timeout=60)
         kinds = [e["type"] for e in h.events]
         committed = kinds.index("input_audio_buffer.committed")
