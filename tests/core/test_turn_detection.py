@@ -13,7 +13,7 @@ def test_a_finished_utterance_waits_least_and_an_unfinished_one_most(eagerness: 
     silences = EAGERNESS_TURN_END[eagerness]
     assert silences.finished < silences.unsure < silences.unfinished
     assert silences.unsure == EAGERNESS_SILENCE_MS[eagerness]  # what is waited without a verdict
-    assert 150 <= silences.finished <= 300
+    assert 150 <= silences.finished <= (750 if eagerness == "low" else 300)
 
 
 def test_a_lower_eagerness_waits_longer_at_every_verdict_and_auto_is_medium() -> None:
@@ -27,6 +27,8 @@ def test_a_lower_eagerness_waits_longer_at_every_verdict_and_auto_is_medium() ->
 def test_an_unsure_verdict_outlasts_the_pauses_inside_a_sentence() -> None:
     # the benchmark's cut requests: a 400 ms pause under auto, 700 ms under low, must not end the turn
     assert EAGERNESS_TURN_END["auto"].unsure > 400 and EAGERNESS_TURN_END["low"].unsure > 700
+    # low trusts no verdict inside a 700 ms pause: a sentence cut there can be heard as a whole one
+    assert EAGERNESS_TURN_END["low"].finished > 700
 
 
 def test_semantic_vad_has_turn_end_silences_and_server_vad_none() -> None:
