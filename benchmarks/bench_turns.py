@@ -20,17 +20,18 @@ Then, without a server, the judge alone (:class:`voxcall.llm.local.turn_end.Turn
 cut 100 ms into the silence after its words (where an eager turn transcribes), transcribed by Whisper and judged;
 printed: how often a complete request is called finished (recall) and how often what is called finished is
 complete (precision), how often each side is called unfinished (the eagerness's longest wait), and the judge's cost
-per pause. With ``--smart-turn ONNX``, pipecat's Smart Turn v3 judges the same clips by their sound, alone and
-together with the words.
+per pause of the words. With Smart Turn installed (``voxcall models install smart-turn-v3.2``), the figures of the
+sound alone and of the words and sound together (as the server judges) follow.
 
     python benchmarks/bench_turns.py [--voices all|piper] [--entries 20] [--llm scripted|default] \\
-        [--baseline SRC] [--smart-turn ONNX]
+        [--baseline SRC]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import random
 import statistics
@@ -40,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from _server import VoxcallServe, cpu_seconds, percentile, verdict
 from bench_voice import CHUNK_MS, Measure, measure, run_session, session_tools, voice_server
@@ -48,6 +48,7 @@ from turn_set import PAUSES_MS, TURNS
 from voice_set import RATE, Clip, speak, speak_paused, voices
 from voxcall.audio.codec import resample
 from voxcall.core.turn_detection import EAGERNESS_TURN_END
+from voxcall.speech import smart_turn
 
 TARGET_MEDIAN_S = 0.45
 TARGET_P90_S = 0.65
@@ -89,7 +90,8 @@ async def run_all(url: str, baseline: str | None, settings: dict[str, dict[str, 
                   cut: dict[str, list[Clip]],
                   rng: random.Random) -> tuple[dict[str, list[Measure]], dict[str, list[Measure]]]:
     """A warm-up session (on each server), then each complete clip under every setting in turn (and to the
-    ``baseline`` server under server_vad), then each cut clip under its eagerness; prints a line per session."""
+    ``baseline`` server under server_vad), in a shuffled order, then each cut clip under its eagerness; prints a
+    line per session."""
     async def one(clip: Clip, label: str, turns: dict[str, Any], at: str = url) -> Measure:
         outcome = await run_session(at, clip, label, session_tools(rng), rng.choice(CHUNK_MS), MAX_TOKENS, turns)
         m = measure(outcome)
@@ -106,10 +108,12 @@ async def run_all(url: str, baseline: str | None, settings: dict[str, dict[str, 
         await one(complete[0], "warm-up", SETTINGS["server_vad 500"], baseline)
         answered[BASELINE] = []
     for clip in complete:
-        for label, turns in settings.items():
-            answered[label].append(await one(clip, label, turns))
+        order: list[tuple[str, dict[str, Any], str]] = [(label, turns, url) for label, turns in settings.items()]
         if baseline is not None:
-            answered[BASELINE].append(await one(clip, BASELINE, SETTINGS["server_vad 500"], baseline))
+            order.append((BASELINE, SETTINGS["server_vad 500"], baseline))
+        rng.shuffle(order)  # a new order for every clip: no setting always follows the same one
+        for label, turns, at in order:
+            answered[label].append(await one(clip, label, turns, at))
     early: dict[str, list[Measure]] = {eagerness: [] for eagerness in cut}
     for eagerness, clips in cut.items():
         for clip in clips:
@@ -118,47 +122,45 @@ async def run_all(url: str, baseline: str | None, settings: dict[str, dict[str, 
     return answered, early
 
 
-def judge_alone(clips: list[tuple[bool, Clip]], smart_turn: str | None) -> None:
-    """Transcribe each clip 100 ms into the silence after its words and judge it; print the judge's figures, and
-    with ``smart_turn`` (the path of pipecat's ``smart-turn-v3.2-cpu.onnx``) the sound model's alone and the two
-    together (finished when both say so)."""
-    from voxcall.llm.local.turn_end import FINISHED_CAN_END, FINISHED_ENDS, UNFINISHED_CAN_END, load_judge
+def judge_alone(clips: list[tuple[bool, Clip]]) -> None:
+    """Transcribe each clip 100 ms into the silence after its words and judge it; print the judge's figures: the
+    words alone, the sound alone (Smart Turn, when installed) and the two together, as the server judges."""
+    from voxcall.llm.local.turn_end import SOUND_FINISHED, TurnEnd, load_judge
     from voxcall.speech import get_whisper
 
     judge = load_judge()
     if judge is None:
         print("the judge: its model is not installed (voxcall models install smollm2-135m)")
         return
-    sound = smart_turn_model(smart_turn) if smart_turn else None
     stt = get_whisper(None)
-    words: dict[bool, list[bool]] = {True: [], False: []}
-    sounds: dict[bool, list[bool]] = {True: [], False: []}
-    unfinished: dict[bool, int] = {True: 0, False: 0}
+    verdicts: dict[bool, list[TurnEnd]] = {True: [], False: []}
     costs: list[float] = []
     for complete, clip in clips:
         said = clip.pcm[:clip.speech_ends[0] + 1]
         pcm = resample(np.concatenate([said, np.zeros(RATE * PAUSE_MS // 1000, np.int16)]), RATE, 16_000)
         heard = stt.hear(pcm, language="en", partial=False)
         assert heard is not None  # only a partial may be unsettled
-        text = heard.text.strip()
         started = time.perf_counter()
-        turn_end = judge.judge_now(text)
+        words = judge.judge_now(heard.text.strip())
         costs.append(time.perf_counter() - started)
-        words[complete].append(turn_end.finished)
-        unfinished[complete] += turn_end.unfinished
-        if sound is not None:
-            sounds[complete].append(sound(pcm) >= 0.5)
+        sound = judge.sound.probability(pcm) if judge.sound is not None else None
+        verdicts[complete].append(dataclasses.replace(words, sound=sound))
     judge.close()
-    print(f"the judge alone ({len(words[True])} complete, {len(words[False])} cut; finished: ends ≥ {FINISHED_ENDS} "
-          f"and can_end ≥ {FINISHED_CAN_END}; unfinished: can_end < {UNFINISHED_CAN_END}):")
-    print_finished("words (the judge)", words)
-    if sound is not None:
-        print_finished("sound (Smart Turn ≥ 0.5)", sounds)
-        print_finished("words and sound", {side: [w and a for w, a in zip(words[side], sounds[side], strict=True)]
-                                           for side in (True, False)})
-    print(f"  unfinished: cut requests {unfinished[False]}/{len(words[False])}, complete requests "
-          f"{unfinished[True]}/{len(words[True])} (these wait the eagerness's maximum)")
-    print(f"  cost per pause (transcript → verdict): median {statistics.median(costs) * 1000:.0f} ms, "
+
+    def called(finished: Callable[[TurnEnd], bool]) -> dict[bool, list[bool]]:
+        return {side: [finished(verdict) for verdict in verdicts[side]] for side in (True, False)}
+
+    print(f"the judge alone ({len(verdicts[True])} complete, {len(verdicts[False])} cut, 100 ms into the pause):")
+    print_finished("words", called(lambda v: dataclasses.replace(v, sound=None).finished))
+    if judge.sound is None:
+        print(f"  sound: Smart Turn is not installed (voxcall models install {smart_turn.NAME})")
+    else:
+        print_finished(f"sound (≥ {SOUND_FINISHED})", called(lambda v: (v.sound or 0.0) >= SOUND_FINISHED))
+        print_finished("words and sound", called(lambda v: v.finished))
+    unfinished = called(lambda v: v.unfinished)
+    print(f"  unfinished: cut requests {sum(unfinished[False])}/{len(verdicts[False])}, complete requests "
+          f"{sum(unfinished[True])}/{len(verdicts[True])} (these wait the eagerness's maximum)")
+    print(f"  cost per pause of the words (transcript → verdict): median {statistics.median(costs) * 1000:.0f} ms, "
           f"p90 {percentile(costs, 90) * 1000:.0f} ms")
 
 
@@ -168,22 +170,6 @@ def print_finished(label: str, finished: dict[bool, list[bool]]) -> None:
     precision = f"{right / (right + wrong):.0%}" if right + wrong else "n/a"
     print(f"  {label:25} finished: recall {right}/{len(finished[True])} = {right / len(finished[True]):.0%}, "
           f"precision {precision}, cut requests called finished {wrong}/{len(finished[False])}")
-
-
-def smart_turn_model(path: str) -> Callable[[npt.NDArray[np.int16]], float]:
-    """pipecat's Smart Turn v3 ONNX model at ``path``: 16 kHz speech ending in a pause → P(the turn is over)."""
-    import onnxruntime as ort
-
-    from bench_smart_turn import features
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
-
-    def probability(pcm: npt.NDArray[np.int16]) -> float:
-        return float(np.ravel(session.run(None, {"input_features": features(pcm)[None]})[0])[0])
-
-    return probability
 
 
 def report(answered: dict[str, list[Measure]], early: dict[str, list[Measure]], cpu: float) -> list[bool]:
@@ -226,8 +212,6 @@ def main() -> None:
     parser.add_argument("--eagerness", default="auto,medium,high,low",
                         help="the semantic_vad eagerness levels to compare with server_vad 500 (comma-separated)")
     parser.add_argument("--judge-only", action="store_true", help="only the judge alone, no server")
-    parser.add_argument("--smart-turn", metavar="ONNX", help="also judge by the sound: pipecat's "
-                        "smart-turn-v3.2-cpu.onnx (inside the pipecat-ai 1.14.0 wheel), alone and with the words")
     parser.add_argument("--baseline", metavar="SRC", help="the src folder of another voxcall checkout: its server "
                         "answers the complete clips under server_vad 500 beside this one's")
     args = parser.parse_args()
@@ -259,7 +243,7 @@ def main() -> None:
                 baseline.stop()
         print(f"\n=== end of turn (llm {args.llm}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs) ===")
         verdicts = report(answered, early, cpu)
-    judge_alone([(True, clip) for clip in complete] + [(False, clip) for clip in cut["auto"]], args.smart_turn)
+    judge_alone([(True, clip) for clip in complete] + [(False, clip) for clip in cut["auto"]])
     if verdicts:
         print(f"targets met: {sum(verdicts)}/{len(verdicts)}")
 
