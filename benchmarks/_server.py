@@ -221,6 +221,15 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
 
 
+def transport_args(description: str) -> argparse.Namespace:
+    """The command line of a transport benchmark (``bench_twilio.py``, ``bench_webrtc.py``): how many spoken
+    requests, and the server's LLM."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=8)
+    parser.add_argument("--llm", default="scripted", help="scripted (default) or default (the server's choice)")
+    return parser.parse_args()
+
+
 def verdict(ok: bool) -> str:
     """``PASS`` or ``MISS``."""
     return "PASS" if ok else "MISS"

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))  # the fake Twilio client lives with the tests
 
 from tests.twilio.fake_twilio import FakeTwilio, to_ulaw  # noqa: E402
 
-from _server import VoxcallServe, percentile  # noqa: E402
+from _server import VoxcallServe, percentile, transport_args  # noqa: E402
 from bench_voice import measure, run_session  # noqa: E402
 from voice_set import RATE, REQUESTS, Clip, spread, voices  # noqa: E402
 
@@ -114,10 +114,7 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=8)
-    parser.add_argument("--llm", default="scripted", help="scripted (default) or default (the server's choice)")
-    asyncio.run(run(parser.parse_args()))
+    asyncio.run(run(transport_args(__doc__ or "")))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))  # the WebRTC peer lives with the tests
 
 from tests.webrtc.peer import Peer  # noqa: E402
 
-from _server import VoxcallServe  # noqa: E402
+from _server import VoxcallServe, transport_args  # noqa: E402
 from bench_twilio import summary, websocket_turn  # noqa: E402
 from voice_set import RATE, REQUESTS, Clip, spread, voices  # noqa: E402
 
@@ -96,10 +96,7 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=8)
-    parser.add_argument("--llm", default="scripted", help="scripted (default) or default (the server's choice)")
-    asyncio.run(run(parser.parse_args()))
+    asyncio.run(run(transport_args(__doc__ or "")))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from aiortc import MediaStreamTrack, RTCConfiguration, RTCPeerConnection, RTCSes
 from aiortc.mediastreams import MediaStreamError
 from av import AudioFrame
 
-from voxcall.audio.codec import resample
+from voxcall.webrtc.media import Microphone as Ear
 
 RATE = 24_000
 FRAME = RATE // 50
@@ -136,12 +136,12 @@ class Peer:
         self._arrived.set()
 
     async def _listen(self, track: MediaStreamTrack) -> None:
+        ear = Ear()  # the server's own reader of received frames, here on the caller's side
         while True:
             try:
                 frame = await track.recv()
             except MediaStreamError:
                 return
-            pcm = frame.to_ndarray().reshape(-1, len(frame.layout.channels))[:, 0].astype(np.int16)
-            pcm = resample(np.ascontiguousarray(pcm), frame.sample_rate, RATE)
+            pcm = ear.pcm(frame)
             if np.abs(pcm.astype(np.int32)).max(initial=0) > 300:
                 self.heard.append((time.perf_counter(), pcm))
