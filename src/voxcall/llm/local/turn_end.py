@@ -15,9 +15,9 @@ With pipecat's Smart Turn installed (:mod:`voxcall.speech.smart_turn`), a third 
 
 - ``sound``: the probability that the speaker ended the turn, from the intonation and rhythm of the last 8 s. It
   starts at the pause, on a thread of its own, while Whisper transcribes, so it costs no time on the way to a
-  verdict. Alone it calls most complete requests finished (18/20 said by Piper) and half the cut ones too (9/20);
-  with the words it lifts the judge's recall on complete requests from 50 % to 95 % with no cut request called
-  finished (``benchmarks/bench_turns.py``).
+  verdict. Alone it calls most complete requests finished (19/20 said by Piper) and half the cut ones too (10/20);
+  with the words it lifts the judge's recall on complete requests from 60 % to 95 %, at 90 % precision (2 of 20
+  cut requests called finished, against none by the words alone; ``benchmarks/bench_turns.py``).
 
 An utterance is :attr:`~TurnEnd.finished` when ``ends`` and ``can_end`` are both high, or when ``sound`` is high
 and its last word can end a sentence; :attr:`~TurnEnd.unfinished` when its last word cannot end a sentence; and
