@@ -170,7 +170,6 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
     """The shared speech models ``speech`` asks for, each loaded once as a ``startup`` step; None when speech is
     off, or (with a note) when a model is missing and speech was not required."""
     from voxcall.core.voice import Voice
-    from voxcall.llm.catalog import ModelError
     from voxcall.llm.local.turn_end import load_judge
     from voxcall.speech import VAD, SileroVAD, SpeechModelError, WebRtcVAD, get_silero, get_whisper
     from voxcall.speech.smart_turn import NAME as SMART_TURN
@@ -196,7 +195,7 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
     try:
         with startup.step("turn-end judge"):
             judge = load_judge()
-    except (ImportError, OSError, ValueError, ModelError) as exc:  # llama.cpp missing, a model would not load
+    except (ImportError, OSError, ValueError) as exc:  # llama.cpp missing, or the model would not load
         judge, why = None, f"the judge could not be loaded ({exc})"
     else:
         why = "its model is not installed (voxcall models install smollm2-135m)"

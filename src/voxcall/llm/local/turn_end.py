@@ -99,11 +99,18 @@ class TurnEnd:
 
 
 def load_judge() -> TurnEndJudge | None:
-    """The judge with :data:`JUDGE_MODEL`, hearing the sound too when Smart Turn is installed; None when the
-    judge's model is not installed."""
+    """The judge with :data:`JUDGE_MODEL`, hearing the sound too when Smart Turn is installed and loads (a failure
+    there is logged, and the words judge alone); None when the judge's model is not installed."""
     model = catalog.entry_for(JUDGE_MODEL)
     path = catalog.installed(model) if model is not None else None
-    return TurnEndJudge(path, sound=smart_turn.load()) if path is not None else None
+    if path is None:
+        return None
+    try:
+        sound = smart_turn.load()
+    except (catalog.ModelError, ImportError, OSError) as exc:  # a damaged file, or no onnxruntime: the words judge
+        log.warning("semantic_vad judges by the words alone: Smart Turn would not load (%s)", exc)
+        sound = None
+    return TurnEndJudge(path, sound=sound)
 
 
 class TurnEndJudge:
