@@ -15,10 +15,11 @@ With a :class:`Listener` (pipecat's Smart Turn, :mod:`voxcall.speech.smart_turn`
 is installed), a third reading comes from the sound:
 
 - ``sound``: the probability that the speaker ended the turn, from the intonation and rhythm of the last 8 s. It
-  starts at the pause, on a thread of its own, while Whisper transcribes, so it costs no time on the way to a
-  verdict. Alone it calls most complete requests finished (19/20 said by Piper) and half the cut ones too (10/20);
-  with the words it lifts the judge's recall on complete requests from 60 % to 95 %, at 90 % precision (2 of 20
-  cut requests called finished, against none by the words alone; ``benchmarks/bench_turns.py``).
+  starts at the pause, on a thread of its own, while Whisper transcribes (on two cores it slows the transcript by
+  about 40 ms, less than running it after would cost). Alone it calls most complete requests finished (19/20
+  said by Piper) and half the cut ones too (10/20); with the words it lifts the judge's recall on complete
+  requests from 60 % to 95 %, at 90 % precision (2 of 20 cut requests called finished, against none by the words
+  alone; ``benchmarks/bench_turns.py``).
 
 An utterance is :attr:`~TurnEnd.finished` when ``ends`` and ``can_end`` are both high, or when ``sound`` is high
 and its last word can end a sentence; :attr:`~TurnEnd.unfinished` when its last word cannot end a sentence; and
@@ -28,7 +29,8 @@ by Whisper tiny.en): see ``benchmarks/bench_turns.py``, which prints them.
 
 The judge has its own small context (the chat template's system prompt is evaluated once and kept: each pause
 evaluates only the user's words) and its own worker thread, so it never waits behind a reply of the answering
-model. Cost on two cores: about 70-110 ms a pause for the words (the sound's 75 ms run beside the transcription).
+model. Cost on two cores: about 100-160 ms a pause for the words (two decodes), and 75 ms for the sound beside the
+transcription.
 """
 
 from __future__ import annotations
