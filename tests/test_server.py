@@ -84,7 +84,7 @@ def test_auto_picks_the_local_model_when_it_can_be_built(monkeypatch: pytest.Mon
 
 
 def test_auto_needs_llama_cpp_even_with_a_model_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # what find_spec reports as not installed
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # what find_spec reports as not installed
     assert resolve_kind(None, "any.gguf") == FALLBACK_KIND
 
 
@@ -189,7 +189,7 @@ def test_a_smart_turn_that_will_not_load_leaves_the_words_judge(tmp_path: Path,
     from voxcall import packaged
     from voxcall.speech import smart_turn
 
-    need_local("llama_cpp")
+    need_local("xllamacpp")
     monkeypatch.setattr(packaged, "MODELS_CACHE", tmp_path)
     smart_turn.path().write_bytes(b"x" * smart_turn.SOURCE.size)  # the right size, not the model
     startup = Startup()

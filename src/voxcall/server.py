@@ -134,7 +134,7 @@ def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
 
     kind = resolve_kind(settings.llm, settings.model)
     if settings.llm is None and kind == FALLBACK_KIND:
-        startup.note(f"the local model is not installed ({LOCAL_KIND} needs llama-cpp-python and {DEFAULT_MODEL}: "
+        startup.note(f"the local model is not installed ({LOCAL_KIND} needs xllamacpp and {DEFAULT_MODEL}: "
                      f"make install, or {install_hint(CATALOG[DEFAULT_MODEL])}): answering with the "
                      f"{FALLBACK_KIND} demo backend; choose one with --llm")
     return settings.model_copy(update={"llm": kind})
@@ -210,7 +210,7 @@ def load_turn_end_judge(startup: Startup) -> TurnEndJudge | None:
             sound, alone = None, f"Smart Turn would not load ({exc})"
         try:
             judge = load_judge(sound)
-        except (ImportError, OSError, ValueError) as exc:  # llama.cpp missing, or the model would not load
+        except (ImportError, OSError, ValueError, RuntimeError) as exc:  # no llama.cpp, or the model will not load
             judge, why = None, f"the judge could not be loaded ({exc})"
         else:
             why = "its model is not installed (voxcall models install smollm2-135m)"

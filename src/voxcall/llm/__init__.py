@@ -71,7 +71,7 @@ def resolve_kind(kind: str | None, model: str | Path | None = None) -> str:
 def local_model_available(model: str | Path | None = None) -> bool:
     """Whether the :data:`LOCAL_KIND` backend can be built: llama.cpp is installed (checked without importing it),
     and ``model`` is given or the default catalog model is installed."""
-    if importlib.util.find_spec("llama_cpp") is None:
+    if importlib.util.find_spec("xllamacpp") is None:
         return False
     if model is not None:
         return True
@@ -140,7 +140,8 @@ def create_backend(
     if kind == "llamacpp":
         settings = local or LocalModelSettings()
         return LlamaCppBackend(resolve_model(model), n_ctx=settings.n_ctx, n_threads=settings.threads,
-                               state_cache_bytes=settings.state_cache_bytes, options=local_options(model, settings))
+                               slots=settings.slots, state_cache_bytes=settings.state_cache_bytes,
+                               options=local_options(model, settings))
     if kind == "llama-server":
         if not base_url:
             raise ValueError("the llama-server backend needs the server's base_url (http://127.0.0.1:8080)")

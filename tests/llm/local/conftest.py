@@ -1,44 +1,26 @@
-"""Fixtures for the local path's tests: the two engines' backends on SmolLM2-135M, one in process and one on a
-real ``llama-server`` (built by ``deploy/build-llama-server.sh``), each started once for the whole run."""
+"""Fixtures for the local path's tests: the engine on SmolLM2-135M over its two transports, llama.cpp's server in
+this process and one in a child process (the scale-out launcher, ``python -m voxcall.llm.local.serve``), each
+started once for the whole run."""
 
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from tests.llm.test_llamacpp_server import answers, free_port, stop
-from tests.requirements import require_llama_server, require_smollm2
+from tests.llm.llama_serve import llama_serve
+from tests.requirements import require_smollm2
 from voxcall.llm import LlamaCppBackend, LlamaServerBackend
 
-STARTUP_TIMEOUT_S = 120.0
 SLOT_CTX = 2048  # a server slot's context, and the in-process backend's
 
 
 @pytest.fixture(scope="session")
 def llama_server() -> Iterator[str]:
-    """The base URL of a ``llama-server`` serving SmolLM2-135M with two slots."""
-    server, model = require_llama_server(), require_smollm2()
-    port = free_port()
-    command = [str(server), "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-               "--parallel", "2", "--ctx-size", str(2 * SLOT_CTX), "--threads", "2"]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + STARTUP_TIMEOUT_S
-            while not answers(f"http://127.0.0.1:{port}/health"):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"llama-server did not start ({process.poll()}):\n"
-                                f"{log.read().decode(errors='replace')[-2000:]}")
-                time.sleep(0.2)
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            stop(process)
+    """The base URL of llama.cpp's server serving SmolLM2-135M with two slots, in a child process."""
+    with llama_serve(require_smollm2(), parallel=2, ctx=SLOT_CTX) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ FormatCallStream reads back as the same calls."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,11 +21,13 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="module")
-def checker() -> GrammarChecker:
-    require_smollm2()  # the checker loads SmolLM2's vocabulary
+def checker() -> Iterator[GrammarChecker]:
+    require_smollm2()  # llama.cpp parses the grammars with SmolLM2's vocabulary
     from tests.llm.local.gbnf import GrammarChecker
 
-    return GrammarChecker()
+    checking = GrammarChecker()
+    yield checking
+    checking.close()
 
 
 def gemma(value: Any) -> str:

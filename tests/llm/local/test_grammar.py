@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -101,11 +102,13 @@ def test_no_tools_is_an_error() -> None:
 
 
 @pytest.fixture(scope="module")
-def checker() -> GrammarChecker:
-    require_smollm2()  # the checker loads SmolLM2's vocabulary
+def checker() -> Iterator[GrammarChecker]:
+    require_smollm2()  # llama.cpp parses the grammars with SmolLM2's vocabulary
     from tests.llm.local.gbnf import GrammarChecker
 
-    return GrammarChecker()
+    checking = GrammarChecker()
+    yield checking
+    checking.close()
 
 
 @pytest.mark.parametrize("chosen", [[t] for t in ALL] + [ALL], ids=[t.name for t in ALL] + ["all"])

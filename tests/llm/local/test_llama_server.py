@@ -46,7 +46,7 @@ def facts(n_vocab: int = N_VOCAB, n_ctx: int = 2048) -> list[Reply]:
 
 def decision(*top: tuple[int, float], cached: int = 0) -> Reply:
     """The answer to the one-token request of an "auto" reply: the top tokens with their probabilities."""
-    return json_reply({"content": "", "tokens_cached": cached, "completion_probabilities": [
+    return json_reply({"content": "", "timings": {"cache_n": cached}, "completion_probabilities": [
         {"id": top[0][0], "logprob": math.log(top[0][1]),
          "top_logprobs": [{"id": token, "logprob": math.log(p)} for token, p in top]}]})
 
@@ -58,7 +58,7 @@ def streamed(*pieces: str, stop_type: str = "eos", hold: bool = False) -> Reply:
         steps.append(HOLD)
     else:
         steps.append(b"data: " + json.dumps({"content": "", "stop": True, "stop_type": stop_type,
-                                             "tokens_cached": 7}).encode() + b"\n\n")
+                                             "timings": {"cache_n": 7}}).encode() + b"\n\n")
     return Reply(steps)
 
 

@@ -1,4 +1,5 @@
-"""LlamaServerBackend against a real ``llama-server`` (built by ``deploy/build-llama-server.sh``) serving SmolLM2-135M:
+"""LlamaServerBackend against a real llama.cpp server (the scale-out launcher, ``python -m voxcall.llm.local.serve``,
+in a child process) serving SmolLM2-135M:
 it writes what the in-process path writes, reuses the server's cached prompt, and keeps the grammar's guarantees
 (the fixtures are in conftest.py).
 """
@@ -9,7 +10,7 @@ import pytest
 
 from tests.llm.local.test_llama_server import WEATHER
 from tests.llm.local.test_llamacpp import TIMER, collect
-from tests.requirements import require_llama_server, require_smollm2
+from tests.requirements import require_smollm2
 from voxcall.llm import (
     Done,
     LlamaCppBackend,
@@ -23,7 +24,6 @@ from voxcall.llm import (
 )
 
 require_smollm2()
-require_llama_server()
 
 
 def outcome(events: list[LLMEvent]) -> tuple[str, list[tuple[str, object]], Done]:
@@ -76,7 +76,7 @@ async def test_the_next_turn_finds_its_prefix_in_the_servers_cache(served: Llama
     second = LLMRequest(items=[Message("user", "Set a timer for 4 minutes.")], tools=[WEATHER, TIMER])
     usage = (await collect(served.stream(second)))[-2]
     assert isinstance(usage, Usage)
-    assert usage.cached_input_tokens >= usage.input_tokens - 16  # only the new user words were evaluated
+    assert usage.cached_input_tokens >= usage.input_tokens - 20  # only the new user words were evaluated
 
 
 async def test_a_warm_prefix_is_cached_before_the_user_speaks(served: LlamaServerBackend) -> None:
@@ -85,4 +85,4 @@ async def test_a_warm_prefix_is_cached_before_the_user_speaks(served: LlamaServe
     request = LLMRequest(items=[Message("user", "Set a timer for 7 minutes.")], tools=tools,
                          instructions="You are a kitchen timer.")
     usage = (await collect(served.stream(request)))[-2]
-    assert isinstance(usage, Usage) and usage.cached_input_tokens >= usage.input_tokens - 16
+    assert isinstance(usage, Usage) and usage.cached_input_tokens >= usage.input_tokens - 20  # the words, markers

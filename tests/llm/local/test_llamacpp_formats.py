@@ -11,7 +11,6 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
-import llama_cpp
 import pytest
 
 from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
@@ -26,6 +25,8 @@ from voxcall.llm import (
     TextDelta,
     ToolCall,
 )
+from voxcall.llm.local import vocabulary
+from voxcall.llm.local.engine import Item, Sink
 from voxcall.tools.validation import validate_arguments
 
 require_smollm2()
@@ -71,15 +72,13 @@ For each function call, return a json object with function name and arguments wi
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[LlamaCppBackend]:
-    original = llama_cpp.Llama
+    original = vocabulary.read_metadata
 
-    class QwenMetadata(original):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.metadata = {**self.metadata, "tokenizer.chat_template": QWEN_TEMPLATE}
+    def qwen_metadata(path: Any) -> dict[str, Any]:
+        return {**original(path), "tokenizer.chat_template": QWEN_TEMPLATE}
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(llama_cpp, "Llama", QwenMetadata)
+        patch.setattr(vocabulary, "read_metadata", qwen_metadata)
         model = LlamaCppBackend(n_ctx=1024)
     yield model
     asyncio.run(model.aclose())
@@ -107,9 +106,15 @@ async def test_a_required_call_is_written_in_hermes_format(backend: LlamaCppBack
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The reply is prefilled with ``<tool_call>`` and constrained by the Hermes grammar (slow on a busy machine:
     SmolLM2's likeliest tokens seldom fit, so the grammar often checks the whole vocabulary)."""
-    written: list[bytes] = []
-    piece = backend.model.piece
-    monkeypatch.setattr(backend.model, "piece", lambda t, **kw: written.append(piece(t, **kw)) or piece(t, **kw))
+    written: list[str] = []
+    put = Sink.put
+
+    def recorded(sink: Sink, item: Item) -> None:
+        if isinstance(item, str):
+            written.append(item)
+        put(sink, item)
+
+    monkeypatch.setattr(Sink, "put", recorded)
     request = LLMRequest(items=[Message(role="user", text="What's the weather in Oslo?")], tools=TOOLS,
                          tool_choice="required", max_output_tokens=40)
     async with asyncio.timeout(300):
@@ -121,7 +126,7 @@ async def test_a_required_call_is_written_in_hermes_format(backend: LlamaCppBack
     assert not "".join(e.text for e in events if isinstance(e, TextDelta)).strip()
     for call in calls:
         validate_arguments(next(t for t in TOOLS if t.name == call.name), call.arguments)
-    reply = b"".join(written).decode()
+    reply = "".join(written).removeprefix("<tool_call>")
     assert reply.lstrip().startswith('{"name": ') and "</tool_call>" in reply
     assert events[-1].finish_reason in ("tool_calls", "length")  # a second block may be cut off by the cap
 

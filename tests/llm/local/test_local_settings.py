@@ -23,7 +23,8 @@ def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> 
     backend = build_backend(ServerSettings.load(config))
     try:
         assert isinstance(backend, LlamaCppBackend)
-        assert backend.model.n_ctx == 1024 and backend.model.states is None
+        assert backend.planner.n_ctx == backend.server.options.n_ctx == 1024
+        assert (backend.server.options.threads, backend.server.options.cache_mib) == (1, 0)
         options = backend.planner.options
         assert (options.max_prompt_tools, options.call_threshold) == (3, 0.7)
     finally:
@@ -35,8 +36,10 @@ def test_without_the_section_the_settings_defaults_apply() -> None:
     defaults = LocalModelSettings()
     try:
         assert isinstance(backend, LlamaCppBackend)
-        assert backend.model.n_ctx == defaults.n_ctx and backend.model.states is not None
-        assert backend.model.states.max_bytes == defaults.state_cache_bytes
+        served = backend.server.options
+        assert backend.planner.n_ctx == served.n_ctx == defaults.n_ctx
+        assert (served.slots, served.threads) == (defaults.slots, defaults.threads)
+        assert served.cache_mib == defaults.state_cache_bytes // 2**20
         options = backend.planner.options
         assert (options.max_prompt_tools, options.call_threshold) == (defaults.max_prompt_tools,
                                                                        defaults.call_threshold)

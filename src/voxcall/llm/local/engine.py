@@ -2,9 +2,9 @@
 
 An engine evaluates prompts and samples tokens; it decides nothing. It drives the reply's
 :func:`~voxcall.llm.local.driver.reply_steps` (which does), answering each of its steps, and pushes what the reply
-says into a :class:`Sink`, then a :class:`Finished` (or the error). Two engines exist: the model in this process
-(:class:`~voxcall.llm.local.llamacpp.InProcessEngine`, on a worker thread) and llama.cpp's server over HTTP
-(:class:`~voxcall.llm.local.llama_server.ServerEngine`, on the event loop).
+says into a :class:`Sink`, then a :class:`Finished` (or the error). One engine implements it,
+:class:`~voxcall.llm.local.server_engine.ServerEngine`, over two transports: llama.cpp's server in this process
+(:class:`~voxcall.llm.local.embedded.EmbeddedServer`, on a private socket) and one elsewhere (over TCP).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from voxcall.llm.local.model import LocalModel
     from voxcall.llm.local.plan import Plan
+    from voxcall.llm.local.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +52,10 @@ class Sink:
 class Engine(Protocol):
     """Runs a local model: the vocabulary that plans are made with, generation, warming and closing."""
 
-    vocabulary: LocalModel
-    """The model's tokenizer, chat template and token masks (for the server: the same GGUF, vocabulary only)."""
+    vocabulary: Vocabulary
+    """The model's tokenizer, chat template and token masks, read from its GGUF file."""
+    n_ctx: int
+    """The tokens of context one reply has (a prompt and its reply together)."""
 
     def start(self, plan: Plan, sink: Sink) -> asyncio.Future[None]:
         """Generate the reply ``plan`` describes into ``sink``; the future is cancelled when the stream ends, and

@@ -34,10 +34,10 @@ from voxcall.config import LocalModelSettings
 from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
-from voxcall.llm.local.model import GrammarError, LocalModel
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
 from voxcall.llm.local.relevance import most_relevant, relevance
+from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import CodeCallStream
 from voxcall.tools.codecalls.format_stream import FormatCallStream
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat, detect_format
@@ -48,7 +48,6 @@ from voxcall.tools.schema import Tool
 log = logging.getLogger(__name__)
 
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
-MAX_CHECKED_GRAMMARS = 64  # grammars remembered as valid (one per distinct tool set)
 SHOWN_MEMORY = 64  # tool sets whose last shown choice is remembered (a choice kept keeps the prompt warm)
 LOCAL_DEFAULTS = LocalModelSettings()
 """The ``local:`` settings' defaults, which the local path's defaults are."""
@@ -103,15 +102,17 @@ class Plan:
 
 
 class Planner:
-    """Plans the replies of ``vocabulary``'s model (see the module's docstring) with ``options``."""
+    """Plans the replies of ``vocabulary``'s model, in ``n_ctx`` tokens of context, (see the module's docstring)
+    with ``options``."""
 
-    def __init__(self, vocabulary: LocalModel, options: ReplyOptions) -> None:
+    def __init__(self, vocabulary: Vocabulary, n_ctx: int, options: ReplyOptions) -> None:
         self.vocabulary = vocabulary
+        self.n_ctx = n_ctx
         self.options = options
         self.tool_format: ToolFormat | None = (detect_format(vocabulary.template.source) if options.own_format
                                                else None)
         """The model's own tool format, or None for ``<code>`` calls."""
-        self.prompt = PromptBuilder(vocabulary, self.tool_format, demos=options.demos,
+        self.prompt = PromptBuilder(vocabulary, n_ctx, self.tool_format, demos=options.demos,
                                     follow_up_demo=options.follow_up_demo,
                                     max_output_tokens=options.max_output_tokens)
         self.opener = self.tool_format.opener if self.tool_format else OPEN_TAG
@@ -122,7 +123,6 @@ class Planner:
         self.unspoken = vocabulary.token_mask(lambda text: "`" in text)
         """Tokens never said aloud (backticks), and the way into code fences."""
         self._shown: OrderedDict[tuple[str, ...], set[str]] = OrderedDict()  # offered tools -> the last shown
-        self._valid_grammars: set[str] = set()
 
     def plan(self, request: LLMRequest, offered: list[Tool]) -> Plan:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
@@ -131,7 +131,7 @@ class Planner:
         relayed = "" if forced else self._relayed(request)
         prefill = self.opener if forced else relayed
         fitted = self.prompt.fit(request, offered, prefill)
-        n_ctx = self.vocabulary.n_ctx
+        n_ctx = self.n_ctx
         if fitted.dropped_turns:
             log.info("the conversation outgrew the model's context (%d tokens): its %d oldest of %d turns are "
                      "left out", n_ctx, fitted.dropped_turns, fitted.turns)
@@ -142,7 +142,7 @@ class Planner:
         said = _last_user_text(request) if options.copy_strings else ""
         evident = [] if forced else self._evident_tools(request, offered)
         callable_tools = evident or offered
-        grammar = self._checked(self._calls_grammar(callable_tools, said)) if offered and options.grammar else None
+        grammar = self._calls_grammar(callable_tools, said) if offered and options.grammar else None
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request)
         return Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar,
@@ -215,19 +215,6 @@ class Planner:
             return []
         said = _last_user_text(request)
         return [tool for tool in offered if relevance(said, tool).evident]
-
-    def _checked(self, grammar: str) -> str:
-        """``grammar``, once llama.cpp has parsed it (checked once per distinct grammar): llama.cpp crashes on an
-        invalid grammar instead of reporting it."""
-        if grammar not in self._valid_grammars:
-            try:
-                self.vocabulary.grammar(grammar).close()
-            except GrammarError as exc:
-                raise LLMError("the tools' schemas gave an invalid grammar", code="invalid_request") from exc
-            if len(self._valid_grammars) >= MAX_CHECKED_GRAMMARS:
-                self._valid_grammars.clear()
-            self._valid_grammars.add(grammar)
-        return grammar
 
     def _calls_grammar(self, offered: list[Tool], said: str) -> str:
         """The grammar of what follows the opener: calls to ``offered`` in the model's format, string and number

@@ -22,7 +22,7 @@ from voxcall.llm.code_format import code_items
 from voxcall.llm.local.chat_template import template_turns
 from voxcall.llm.local.context_fit import first_kept, split_turns
 from voxcall.llm.local.demos import demo_messages
-from voxcall.llm.local.model import LocalModel
+from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import render_tools_prompt
 from voxcall.tools.codecalls.formats import ToolFormat
 from voxcall.tools.schema import Tool
@@ -44,13 +44,15 @@ class Fitted:
 
 
 class PromptBuilder:
-    """Renders and fits prompts for ``vocabulary``'s model: with ``tool_format`` (the model's own; None: ``<code>``
+    """Renders and fits prompts for ``vocabulary``'s model, in ``n_ctx`` tokens of context: with ``tool_format``
+    (the model's own; None: ``<code>``
     calls), ``demos`` (the schema-generated demonstrations, ``follow_up_demo`` ending them with a relayed result)
     and room for ``max_output_tokens`` of reply when a request sets no limit."""
 
-    def __init__(self, vocabulary: LocalModel, tool_format: ToolFormat | None, *, demos: bool,
+    def __init__(self, vocabulary: Vocabulary, n_ctx: int, tool_format: ToolFormat | None, *, demos: bool,
                  follow_up_demo: bool, max_output_tokens: int) -> None:
         self.vocabulary = vocabulary
+        self.n_ctx = n_ctx
         self.tool_format = tool_format
         self.demos = demos
         self.follow_up_demo = follow_up_demo
@@ -66,7 +68,7 @@ class PromptBuilder:
         system, demos = self._head(request, offered)
         turns = [self._turn_messages(turn, request) for turn in split_turns(request.items)]
         sizes = [sum(self._message_tokens(message) for message in turn) for turn in turns]
-        n_ctx = self.vocabulary.n_ctx
+        n_ctx = self.n_ctx
         limit = n_ctx - min(request.max_output_tokens or self.max_output_tokens, n_ctx // 2)
         fitted = self._fit_turns([*system, *demos], turns, sizes, limit, prefill, offered)
         if len(fitted.tokens) > limit and demos:
@@ -103,7 +105,7 @@ class PromptBuilder:
         from the turns' budget. The sizes being estimates, the exact prompt is checked, and should it still be too
         long, one more turn goes. Only what may go into the prompt is tokenized here, never the whole of a long
         conversation: the sizes are remembered per message
-        (:meth:`~voxcall.llm.local.model.LocalModel.message_tokens`).
+        (:meth:`~voxcall.llm.local.vocabulary.Vocabulary.message_tokens`).
         """
         if not turns:
             return Fitted(head, self._tokens(head, prefill, offered), 0, 0)

@@ -27,10 +27,12 @@ neither (unsure) otherwise. The thresholds were measured on ``benchmarks/turn_se
 (complete requests and the same requests cut where a speaker pauses, said by every installed voice and transcribed
 by Whisper tiny.en): see ``benchmarks/bench_turns.py``, which prints them.
 
-The judge has its own small context (the chat template's system prompt is evaluated once and kept: each pause
-evaluates only the user's words) and its own worker thread, so it never waits behind a reply of the answering
-model. Cost on two cores: about 100-160 ms a pause for the words (two decodes), and 75 ms for the sound beside the
-transcription.
+The judge has its own llama.cpp server in this process (:class:`~voxcall.llm.local.embedded.EmbeddedServer`:
+one slot with a small context, which keeps the chat template's system prompt, so each pause evaluates only the
+user's words) and its own worker thread, so it never waits behind a reply of the answering model. The server
+reports the :data:`JUDGE_CANDIDATES` likeliest next tokens; a probability is summed over those (the tokens
+below them hold less than the thresholds need). Cost on two cores: about 100-160 ms a pause for the words (two
+decodes), and 75 ms for the sound beside the transcription.
 """
 
 from __future__ import annotations
@@ -38,19 +40,21 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import re
-import threading
 from collections.abc import Awaitable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+import httpx2
 import numpy as np
 import numpy.typing as npt
 
 from voxcall.llm import catalog
-from voxcall.llm.local.model import LocalModel
+from voxcall.llm.local.embedded import EmbeddedServer, ServerOptions
+from voxcall.llm.local.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +77,10 @@ SENTENCE_ENDS = frozenset({".", "?", "!", '."', '?"'})
 _FINAL_PUNCTUATION = re.compile(r"[\s.?!,;:…]+$")
 _CONTEXT_TOKENS = 256  # the system prompt and the last words of a turn (:data:`_MAX_WORDS`), with room to spare
 _MAX_WORDS = 40
-_BATCH_TOKENS = 64  # llama-cpp-python keeps a logits row per batch token: 64 rows are 12 MB, its default 512 are 100
+_BATCH_TOKENS = 64  # the words of a pause are a few dozen tokens
+_TIMEOUT_S = 30.0  # a judgment is a few dozen tokens: longer means the judge's server is stuck
+JUDGE_CANDIDATES = 100
+"""The likeliest next tokens the judge's server reports, over which a probability is summed."""
 
 
 
@@ -121,26 +128,30 @@ class TurnEndJudge:
     and ``sound`` (Smart Turn; None: the words alone).
 
     All sessions share one judge; its calls are serialised on its own worker thread, and the sound's on another.
-    Raises ``OSError`` or ``ValueError`` when the model cannot be loaded.
+    Raises ``OSError`` or ``ValueError`` when the model cannot be read, ``RuntimeError`` when llama.cpp cannot load
+    it, ``ImportError`` without llama.cpp.
     """
 
     def __init__(self, model_path: Path, *, sound: Listener | None = None, threads: int = 1) -> None:
         self.sound = sound
-        self._model = LocalModel(model_path, n_ctx=_CONTEXT_TOKENS, n_threads=threads, decode_threads=threads,
-                                 state_cache_bytes=0, n_batch=_BATCH_TOKENS)
-        template = self._model.template
+        vocabulary = Vocabulary(model_path)
+        self._vocabulary = vocabulary
         marker = "\x00"
-        rendered = template.render([{"role": "user", "content": marker}], add_generation_prompt=False)
-        self._prefix = self._model.tokenize(rendered.split(marker)[0], prompt_start=True)
-        end = self._model.special_token("<|im_end|>")
+        rendered = vocabulary.template.render([{"role": "user", "content": marker}], add_generation_prompt=False)
+        self._prefix = vocabulary.tokenize(rendered.split(marker)[0], prompt_start=True)
+        end = vocabulary.special_token("<|im_end|>")
         if end is None:
             raise ValueError(f"the model {model_path.name} has no <|im_end|> token to judge the end of a message by")
-        self._end = np.zeros(self._model.n_vocab, dtype=bool)
+        self._end = np.zeros(vocabulary.n_vocab, dtype=bool)
         self._end[end] = True
-        self._sentence_end = self._end | self._model.token_mask(lambda text: text.strip() in SENTENCE_ENDS)
+        self._sentence_end = self._end | vocabulary.token_mask(lambda text: text.strip() in SENTENCE_ENDS)
+        self._server = EmbeddedServer(model_path, ServerOptions(n_ctx=_CONTEXT_TOKENS, slots=1, threads=threads,
+                                                                decode_threads=threads, batch=_BATCH_TOKENS,
+                                                                cache_mib=0))
+        self._client = httpx2.Client(base_url=self._server.url, transport=self._server.sync_transport(),
+                                     timeout=_TIMEOUT_S)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turn-end")
         self._listener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turn-end-sound")
-        self._never = threading.Event()  # a judgment is one short evaluation: it is never stopped half-way
 
     def listen(self, pcm16k: npt.NDArray[np.int16]) -> asyncio.Future[float] | None:
         """Start hearing how the turn so far (``pcm16k``, ending in the pause) sounds, on the sound's thread; the
@@ -169,14 +180,29 @@ class TurnEndJudge:
         bare = _FINAL_PUNCTUATION.sub("", words)
         if not bare:
             return TurnEnd(ends=0.0, can_end=0.0)
-        self._model.evaluate(self._prefix + self._model.tokenize(bare), self._never)
-        can_end = self._model.probability(self._sentence_end)
-        if bare != words:  # the prefix of the words is kept: only the final punctuation is evaluated
-            self._model.evaluate(self._prefix + self._model.tokenize(words), self._never)
-        return TurnEnd(ends=self._model.probability(self._end), can_end=can_end)
+        tokenize = self._vocabulary.tokenize
+        bare_top = self._next_tokens(self._prefix + tokenize(bare))
+        can_end = _probability(bare_top, self._sentence_end)
+        # the prefix of the words stays cached: only the final punctuation is evaluated
+        top = self._next_tokens(self._prefix + tokenize(words)) if bare != words else bare_top
+        return TurnEnd(ends=_probability(top, self._end), can_end=can_end)
+
+    def _next_tokens(self, prompt: list[int]) -> list[tuple[int, float]]:
+        """The likeliest tokens after ``prompt`` with their probabilities, from the judge's server."""
+        answer = self._client.post("/completion", json={"prompt": prompt, "n_predict": 1, "temperature": 0,
+                                                        "n_probs": JUDGE_CANDIDATES, "cache_prompt": True})
+        answer.raise_for_status()
+        steps = answer.json().get("completion_probabilities") or [{}]
+        return [(int(entry["id"]), math.exp(float(entry["logprob"]))) for entry in steps[0].get("top_logprobs", [])]
 
     def close(self) -> None:
-        """Wait for the workers and free the model."""
+        """Wait for the workers and stop the judge's server."""
         self._listener.shutdown(wait=True, cancel_futures=True)
         self._executor.shutdown(wait=True, cancel_futures=True)
-        self._model.close()
+        self._client.close()
+        self._server.close()
+
+
+def _probability(top: list[tuple[int, float]], mask: npt.NDArray[np.bool_]) -> float:
+    """The probability of the tokens in ``mask`` together, among ``top``."""
+    return sum(probability for token, probability in top if mask[token])

@@ -1,0 +1,68 @@
+"""The prompt cache of the in-process engine with the real SmolLM2-135M: sessions with different prompts stop
+evicting each other.
+
+The engine is llama.cpp's server; with one slot, a session whose prompt the slot dropped for another session's finds
+it in the host-memory prompt cache (``state_cache_bytes``), restored rather than evaluated again, and the reply
+that follows is the one a fresh evaluation gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
+from tests.requirements import require_smollm2
+from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, TextDelta, ToolCall, Usage
+from voxcall.llm.local.plan import LOCAL_DEFAULTS, ReplyOptions
+from voxcall.tools import Tool
+
+require_smollm2()
+
+CONVERTER = Tool("convert_units", "Convert a quantity from one unit to another.",
+                 {"type": "object", "properties": {"value": {"type": "number"}, "from_unit": {"type": "string"},
+                                                   "to_unit": {"type": "string"}},
+                  "required": ["value", "from_unit", "to_unit"]})
+
+
+def ask(tools: list[Tool], words: str = "Hello there") -> LLMRequest:
+    return LLMRequest(items=[Message("user", words)], tools=tools, max_output_tokens=8)
+
+
+def alternating(backend: LlamaCppBackend, words: str = "Hello there") -> list[list[LLMEvent]]:
+    """The events of three requests on ``backend``: one session's tools, another's, the first's again."""
+    async def run() -> list[list[LLMEvent]]:
+        try:
+            return [await collect(backend.stream(ask(tools, words))) for tools in (TOOLS, [CONVERTER], TOOLS)]
+        finally:
+            await backend.aclose()
+    return asyncio.run(run())
+
+
+def usage(events: list[LLMEvent]) -> Usage:
+    return ends_properly(events)
+
+
+@pytest.mark.parametrize("state_cache_bytes", [LOCAL_DEFAULTS.state_cache_bytes, 0])
+def test_sessions_with_different_tools_keep_their_prefix_only_with_the_cache(state_cache_bytes: int) -> None:
+    backend = LlamaCppBackend(n_ctx=1024, slots=1, state_cache_bytes=state_cache_bytes,
+                              options=ReplyOptions(demos=False))
+    first, other, again = (usage(events) for events in alternating(backend))
+    assert again.input_tokens == first.input_tokens
+    if state_cache_bytes:
+        assert again.cached_input_tokens >= again.input_tokens - 2  # its whole prefix, but the last token or two
+    else:
+        assert again.cached_input_tokens <= other.cached_input_tokens + 1  # only what it shares with the other
+
+
+def test_a_restored_prompt_gives_the_reply_a_fresh_one_gives() -> None:
+    backend = LlamaCppBackend(n_ctx=1024, slots=1)
+    first, _, again = alternating(backend, "What's the weather in Oslo, and is it raining?")
+    assert usage(again).cached_input_tokens > usage(first).cached_input_tokens + 100  # restored, not evaluated
+
+    def said(events: list[LLMEvent]) -> list[object]:
+        return [e.text if isinstance(e, TextDelta) else (e.name, e.arguments) for e in events
+                if isinstance(e, TextDelta | ToolCall)]
+
+    assert said(again) == said(first)  # greedy decoding after the restored state: the same reply
