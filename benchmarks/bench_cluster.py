@@ -124,10 +124,11 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def engine_pid(cluster: int) -> int | None:
-    """The pid of the ``llama-server`` child of the cluster process ``cluster`` (None when it has none)."""
+    """The pid of the engine child (``python -m voxcall.llm.local.serve``) of the cluster process ``cluster`` (None
+    when it has none)."""
     children = Path(f"/proc/{cluster}/task/{cluster}/children").read_text().split()
-    return next((int(pid) for pid in children if Path(f"/proc/{pid}/comm").read_text().strip() == "llama-server"),
-                None)
+    return next((int(pid) for pid in children
+                 if b"voxcall.llm.local.serve" in Path(f"/proc/{pid}/cmdline").read_bytes()), None)
 
 
 @contextmanager

@@ -6,10 +6,12 @@ them first (a warm, as ``session.update`` does), then takes turns like a voice u
 event of the reply (words or a call). Variants, side by side in one run:
 
 - **alone**: each session on its own, one after the other (the figure a lone session gets);
-- **4 at once, states saved**: the in-process model with its saved context states (``state_cache_bytes``, default);
-- **4 at once, no states**: the same with ``state_cache_bytes=0``, as before the store: sessions evict each other;
-- **4 at once, llama-server**: ``LlamaServerBackend`` on a ``llama-server --parallel 4`` started here (when
-  ``deploy/build-llama-server.sh`` has built one).
+- **4 at once, prompt cache**: the in-process engine (one slot) with its host-memory prompt cache
+  (``state_cache_bytes``, default);
+- **4 at once, no cache**: the same with ``state_cache_bytes=0``: sessions evict each other's prompts;
+- **4 at once, 2 slots**: the in-process engine with two slots (continuous batching), the cache on;
+- **4 at once, llama-server**: ``LlamaServerBackend`` on llama.cpp's server with ``--parallel 4`` started here
+  (``python -m voxcall.llm.local.serve``, the scale-out launcher).
 
 The issue's target is a 4-session median at most 2x the lone one.
 
@@ -24,6 +26,7 @@ import os
 import random
 import statistics
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable
@@ -33,7 +36,6 @@ from _server import percentile
 from bench_local_tools import TOOLS, ask
 from voxcall.llm import ChatItem, LlamaCppBackend, LlamaServerBackend, Message
 from voxcall.llm.local import LocalBackend
-from voxcall.llm.local.llama_server import find_llama_server
 from voxcall.llm.local.llamacpp import default_model_path
 from voxcall.tools import Tool
 
@@ -106,13 +108,10 @@ async def measured(make: Callable[[], LocalBackend],
         await backend.aclose()
 
 
-def start_engine() -> subprocess.Popen[bytes] | None:
-    """``llama-server --parallel 4`` on :data:`ENGINE_PORT`, once it answers; None when none is built."""
-    binary = find_llama_server()
-    if binary is None:
-        return None
-    engine = subprocess.Popen([str(binary), "--model", str(default_model_path()), "--host", "127.0.0.1", "--port",
-                               str(ENGINE_PORT), "--parallel", "4", "--ctx-size", "8192", "--threads", "2"],
+def start_engine() -> subprocess.Popen[bytes]:
+    """llama.cpp's server with 4 slots on :data:`ENGINE_PORT` (the scale-out launcher), once it answers."""
+    engine = subprocess.Popen([sys.executable, "-m", "voxcall.llm.local.serve", "--model", str(default_model_path()),
+                               "--port", str(ENGINE_PORT), "--parallel", "4", "--ctx-size", "2048", "--threads", "2"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -122,7 +121,7 @@ def start_engine() -> subprocess.Popen[bytes] | None:
         except OSError:
             time.sleep(0.3)
     engine.kill()
-    raise SystemExit("llama-server did not start")
+    raise SystemExit("llama.cpp's server did not start")
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -130,22 +129,21 @@ async def run(args: argparse.Namespace) -> None:
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     base = await measured(LlamaCppBackend, alone, args.turns, args.seed)
     rows = [("alone (in process)", base)]
-    rows.append(("4 at once, states saved", await measured(LlamaCppBackend, together, args.turns, args.seed)))
-    rows.append(("4 at once, no states", await measured(lambda: LlamaCppBackend(state_cache_bytes=0), together,
-                                                        args.turns, args.seed)))
+    rows.append(("4 at once, prompt cache", await measured(LlamaCppBackend, together, args.turns, args.seed)))
+    rows.append(("4 at once, no cache", await measured(lambda: LlamaCppBackend(state_cache_bytes=0), together,
+                                                       args.turns, args.seed)))
+    rows.append(("4 at once, 2 slots", await measured(lambda: LlamaCppBackend(slots=2), together, args.turns,
+                                                      args.seed)))
     engine = start_engine()
-    if engine is None:
-        print("no llama-server built (deploy/build-llama-server.sh): its row is left out")
-    else:
-        try:
-            url = f"http://127.0.0.1:{ENGINE_PORT}"
-            rows.append(("alone, llama-server", await measured(lambda: LlamaServerBackend(url), alone, args.turns,
-                                                               args.seed)))
-            rows.append(("4 at once, llama-server -np 4", await measured(lambda: LlamaServerBackend(url), together,
-                                                                         args.turns, args.seed)))
-        finally:
-            engine.terminate()
-            engine.wait(30)
+    try:
+        url = f"http://127.0.0.1:{ENGINE_PORT}"
+        rows.append(("alone, llama-server", await measured(lambda: LlamaServerBackend(url), alone, args.turns,
+                                                           args.seed)))
+        rows.append(("4 at once, llama-server -np 4", await measured(lambda: LlamaServerBackend(url), together,
+                                                                     args.turns, args.seed)))
+    finally:
+        engine.terminate()
+        engine.wait(30)
     single = statistics.median(base.first)
     print(f"\n{'variant':<30} {'p50 ms':>8} {'p90 ms':>8} {'/alone':>6}   cached")
     for name, figures in rows:

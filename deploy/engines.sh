@@ -4,11 +4,9 @@
 # and Ollama are as their documentation gives them (no GPU, no model downloads there).
 exit 0
 
-# llama.cpp's server (built by deploy/build-llama-server.sh, or `make llama-server`), with voxcall's local tool path:
-MODEL=$(.venv/bin/python -c 'from voxcall.llm import default_model_path; print(default_model_path())')
-"$(ls -t ~/.cache/voxcall/llama-server/*/llama-server | head -1)" --model "$MODEL" --parallel 4 --ctx-size 8192 \
-  --port 8080 &
-.venv/bin/voxcall serve --llm llama-server --base-url http://127.0.0.1:8080 --model "$MODEL"
+# llama.cpp's server (the prebuilt engine of the [local] extra: nothing to build), with voxcall's local tool path:
+.venv/bin/python -m voxcall.llm.local.serve --model smollm2-135m --parallel 4 --ctx-size 2048 --port 8080 &
+.venv/bin/voxcall serve --llm llama-server --base-url http://127.0.0.1:8080 --model smollm2-135m
 
 # vLLM (GPU): tool calls need --enable-auto-tool-choice and the model's parser; tool_choice "required" needs
 # vLLM >= 0.8.3. Llama 3.1/3.2: --tool-call-parser llama3_json --chat-template

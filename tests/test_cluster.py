@@ -29,7 +29,7 @@ import pytest
 import websockets
 import yaml
 
-from tests.requirements import require_program
+from tests.requirements import require_program, require_smollm2
 
 from .test_server import descendants
 from .tools.mcp.conftest import process_alive
@@ -59,19 +59,20 @@ def free_ports(count: int) -> int:
 
 
 class Cluster:
-    """``deploy/cluster.py --replicas 2 --llm scripted`` in a subprocess, its output collected."""
+    """``deploy/cluster.py --replicas 2 --llm LLM`` in a subprocess, its output collected (``scripted``, or
+    ``llama-server``: the shared engine of the prebuilt wheel)."""
 
-    def __init__(self, folder: Path, haproxy: str) -> None:
+    def __init__(self, folder: Path, haproxy: str, llm: str = "scripted") -> None:
         config = yaml.safe_load((DEPLOY / "replica.yaml").read_text())  # what an operator runs, plus the test's
         (folder / "script.yaml").write_text(yaml.safe_dump(SCRIPT))
         config.update({"script": str(folder / "script.yaml"), "speech": {"enabled": False},
                        "session": {"prefetch": False}})
         (folder / "replica.yaml").write_text(yaml.safe_dump(config))
-        self.port = free_ports(3)
+        self.port = free_ports(4)
         env = {name: value for name, value in os.environ.items() if not name.startswith("VOXCALL_")}
         self.process = subprocess.Popen(
             [sys.executable, str(DEPLOY / "cluster.py"), "--port", str(self.port), "--replicas", "2", "--llm",
-             "scripted", "--config", str(folder / "replica.yaml"), "--haproxy", haproxy],
+             llm, "--config", str(folder / "replica.yaml"), "--haproxy", haproxy],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**env, "HF_HUB_OFFLINE": "1"})
         self.lines: list[str] = []
         self.ready = threading.Event()
@@ -146,9 +147,43 @@ async def until_closed(ws: Any) -> tuple[list[str], int | None]:
         return seen, closed.rcvd.code if closed.rcvd else None
 
 
+def haproxy() -> str:
+    return require_program("haproxy", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/usr/local/sbin")
+
+
+async def engine_requests(cluster: Cluster) -> int:
+    """The completion requests the shared engine has served (its ``/metrics``)."""
+    async with httpx.AsyncClient() as http:
+        text = (await http.get(f"http://127.0.0.1:{cluster.port + 3}/metrics")).text
+    return int(float(next(line.split()[-1] for line in text.splitlines()
+                          if line.startswith("llamacpp:tokens_predicted_total"))))
+
+
+async def test_replicas_share_one_prebuilt_engine(tmp_path: Path) -> None:
+    require_smollm2()
+    cluster = Cluster(tmp_path, haproxy(), llm="llama-server")
+    try:
+        assert "llama.cpp serving" in cluster.output  # the engine is the wheel's server, started by the cluster
+        sessions = [await open_session(cluster) for _ in range(2)]
+        assert sorted(name for _, name in sessions) == ["replica1", "replica2"]
+        before = await engine_requests(cluster)
+        for ws, _ in sessions:
+            await ask(ws)
+            while (event := json.loads(await ws.recv()))["type"] != "response.done":
+                pass
+            details = event["response"].get("status_details") or {}
+            assert event["response"]["output"], event
+            assert event["response"]["status"] == "completed" or details.get("reason") == "max_output_tokens", event
+            await ws.close()
+        assert await engine_requests(cluster) > before  # both replicas' replies came from the one engine
+    finally:
+        status = cluster.stop()
+    assert status == 0, cluster.output
+    assert not [pid for pid in cluster.children if process_alive(pid)], cluster.output
+
+
 async def test_a_drained_replica_hands_its_clients_back_to_the_balancer(tmp_path: Path) -> None:
-    haproxy = require_program("haproxy", path=f"{os.environ.get('PATH', '')}:/usr/sbin:/usr/local/sbin")
-    cluster = Cluster(tmp_path, haproxy)
+    cluster = Cluster(tmp_path, haproxy())
     try:
         pids = {replica: (await cluster.health(replica)).json()["pid"] for replica in (1, 2)}
         assert len(set(pids.values())) == 2 and set(pids.values()) <= set(cluster.children)
