@@ -23,7 +23,7 @@ from typing import Any
 
 from voxcall.config import SessionOptions
 from voxcall.core.session import Session
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMEvent, LLMRequest, ScriptedBackend
 from voxcall.tools import ToolRegistry
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.core.turn_detection import EAGERNESS_SILENCE_MS, EAGERNESS_TURN_END, parse_turn_detection
+from voxcall.core.hearing.turn_detection import EAGERNESS_SILENCE_MS, EAGERNESS_TURN_END, parse_turn_detection
 
 
 @pytest.mark.parametrize("eagerness", ["low", "medium", "high", "auto"])

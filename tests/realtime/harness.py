@@ -9,8 +9,8 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from voxcall.config import SessionOptions, ToolsSettings
-from voxcall.core.prefetch import SpeculationSlots
 from voxcall.core.rate_limits import Clock
+from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.server_events import check_server_event
 from voxcall.core.session import CloseSocket, Session
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage

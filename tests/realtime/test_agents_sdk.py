@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxcall.core.toolbox import Toolbox
-from voxcall.core.turn_detection import EAGERNESS_SILENCE_MS
+from voxcall.core.hearing.turn_detection import EAGERNESS_SILENCE_MS
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
 
 from .conftest import ServerFactory

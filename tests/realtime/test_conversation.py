@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from voxcall.core.client_events import parse_client_event
-from voxcall.core.conversation import Conversation, item_bytes, overflow, to_chat_items
-from voxcall.core.items import (
+from voxcall.core.conversation.conversation import Conversation, item_bytes, overflow, to_chat_items
+from voxcall.core.conversation.items import (
     ApprovalResponseItem,
     CallItem,
     Item,

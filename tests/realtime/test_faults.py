@@ -20,7 +20,7 @@ from typing import Any, Self
 
 import pytest
 
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import OpenAIChatBackend, ScriptedBackend
 from voxcall.tools import ToolRegistry
 

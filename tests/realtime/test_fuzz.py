@@ -29,9 +29,9 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from voxcall.core.items import ApprovalRequestItem, CallItem
+from voxcall.core.conversation.items import ApprovalRequestItem, CallItem
 from voxcall.core.server_events import InvalidServerEvent, check_server_event
-from voxcall.core.toolbox import ServerTool, Toolbox
+from voxcall.core.tools.toolbox import ServerTool, Toolbox
 from voxcall.llm import ScriptedBackend
 from voxcall.tools import ToolRegistry
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from voxcall.core.heard_audio import MAX_TRANSCRIBING
+from voxcall.core.hearing.heard_audio import MAX_TRANSCRIBING
 from voxcall.core.voice import PCM, Voice
 from voxcall.speech.stt import Transcript
 

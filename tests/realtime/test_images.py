@@ -12,7 +12,7 @@ import pytest
 from tests.llm.fake_server import FakeServer, Reply, chat_sse, responses_sse
 from tests.llm.test_openai_chat import text
 from tests.llm.test_openai_responses import completed, text_delta
-from voxcall.core.images import UNSEEN_IMAGE
+from voxcall.core.conversation.images import UNSEEN_IMAGE
 from voxcall.llm import Message, OpenAIChatBackend, OpenAIResponsesBackend
 
 from .harness import WEATHER, ControlledBackend, Harness, Turn

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from voxcall.core.conversation import Conversation, to_chat_items
-from voxcall.core.items import CallOutputItem, Item
-from voxcall.core.lifecycle import HiddenKind, Phase, ResponseLifecycle
+from voxcall.core.conversation.conversation import Conversation, to_chat_items
+from voxcall.core.conversation.items import CallOutputItem, Item
+from voxcall.core.conversation.output_items import History
 from voxcall.core.metrics import Metrics
-from voxcall.core.outbox import Outbox, Send
-from voxcall.core.output_items import History
-from voxcall.core.prefetch import SpeculationSlots
-from voxcall.core.response import ResponseRun
-from voxcall.core.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.responses.lifecycle import HiddenKind, Phase, ResponseLifecycle
+from voxcall.core.responses.outbox import Outbox, Send
+from voxcall.core.responses.prefetch import SpeculationSlots
+from voxcall.core.responses.response import ResponseRun
+from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
 from voxcall.core.server_events import check_server_event
 from voxcall.llm import LLMRequest
 

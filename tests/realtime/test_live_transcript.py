@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from voxcall.core.hearing import Hearing
-from voxcall.core.live_transcript import QUIET_MS, LiveTranscript, next_delta
+from voxcall.core.hearing.partials import QUIET_MS, LiveTranscript, next_delta
+from voxcall.core.hearing.transcription import Hearing
 from voxcall.core.voice import PCM, Voice
 from voxcall.speech.stt import Transcript
 

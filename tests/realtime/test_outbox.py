@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from voxcall.core.outbox import Outbox, OutputGate
 from voxcall.core.protocol import event
+from voxcall.core.responses.outbox import Outbox, OutputGate
 from voxcall.core.server_events import ENV_VAR, InvalidServerEvent, check_server_event, validation_enabled
 
 

@@ -16,9 +16,9 @@ import numpy.typing as npt
 import pytest
 
 from voxcall.audio.output import AudioOutput, NullSink
-from voxcall.core.items import SpokenAudio
+from voxcall.core.conversation.items import SpokenAudio
 from voxcall.core.playback import Playback
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.core.voice import Voice
 
 from .harness import ControlledBackend, Harness, Turn

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from voxcall.core.prefetch import SpeculationSlots
+from voxcall.core.responses.prefetch import SpeculationSlots
 
 from .harness import WEATHER, ControlledBackend, Harness, Turn
 

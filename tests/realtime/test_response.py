@@ -10,11 +10,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from voxcall.core.conversation import Conversation
-from voxcall.core.output_items import OutOfBand
+from voxcall.core.conversation.conversation import Conversation
+from voxcall.core.conversation.output_items import OutOfBand
 from voxcall.core.protocol import ProtocolError
-from voxcall.core.response import ResponseRun
-from voxcall.core.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.responses.response import ResponseRun
+from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
 from voxcall.core.server_events import check_server_event
 from voxcall.llm import LLMRequest
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from voxcall.core.toolbox import ServerTool, Toolbox
+from voxcall.core.tools.toolbox import ServerTool, Toolbox
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
 from voxcall.tools import ToolContext, ToolRegistry
 from voxcall.tools.builtin import register_builtins

@@ -10,7 +10,7 @@ import httpx2 as httpx
 import pytest
 import websockets
 
-from voxcall.core.conversation import item_bytes
+from voxcall.core.conversation.conversation import item_bytes
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
 
 from .conftest import ServerFactory

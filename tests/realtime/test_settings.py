@@ -9,6 +9,7 @@ from openai.types.realtime import RealtimeSessionCreateRequest
 
 from voxcall.audio.formats import PCMU
 from voxcall.core.client_events import parse_client_event
+from voxcall.core.hearing.turn_detection import EAGERNESS_SILENCE_MS
 from voxcall.core.protocol import ProtocolError
 from voxcall.core.session_fields import OPENAI_VOICES
 from voxcall.core.settings import (
@@ -19,7 +20,6 @@ from voxcall.core.settings import (
     read_settings,
     response_settings,
 )
-from voxcall.core.turn_detection import EAGERNESS_SILENCE_MS
 
 from .harness import ControlledBackend, Harness, Turn
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voxcall.core.acknowledgement import PHRASES
+from voxcall.core.responses.acknowledgement import PHRASES
 from voxcall.llm import ScriptedBackend
 
 from .conftest import ServerFactory

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from voxcall.config import ConfigError, ServerSettings
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolContext, ToolError, ToolRegistry
 
 from .harness import ControlledBackend, Harness, Turn
@@ -99,7 +99,7 @@ async def test_tools_cache_in_voxcall_yaml_overrides_and_warns(tmp_path: Path,
                       "@tool(returns=False)\ndef heat_up(room: str) -> None:\n    pass\n")
     config = tmp_path / "voxcall.yaml"
     config.write_text(f"tools:\n  modules: [{module}]\n  cache: {{temperature: 30, heat_up: 30, typo: 5}}\n")
-    caplog.set_level(logging.WARNING, logger="voxcall.core.toolbox")
+    caplog.set_level(logging.WARNING, logger="voxcall.core.tools.toolbox")
     box = await Toolbox.from_settings(ServerSettings.load(config))
     try:
         outputs = [(await box.run("temperature", {"room": "hall"}, ToolContext())).output for _ in range(2)]
@@ -121,7 +121,7 @@ async def test_tool_deadlines_threads_and_repeats_come_from_voxcall_yaml(tmp_pat
     config = tmp_path / "voxcall.yaml"
     config.write_text(f"tools:\n  modules: [{module}]\n  timeout: 12\n  timeouts: {{nap: 0.05, typo: 1}}\n"
                       "  max_threads: 3\n  repeatable: [knock]\n")
-    caplog.set_level(logging.WARNING, logger="voxcall.core.toolbox")
+    caplog.set_level(logging.WARNING, logger="voxcall.core.tools.toolbox")
     box = await Toolbox.from_settings(ServerSettings.load(config))
     try:
         result = await box.run("nap", {}, ToolContext())

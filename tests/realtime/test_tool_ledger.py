@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from voxcall.core.acknowledgement import PHRASES, acknowledgement, language_of
-from voxcall.core.tool_ledger import REPEAT_NOTE, CallState
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.responses.acknowledgement import PHRASES, acknowledgement, language_of
+from voxcall.core.tools.tool_ledger import REPEAT_NOTE, CallState
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import Done, FunctionCallItem, FunctionOutputItem, LLMEvent, LLMRequest, ToolCallStart
 from voxcall.tools import Tool, ToolCall, ToolRegistry
 from voxcall.tools.codecalls import TextDelta

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from voxcall.core.items import MessageItem
+from voxcall.core.conversation.items import MessageItem
 from voxcall.core.protocol import Event
 from voxcall.core.session import Session
 

@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from voxcall.core.protocol import event, unicode_text, wire_text
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
 
 from .harness import ControlledBackend, Harness, Turn

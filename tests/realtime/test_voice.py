@@ -224,7 +224,7 @@ async def test_without_speech_models_audio_input_is_an_error_and_audio_output_be
 
 async def test_assistant_speech_pauses_music_on_the_host_and_resumes_it(voice: Voice) -> None:
     from voxcall.audio.output import AudioOutput, RecordingSink
-    from voxcall.core.toolbox import Toolbox
+    from voxcall.core.tools.toolbox import Toolbox
 
     output = AudioOutput(RecordingSink(fast=True))
     calls: list[str] = []

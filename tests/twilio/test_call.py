@@ -12,7 +12,7 @@ import pytest
 
 from tests.realtime.harness import ControlledBackend, Turn
 from voxcall.config import AgentProfile
-from voxcall.core.outbox import Send
+from voxcall.core.responses.outbox import Send
 from voxcall.core.session import Session
 from voxcall.twilio.call import TwilioCall, profile_session
 

@@ -11,7 +11,7 @@ A decoded frame goes through three steps:
 The first validation error becomes a :class:`~voxcall.core.protocol.ProtocolError` whose ``param`` is the
 error's location as a client writes it (``session.tools[2].parameters``, ``item.content[0].text``); the SDK's
 union labels are left out. The SDK's models allow unknown fields, and voxcall's own checks
-(:mod:`voxcall.core.settings`, :mod:`voxcall.core.items`: tool names, schemas, limits, supported values)
+(:mod:`voxcall.core.settings`, :mod:`voxcall.core.conversation.items`: tool names, schemas, limits, supported values)
 run on top of this one. Strict mode matches JSON: ``"5"`` is not a number and ``1`` is not a boolean.
 
 The cost is small next to decoding the JSON: about 5 µs for an audio append, 10-50 µs for an item or a

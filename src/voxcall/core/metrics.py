@@ -2,7 +2,7 @@
 
 One :class:`Metrics` per app (an instance with its own registry, so tests can make their own). The session parts
 report to it at the points where a figure is final: the heard audio after each transcription, the response
-lifecycle when a response ends (its status, tokens and :class:`~voxcall.core.timing.ResponseTiming`) and when
+lifecycle when a response ends (its status, tokens and :class:`~voxcall.core.responses.timing.ResponseTiming`) and when
 a hidden response starts, is claimed or discarded; the app counts sessions, and connections refused one.
 
 Names (all prefixed ``voxcall_``): histograms ``end_of_turn_seconds``, ``stt_seconds``, ``llm_first_token_seconds``,
@@ -13,7 +13,7 @@ the limit, ``max_sessions``, ``max_sessions_per_key``, or ``shutting_down``), ``
 tool calls answered from the tool cache), ``speculation_total`` (``kind``, ``event``:
 ``started``, ``claimed``, ``discarded``), ``tokens_total`` (``direction``: ``in``, ``out``),
 ``discarded_tokens_total`` (``direction``), ``tool_call_states_total`` (``state``: each move of a call in the
-:mod:`tool ledger <voxcall.core.tool_ledger>`, ``proposed`` … ``timed_out``); gauges ``sessions_active``,
+:mod:`tool ledger <voxcall.core.tools.tool_ledger>`, ``proposed`` … ``timed_out``); gauges ``sessions_active``,
 ``asyncio_tasks`` (the tasks alive on the server's event loop, read when the page is rendered: a figure that grows
 while the sessions stay as many is a leak; ``benchmarks/bench_soak.py`` watches it), and the server tools' threads
 (:mod:`voxcall.tools.threads`): ``tool_threads_alive``, ``tool_threads_abandoned`` (timed-out calls whose thread
@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from voxcall.core.timing import ResponseTiming
+from voxcall.core.responses.timing import ResponseTiming
 from voxcall.tools.threads import ToolThreads
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

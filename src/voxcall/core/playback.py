@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from voxcall.audio.output import AudioOutput
-from voxcall.core.items import SpokenAudio
+from voxcall.core.conversation.items import SpokenAudio
 
 
 class Playback:

@@ -5,14 +5,14 @@ only between events or inside response tasks. Each is read with the SDK's models
 (:mod:`voxcall.core.client_events`); every bad event becomes an ``error`` event naming it, and the session
 carries on. The parts:
 
-- :class:`~voxcall.core.conversation.Conversation`: the items;
-- :class:`~voxcall.core.heard_audio.HeardAudio`: input audio, turn detection, transcription;
-- :class:`~voxcall.core.lifecycle.ResponseLifecycle`: the visible response and any hidden one;
-- :class:`~voxcall.core.session_tools.SessionTools`: server tools, the tool context, approvals;
-- :class:`~voxcall.core.tool_ledger.ToolLedger`: every tool call and its state; a server tool's result that
+- :class:`~voxcall.core.conversation.conversation.Conversation`: the items;
+- :class:`~voxcall.core.hearing.heard_audio.HeardAudio`: input audio, turn detection, transcription;
+- :class:`~voxcall.core.responses.lifecycle.ResponseLifecycle`: the visible response and any hidden one;
+- :class:`~voxcall.core.tools.session_tools.SessionTools`: server tools, the tool context, approvals;
+- :class:`~voxcall.core.tools.tool_ledger.ToolLedger`: every tool call and its state; a server tool's result that
   lands after its response ended (the response acknowledged a slow tool) is answered by a response of its own, as
   soon as none runs, the call moved to the end of what the model reads (the conversation keeps its order);
-- :class:`~voxcall.core.outbox.Outbox`: the ordered way out to the socket.
+- :class:`~voxcall.core.responses.outbox.Outbox`: the ordered way out to the socket.
 
 A session idle for ``session.idle_timeout`` (no client event, no response running) ends its connection through the
 ``close_socket`` it was given (code 1000, a reason naming the setting).
@@ -37,7 +37,6 @@ from openai.types.realtime import (
 )
 
 from voxcall.config import SessionOptions, ToolsSettings
-from voxcall.core.acknowledgement import acknowledgement
 from voxcall.core.client_events import (
     ItemReference,
     ResponseCreateEvent,
@@ -45,10 +44,8 @@ from voxcall.core.client_events import (
     event_id_of,
     parse_client_event,
 )
-from voxcall.core.conversation import Conversation, item_bytes, to_chat_items
-from voxcall.core.heard_audio import HeardAudio
-from voxcall.core.hearing import Hearing, choose_hearing
-from voxcall.core.items import (
+from voxcall.core.conversation.conversation import Conversation, item_bytes, to_chat_items
+from voxcall.core.conversation.items import (
     ApprovalResponseItem,
     CallItem,
     CallOutputItem,
@@ -57,17 +54,20 @@ from voxcall.core.items import (
     MessageItem,
     item_from_client,
 )
-from voxcall.core.lifecycle import Phase, ResponseLifecycle
+from voxcall.core.conversation.output_items import History, OutOfBand
+from voxcall.core.hearing.heard_audio import HeardAudio
+from voxcall.core.hearing.transcription import Hearing, choose_hearing
 from voxcall.core.metrics import Metrics
-from voxcall.core.outbox import Outbox, Send
-from voxcall.core.output_items import History, OutOfBand
 from voxcall.core.playback import Playback
-from voxcall.core.prefetch import SpeculationSlots
 from voxcall.core.protocol import Event, ProtocolError, error_event, event, new_id
 from voxcall.core.rate_limits import Clock, EventFate, EventRate, ResponseRate
-from voxcall.core.response import ResponseRun
-from voxcall.core.response_inputs import ResponseInputs, ResponseParams
-from voxcall.core.session_tools import SessionTools
+from voxcall.core.responses.acknowledgement import acknowledgement
+from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
+from voxcall.core.responses.outbox import Outbox, Send
+from voxcall.core.responses.prefetch import SpeculationSlots
+from voxcall.core.responses.response import ResponseRun
+from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.responses.timing import HeardTurn, ResponseTiming
 from voxcall.core.settings import (
     ServerSpeech,
     SessionSettings,
@@ -75,9 +75,9 @@ from voxcall.core.settings import (
     read_settings,
     response_settings,
 )
-from voxcall.core.timing import HeardTurn, ResponseTiming
-from voxcall.core.tool_ledger import LedgerCall, ToolLedger
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.session_tools import SessionTools
+from voxcall.core.tools.tool_ledger import LedgerCall, ToolLedger
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.speech.tts import TTS

@@ -13,7 +13,7 @@ Every field of the GA session object is honoured (:mod:`voxcall.core.settings`),
 ``truncation``                         ``auto`` honoured (oldest items go first, at the server's history limit);
                                        ``disabled`` refused; a ``retention_ratio`` warned (whole items are trimmed)
 ``audio.input.noise_reduction``        warned unless null: audio is used as received
-``audio.input.transcription``          ``model`` and ``language`` honoured (:mod:`voxcall.core.hearing`):
+``audio.input.transcription``          ``model`` and ``language`` honoured (:mod:`voxcall.core.hearing.transcription`):
                                        an installed model by name, OpenAI's names warned, others refused; a
                                        language (and each of ``languages``) refused unless the model knows it;
                                        ``prompt``, ``keywords``, ``delay`` warned; null warned (voxcall must
@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.core.hearing import OPENAI_TRANSCRIPTION_MODELS, choose_hearing
+from voxcall.core.hearing.transcription import OPENAI_TRANSCRIPTION_MODELS, choose_hearing
 from voxcall.core.protocol import Event, ProtocolError, event
 from voxcall.speech.voices import VoiceCatalog
 

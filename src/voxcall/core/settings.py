@@ -5,7 +5,7 @@ A ``session.update`` either applies completely or not at all: every field is par
 parameter (``session.tools[2].parameters``). ``response.create`` overrides are read by the same code.
 Settings arrive in the GA shape (beta spellings are rewritten first, :mod:`voxcall.core.beta`). Fields that
 voxcall refuses or only warns about are reviewed in :mod:`voxcall.core.session_fields`; turn detection is read
-in :mod:`voxcall.core.turn_detection`.
+in :mod:`voxcall.core.hearing.turn_detection`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 
 from voxcall.audio.formats import PCM24K, AudioFormat, AudioFormatError, parse_format
+from voxcall.core.hearing.turn_detection import TurnDetection, parse_turn_detection
 from voxcall.core.protocol import ProtocolError
 from voxcall.core.session_fields import SettingWarning, review_fields
-from voxcall.core.turn_detection import TurnDetection, parse_turn_detection
 from voxcall.speech.voices import PACKAGED_VOICE, VoiceCatalog
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name

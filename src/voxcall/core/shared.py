@@ -11,8 +11,8 @@ from typing import Protocol
 
 from voxcall.config import ServerSettings
 from voxcall.core.metrics import Metrics
-from voxcall.core.prefetch import SpeculationSlots
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.responses.prefetch import SpeculationSlots
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend
 

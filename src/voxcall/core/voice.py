@@ -3,8 +3,8 @@
 :class:`Voice` holds the server's speech-to-text model, its default text-to-speech voice and the voice-activity model;
 each session gets cheap per-stream state from it (a turn detector), never a model copy. A session may speak with
 another voice of the server's :class:`~voxcall.speech.voices.VoiceCatalog`, loaded when first used, and hear with
-another installed Whisper model (:mod:`voxcall.core.hearing`): it is loaded on its first turn, in the worker
-thread, and shared from then on. Blocking inference runs in worker threads.
+another installed Whisper model (:mod:`voxcall.core.hearing.transcription`): it is loaded on its first turn, in the
+worker thread, and shared from then on. Blocking inference runs in worker threads.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from voxcall.core.hearing import Hearing
+from voxcall.core.hearing.transcription import Hearing
 from voxcall.speech.catalog import MODELS, installed_models
 from voxcall.speech.models import get_whisper
 from voxcall.speech.stt import Transcript, WhisperSTT

@@ -33,7 +33,7 @@ from pydantic import TypeAdapter, ValidationError
 from voxcall.core.protocol import Event, event, new_id
 from voxcall.core.session import Session
 from voxcall.core.shared import Shared
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.audio_bridge import AudioBridge
 from voxcall.live.backend import Backend
 from voxcall.live.config import LiveConfig, LiveError, read_update

@@ -34,9 +34,9 @@ from starlette.websockets import WebSocket
 from voxcall import __version__
 from voxcall.config import ServerSettings
 from voxcall.core.metrics import CONTENT_TYPE, Metrics
-from voxcall.core.prefetch import SpeculationSlots
+from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.shared import Drainable, Occupy, Shared
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.core.voice import Voice
 from voxcall.live.endpoint import serve_live
 from voxcall.llm import LLMBackend

@@ -25,8 +25,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from voxcall.config import AgentProfile
-from voxcall.core.outbox import Send
 from voxcall.core.protocol import Event
+from voxcall.core.responses.outbox import Send
 from voxcall.core.session import Session
 from voxcall.twilio.frames import (
     MULAW,

@@ -33,8 +33,8 @@ from aiortc import RTCConfiguration, RTCDataChannel, RTCPeerConnection, RTCSessi
 from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from av import AudioFrame
 
-from voxcall.core.outbox import Send
 from voxcall.core.protocol import Event, ProtocolError, error_event, event, wire_text
+from voxcall.core.responses.outbox import Send
 from voxcall.core.session import Session
 from voxcall.webrtc.media import Microphone, SpeechTrack
 

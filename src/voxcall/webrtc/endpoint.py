@@ -34,11 +34,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from voxcall.core.client_events import parse_client_event
-from voxcall.core.outbox import Send
 from voxcall.core.protocol import ProtocolError
+from voxcall.core.responses.outbox import Send
 from voxcall.core.session import Session
 from voxcall.core.shared import Shared
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.serving.auth import extract_client_key, key_is_valid, origin_allowed
 from voxcall.webrtc.offer import Offer, OfferError, read_form, read_sdp, session_config

@@ -13,7 +13,7 @@ from tests.realtime.harness import ControlledBackend, Harness, Turn
 from tests.serve import serve
 from voxcall import cli
 from voxcall.config import ServerSettings
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm.scripted import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from voxcall.core.items import Item
-from voxcall.core.outbox import Send
+from voxcall.core.conversation.items import Item
 from voxcall.core.protocol import event
+from voxcall.core.responses.outbox import Send
 
 
 class History(Protocol):

@@ -20,7 +20,7 @@ from openai.types.realtime import (
     RealtimeMcpApprovalResponse,
 )
 
-from voxcall.core.images import read_image_part
+from voxcall.core.conversation.images import read_image_part
 from voxcall.core.protocol import ProtocolError, new_id
 from voxcall.tools.calls import new_call_id
 
@@ -219,7 +219,7 @@ _MESSAGES = (RealtimeConversationItemSystemMessage, RealtimeConversationItemUser
 def item_from_client(model: Any, *, max_image_bytes: int, where: str = "item.") -> Item:
     """The item for a client's item (an SDK model from ``conversation.item.create`` or ``response.create``
     input); a ``ProtocolError`` for what voxcall does not take. Images longer than ``max_image_bytes`` (as data
-    URLs) are refused (:mod:`voxcall.core.images`)."""
+    URLs) are refused (:mod:`voxcall.core.conversation.images`)."""
     item_id = model.id or new_id("item")
     if len(item_id) > _MAX_ID:
         raise ProtocolError(f"'{where}id' must be at most {_MAX_ID} characters", code="invalid_value",

@@ -2,7 +2,7 @@
 
 At a short silence inside a turn (the detector's ``SpeechPaused``) an :class:`EagerTurn` transcribes what was said
 so far and, once it has words, asks the response lifecycle for a hidden answer to them
-(:meth:`~voxcall.core.lifecycle.ResponseLifecycle.answer_early`). Its user item is the one the turn will
+(:meth:`~voxcall.core.responses.lifecycle.ResponseLifecycle.answer_early`). Its user item is the one the turn will
 commit, made ahead with the id the turn reserved, so the hidden answer's context is exactly what the conversation
 will hold. Then one of two things happens:
 
@@ -12,7 +12,7 @@ will hold. Then one of two things happens:
   the pause is silence) and claims the hidden answer, whose output was waiting in the gate.
 
 Under ``semantic_vad`` the transcript is also handed to a ``judge``, which decides how much more silence ends the
-turn (:mod:`voxcall.core.turn_detection`); the answer is started first, so that it is being prepared meanwhile.
+turn (:mod:`voxcall.core.hearing.turn_detection`); the answer is started first, so that it is being prepared meanwhile.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from voxcall.core.hearing import Hearing
-from voxcall.core.items import MessageItem
+from voxcall.core.conversation.items import MessageItem
+from voxcall.core.hearing.transcription import Hearing
 from voxcall.core.voice import PCM, Voice
 from voxcall.speech.stt import Transcript
 

@@ -18,7 +18,7 @@ marked so): then the response ends there, and what the model said before the cal
 still running after ``acknowledge_after`` seconds ends the response with a short acknowledgement instead; its
 calls run on in the session's tool ledger, and the session answers their results when they land.
 
-Every call the model writes is proposed to the session's :class:`~voxcall.core.tool_ledger.ToolLedger`; a
+Every call the model writes is proposed to the session's :class:`~voxcall.core.tools.tool_ledger.ToolLedger`; a
 client tool's call is handed to it as sent when the response ends, so an output that never comes is noticed.
 
 Cancelling the task (after setting :attr:`ResponseRun.cancel_reason`) ends the response with status
@@ -33,15 +33,15 @@ import logging
 from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
-from voxcall.core.conversation import to_chat_items
-from voxcall.core.items import CallItem, Item, McpCallItem, MessageItem
-from voxcall.core.output_items import History, OutputItems
+from voxcall.core.conversation.conversation import to_chat_items
+from voxcall.core.conversation.items import CallItem, Item, McpCallItem, MessageItem
+from voxcall.core.conversation.output_items import History, OutputItems
 from voxcall.core.protocol import Event, event, new_id, unicode_text
-from voxcall.core.response_inputs import ResponseInputs, UsageTotals
-from voxcall.core.server_calls import ServerCalls
-from voxcall.core.speaker import Speaker
-from voxcall.core.tool_ledger import CallState
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.responses.response_inputs import ResponseInputs, UsageTotals
+from voxcall.core.responses.speaker import Speaker
+from voxcall.core.tools.server_calls import ServerCalls
+from voxcall.core.tools.tool_ledger import CallState
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import (
     ChatItem,
     Done,

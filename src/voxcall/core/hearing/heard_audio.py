@@ -1,18 +1,19 @@
 """What a session hears: input audio in, user turns and their transcripts out.
 
-:class:`HeardAudio` owns the ``input_audio_buffer`` (:class:`~voxcall.core.input_buffer.InputAudio`), the
+:class:`HeardAudio` owns the ``input_audio_buffer`` (:class:`~voxcall.core.hearing.input_buffer.InputAudio`), the
 resampling of the client's format to the speech models' 16 kHz (one streaming resampler, continuous across
 appends), the turn detector (server VAD) and the transcription tasks. A turn, whether ended by the detector or
 committed by the client, becomes a user audio item in the conversation at once; its transcript follows from a
-worker thread. What a turn means for responses goes to the :class:`~voxcall.core.lifecycle.ResponseLifecycle`:
+worker thread. What a turn means for responses goes to the :class:`~voxcall.core.responses.lifecycle.ResponseLifecycle`:
 speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
 transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause of
-``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.eager_turn.EagerTurn`: the answer is prepared
+``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.hearing.eager_turn.EagerTurn`: the answer is prepared
 hidden and claimed when the turn ends, or dropped when the user speaks on. Under ``semantic_vad`` that pause's
 transcript is also judged (the voice's :class:`~voxcall.llm.local.turn_end.TurnEndJudge`) and the verdict sets the
-silence that ends this turn (:data:`~voxcall.core.turn_detection.EAGERNESS_TURN_END`). While a turn is spoken, a
-:class:`~voxcall.core.live_transcript.LiveTranscript` sends its partial transcripts (``live_transcript_ms``).
-Every transcription hears as the session's ``audio.input.transcription`` asks (:mod:`voxcall.core.hearing`).
+silence that ends this turn (:data:`~voxcall.core.hearing.turn_detection.EAGERNESS_TURN_END`). While a turn is spoken, a
+:class:`~voxcall.core.hearing.partials.LiveTranscript` sends its partial transcripts (``live_transcript_ms``).
+Every transcription hears as the session's ``audio.input.transcription`` asks
+(:mod:`voxcall.core.hearing.transcription`).
 
 A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
 the answer waits for the end of the whole sentence, which then answers every part of it.
@@ -39,20 +40,20 @@ from typing import TYPE_CHECKING
 
 from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
 from voxcall.audio.formats import AudioFormat
-from voxcall.core.conversation import Conversation
-from voxcall.core.direct_audio import keep_recent_audio, wav_base64
-from voxcall.core.eager_turn import EagerTurn
-from voxcall.core.hearing import Hearing
-from voxcall.core.input_buffer import AudioBufferFull, InputAudio
-from voxcall.core.items import MessageItem
-from voxcall.core.lifecycle import Phase, ResponseLifecycle
-from voxcall.core.live_transcript import LiveTranscript, next_delta
+from voxcall.core.conversation.conversation import Conversation
+from voxcall.core.conversation.items import MessageItem
+from voxcall.core.hearing.direct_audio import keep_recent_audio, wav_base64
+from voxcall.core.hearing.eager_turn import EagerTurn
+from voxcall.core.hearing.input_buffer import AudioBufferFull, InputAudio
+from voxcall.core.hearing.partials import LiveTranscript, next_delta
+from voxcall.core.hearing.transcription import Hearing
 from voxcall.core.metrics import Metrics
-from voxcall.core.outbox import Outbox
 from voxcall.core.protocol import ProtocolError, event, new_id
-from voxcall.core.response import ResponseRun
+from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
+from voxcall.core.responses.outbox import Outbox
+from voxcall.core.responses.response import ResponseRun
+from voxcall.core.responses.timing import HeardTurn
 from voxcall.core.settings import TurnDetection
-from voxcall.core.timing import HeardTurn
 from voxcall.core.voice import PCM, RATE, Voice
 from voxcall.speech.stt import Transcript
 from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, TurnDetector
@@ -88,7 +89,7 @@ class HeardAudio:
         the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
         hidden; ``live_transcript_ms`` (0: off) the speech between partial transcripts; ``hearing`` says how the
         session is heard (None: the server's model); ``on_speech`` is told when a turn begins. ``direct`` says
-        whether the model hears turns themselves (:mod:`voxcall.core.direct_audio`, at most
+        whether the model hears turns themselves (:mod:`voxcall.core.hearing.direct_audio`, at most
         ``max_direct_audio_bytes`` kept): a turn is then answered at once, its transcript following for the client
         only, and no eager answer is prepared."""
         self.voice = voice

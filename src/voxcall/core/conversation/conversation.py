@@ -2,7 +2,7 @@
 is given of them.
 
 The items themselves (one class per type, their wire form, reading a client's item) are in
-:mod:`voxcall.core.items`.
+:mod:`voxcall.core.conversation.items`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from voxcall.core.images import UNSEEN_IMAGE
-from voxcall.core.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem
+from voxcall.core.conversation.images import UNSEEN_IMAGE
+from voxcall.core.conversation.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem
 from voxcall.core.protocol import ProtocolError, new_id
 from voxcall.llm import AudioPart, ChatItem, FunctionCallItem, FunctionOutputItem, ImagePart, Media, Message
 
@@ -171,7 +171,7 @@ def to_chat_items(items: Iterable[Item], media: frozenset[Media] = frozenset()) 
 def chat_message(item: MessageItem, media: frozenset[Media]) -> Message:
     """The LLM message for ``item``. A user turn's kept audio (:attr:`MessageItem.heard_wav`) goes as audio instead
     of its transcript when the backend hears; each image goes as an image when it sees, else the model reads
-    :data:`~voxcall.core.images.UNSEEN_IMAGE` in its place (also for an image already dropped)."""
+    :data:`~voxcall.core.conversation.images.UNSEEN_IMAGE` in its place (also for an image already dropped)."""
     if item.heard_wav is not None and "audio" in media:
         return Message(item.role, "", (AudioPart(item.heard_wav),))
     if not any(part.get("type") == "input_image" for part in item.content):

@@ -20,7 +20,7 @@ Invariants:
   cancels only calls that have not started and tools that may be stopped (``ToolEffects.stoppable``); others
   finish, and their result lands in their item;
 - a server tool's task belongs to the ledger, so its response may end while it runs (the acknowledgement: see
-  :mod:`voxcall.core.server_calls`); the session is told when such a *detached* call lands, and speaks it;
+  :mod:`voxcall.core.tools.server_calls`); the session is told when such a *detached* call lands, and speaks it;
 - the same tool with the same canonical arguments (JSON, keys sorted) in one user turn runs once: a repeat is
   ``repeat_of`` the first, waits for its result and gets it, marked as a repeat (not for a tool that ``repeats``);
 - the session's :meth:`close` cancels every task and timer the ledger holds: nothing outlives the session.
@@ -39,11 +39,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from voxcall.core.conversation import Conversation
-from voxcall.core.items import CallItem, CallOutputItem, McpCallItem, MessageItem
+from voxcall.core.conversation.conversation import Conversation
+from voxcall.core.conversation.items import CallItem, CallOutputItem, McpCallItem, MessageItem
 from voxcall.core.metrics import Metrics
-from voxcall.core.outbox import Send
 from voxcall.core.protocol import event, new_id
+from voxcall.core.responses.outbox import Send
 from voxcall.tools import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)

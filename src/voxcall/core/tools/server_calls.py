@@ -1,6 +1,6 @@
 """Running the server-side tool calls of one response round, with approvals and the events clients watch.
 
-The calls of a round run in parallel, each a task of the session's :class:`~voxcall.core.tool_ledger.ToolLedger`
+The calls of a round run in parallel, each a task of the session's :class:`~voxcall.core.tools.tool_ledger.ToolLedger`
 (validated, limited and timed out by the registry). Each is an ``mcp_call`` output item:
 ``response.mcp_call.in_progress`` then ``.completed`` or ``.failed``; the ledger adds the ``voxcall.tool_call.*``
 event of each move. A tool that needs approval first gets an ``mcp_approval_request`` item and waits for the
@@ -22,12 +22,12 @@ import functools
 import logging
 from dataclasses import dataclass
 
-from voxcall.core.items import ApprovalRequestItem, CallItem, McpCallItem
-from voxcall.core.output_items import OutputItems
+from voxcall.core.conversation.items import ApprovalRequestItem, CallItem, McpCallItem
+from voxcall.core.conversation.output_items import OutputItems
 from voxcall.core.protocol import ProtocolError, event, new_id, unicode_text
-from voxcall.core.timing import ResponseTiming
-from voxcall.core.tool_ledger import CallState, LedgerCall, ToolLedger
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.responses.timing import ResponseTiming
+from voxcall.core.tools.tool_ledger import CallState, LedgerCall, ToolLedger
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)

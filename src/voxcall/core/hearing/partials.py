@@ -27,7 +27,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from voxcall.core.hearing import Hearing
+from voxcall.core.hearing.transcription import Hearing
 from voxcall.core.voice import PCM, Voice
 
 log = logging.getLogger(__name__)

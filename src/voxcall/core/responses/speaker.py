@@ -5,7 +5,7 @@ resampled to the session's output format, scaled by the session's voice gain and
 the model keeps generating, then sent as ``response.output_audio.delta`` chunks. Tool syntax never gets here: the text
 is what the ``<code>`` parser released. A speaker of a hidden (speculative) response waits for its claim before
 it synthesises anything. Each clause is recorded with its audio span as its audio starts to go out, and every
-chunk sent is counted (:class:`~voxcall.core.items.SpokenAudio`), so ``conversation.item.truncate`` can cut
+chunk sent is counted (:class:`~voxcall.core.conversation.items.SpokenAudio`), so ``conversation.item.truncate`` can cut
 the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also reported
 to the session's :class:`~voxcall.core.playback.Playback`, which keeps the host's music down until the client
 has played it.
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from voxcall.audio.codec import apply_gain, encode_audio, pcm_duration_ms, resample
 from voxcall.audio.formats import AudioFormat
-from voxcall.core.items import Spoken, SpokenAudio
+from voxcall.core.conversation.items import Spoken, SpokenAudio
 from voxcall.core.playback import Playback
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS

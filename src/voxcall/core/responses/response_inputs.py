@@ -2,7 +2,8 @@
 
 :class:`ResponseParams` are the session's settings merged with the request's overrides; :class:`ResponseInputs`
 add the backend and its request, where the response's items and events go, and what it may use. A
-:class:`~voxcall.core.response.ResponseRun` owns everything else it needs; :class:`UsageTotals` is its token count.
+:class:`~voxcall.core.responses.response.ResponseRun` owns everything else it needs; :class:`UsageTotals` is its
+token count.
 """
 
 from __future__ import annotations
@@ -13,17 +14,17 @@ from typing import Any
 
 from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.config import ToolsSettings
-from voxcall.core.acknowledgement import acknowledgement
-from voxcall.core.conversation import Conversation
+from voxcall.core.conversation.conversation import Conversation
+from voxcall.core.conversation.output_items import History
 from voxcall.core.metrics import Metrics
-from voxcall.core.outbox import Send
-from voxcall.core.output_items import History
 from voxcall.core.playback import Playback
-from voxcall.core.server_calls import Approvals
+from voxcall.core.responses.acknowledgement import acknowledgement
+from voxcall.core.responses.outbox import Send
+from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.settings import SessionSettings
-from voxcall.core.timing import ResponseTiming
-from voxcall.core.tool_ledger import ToolLedger
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.server_calls import Approvals
+from voxcall.core.tools.tool_ledger import ToolLedger
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMBackend, LLMRequest, Usage
 from voxcall.speech.tts import TTS
 from voxcall.tools import Tool, ToolContext

@@ -4,7 +4,7 @@ A session is in exactly one :class:`Phase` at a time:
 
 - ``IDLE``: no response runs and nothing is hidden;
 - ``VISIBLE``: a response the client sees streams (one at most);
-- ``HIDDEN``: a hidden response (a :class:`~voxcall.core.prefetch.Speculation`) runs or waits, finished, for
+- ``HIDDEN``: a hidden response (a :class:`~voxcall.core.responses.prefetch.Speculation`) runs or waits, finished, for
   its claim. Its :class:`HiddenKind` says what started it and what claims it: a ``FOLLOW_UP`` starts when every
   tool call of the last response has its output, and is claimed by a ``response.create`` whose effective settings
   are those it was generated with (restating the session's values changes nothing); an
@@ -34,18 +34,18 @@ import logging
 import time
 from collections.abc import Callable
 
-from voxcall.core.conversation import Conversation, overflow
-from voxcall.core.images import holds_images, strip_images
-from voxcall.core.items import Item, MessageItem
+from voxcall.core.conversation.conversation import Conversation, overflow
+from voxcall.core.conversation.images import holds_images, strip_images
+from voxcall.core.conversation.items import Item, MessageItem
+from voxcall.core.conversation.output_items import History
 from voxcall.core.metrics import Metrics
-from voxcall.core.outbox import Outbox, OutputGate, Send
-from voxcall.core.output_items import History
-from voxcall.core.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.core.protocol import event
-from voxcall.core.response import CancelReason, ResponseRun
+from voxcall.core.responses.outbox import Outbox, OutputGate, Send
+from voxcall.core.responses.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
+from voxcall.core.responses.response import CancelReason, ResponseRun
+from voxcall.core.responses.timing import HeardTurn
 from voxcall.core.settings import SessionSettings
-from voxcall.core.timing import HeardTurn
-from voxcall.core.tool_ledger import ToolLedger
+from voxcall.core.tools.tool_ledger import ToolLedger
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +82,8 @@ class ResponseLifecycle:
         """``new_run`` builds a response with the session's settings of the moment (follow-ups use it); every
         response that ends, and every hidden one's fate, is counted in ``metrics``. ``drop_images``: the backend
         does not see images, so their data leaves the conversation before a response
-        (:mod:`voxcall.core.images`). ``ledger`` (the session's tool calls) forgets the calls of a discarded
-        hidden response; ``on_idle`` is told when a visible response ended and no other has started."""
+        (:mod:`voxcall.core.conversation.images`). ``ledger`` (the session's tool calls) forgets the calls of a
+        discarded hidden response; ``on_idle`` is told when a visible response ended and no other has started."""
         self.phase = Phase.IDLE
         self.visible: ResponseRun | None = None
         self.heard: ResponseRun | None = None  # the latest response the client was sent (started or claimed)
@@ -107,10 +107,10 @@ class ResponseLifecycle:
 
     def context(self) -> Context:
         """The items a response sees (the newest, at most ``max_history_items`` and ``max_conversation_bytes`` of
-        JSON, a call never without its output: :func:`~voxcall.core.conversation.overflow`), and the
+        JSON, a call never without its output: :func:`~voxcall.core.conversation.conversation.overflow`), and the
         irreversible work to do first, which a hidden response parks until its claim: trimming older items from
         the conversation, and, for a backend that does not see images, dropping their data (the model reads a note
-        in their place either way: :func:`~voxcall.core.conversation.chat_message`)."""
+        in their place either way: :func:`~voxcall.core.conversation.conversation.chat_message`)."""
         items = self._conversation.items
         old = overflow(items, max_items=self._max_history_items, max_bytes=self._max_conversation_bytes)
         gone = {item.id for item in old}

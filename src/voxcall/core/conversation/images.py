@@ -11,7 +11,7 @@ For a backend that does not see images (:func:`~voxcall.llm.media_of`), the mode
 where each image was, and the image itself is dropped from the conversation before the next response
 (:func:`strip_images`): the part stays, ``image_url`` null, so a client that retrieves the item sees that an
 image was there. Dropping is irreversible, so a hidden response parks it until its claim
-(:meth:`~voxcall.core.lifecycle.ResponseLifecycle.context`).
+(:meth:`~voxcall.core.responses.lifecycle.ResponseLifecycle.context`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Speculative follow-ups: the response a ``response.create`` with the session's own settings would produce,
 generated before it is asked for (claimed by any request whose effective settings are those).
 
-A :class:`Speculation` is a transaction over a hidden :class:`~voxcall.core.response.ResponseRun`:
+A :class:`Speculation` is a transaction over a hidden :class:`~voxcall.core.responses.response.ResponseRun`:
 
-- its events wait behind an :class:`~voxcall.core.outbox.OutputGate` (bounded: a full gate pauses the
+- its events wait behind an :class:`~voxcall.core.responses.outbox.OutputGate` (bounded: a full gate pauses the
   provider stream), and its items go to a :class:`DeferredHistory`, so the session's history is untouched;
 - irreversible work (trimming history) is *parked* and runs only at claim;
 - :meth:`Speculation.claim` runs the parked work, commits the items, stamps the caller's metadata (and the
@@ -24,11 +24,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from voxcall.core.conversation import Conversation
-from voxcall.core.items import Item
-from voxcall.core.outbox import OutputGate
+from voxcall.core.conversation.conversation import Conversation
+from voxcall.core.conversation.items import Item
 from voxcall.core.protocol import Event
-from voxcall.core.response import ResponseRun
+from voxcall.core.responses.outbox import OutputGate
+from voxcall.core.responses.response import ResponseRun
 
 log = logging.getLogger(__name__)
 

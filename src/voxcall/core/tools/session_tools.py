@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from voxcall.core.protocol import ProtocolError
-from voxcall.core.server_calls import Approvals
 from voxcall.core.settings import SessionSettings
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.server_calls import Approvals
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolContext
 from voxcall.tools.context import VoiceControl
 from voxcall.tools.mcp import MCPManager, MCPServerConfig

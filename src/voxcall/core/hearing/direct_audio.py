@@ -1,7 +1,7 @@
 """The user's speech itself, for a model that hears it (``audio_input: direct``).
 
 In direct mode a spoken turn is kept on its user item as a WAV file (16 kHz mono, base64:
-:attr:`~voxcall.core.items.MessageItem.heard_wav`) and the model is sent that instead of a transcript, so a
+:attr:`~voxcall.core.conversation.items.MessageItem.heard_wav`) and the model is sent that instead of a transcript, so a
 response need not wait for speech-to-text; the transcript is still made, for the client. The audio kept is
 bounded: past ``session.max_direct_audio_bytes`` the oldest turns lose theirs and the model reads their
 transcripts (:func:`keep_recent_audio`). The backend must take audio (:func:`~voxcall.llm.media_of`): a server
@@ -15,7 +15,7 @@ import io
 import wave
 from collections.abc import Iterable
 
-from voxcall.core.items import Item, MessageItem
+from voxcall.core.conversation.items import Item, MessageItem
 from voxcall.core.voice import PCM, RATE
 
 
