@@ -9,6 +9,8 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from voxcall.config import SessionOptions, ToolsSettings
+from voxcall.core.events import Emit, Event
+from voxcall.core.events.wire import RealtimeEncoder
 from voxcall.core.rate_limits import Clock
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.server_events import check_server_event
@@ -19,6 +21,17 @@ from voxcall.tools.codecalls import TextDelta
 
 WEATHER = {"type": "function", "name": "get_weather", "description": "Weather for a city.",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+
+
+WIRE = RealtimeEncoder("sess_test", "voxcall")
+"""The Realtime events a session's typed events become, for tests that drive a part of the core on its own."""
+
+
+def wired(send: Any) -> Emit:
+    """An emit that hands ``send`` each event as the Realtime server event a client would get."""
+    async def emit(ev: Event) -> None:
+        await send(WIRE(ev))
+    return emit
 
 
 class Turn:

@@ -8,16 +8,17 @@ from typing import Any
 from voxcall.core.conversation.conversation import Conversation, to_chat_items
 from voxcall.core.conversation.items import CallOutputItem, Item
 from voxcall.core.conversation.output_items import History
+from voxcall.core.events import Emit
 from voxcall.core.metrics import Metrics
 from voxcall.core.responses.lifecycle import HiddenKind, Phase, ResponseLifecycle
-from voxcall.core.responses.outbox import Outbox, Send
+from voxcall.core.responses.outbox import Outbox
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
 from voxcall.core.server_events import check_server_event
 from voxcall.llm import LLMRequest
 
-from .harness import ControlledBackend, Turn
+from .harness import ControlledBackend, Turn, wired
 
 
 class Parts:
@@ -29,7 +30,8 @@ class Parts:
         self.conversation = Conversation()
         self.outbox = Outbox(self._record)
         self.outbox.start()
-        self.lifecycle = ResponseLifecycle(self.conversation, self.outbox, SpeculationSlots(slots), self.new_run,
+        self.emit = wired(self.outbox.put)
+        self.lifecycle = ResponseLifecycle(self.conversation, self.emit, SpeculationSlots(slots), self.new_run,
                                            prefetch=prefetch, max_hidden_events=64, max_history_items=100,
                                            max_conversation_bytes=1_000_000, metrics=Metrics())
 
@@ -37,14 +39,14 @@ class Parts:
         check_server_event(ev)
         self.events.append(ev)
 
-    def new_run(self, history: History, context: list[Item], emit: Send) -> ResponseRun:
+    def new_run(self, history: History, context: list[Item], emit: Emit) -> ResponseRun:
         params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["text"],
                                 max_output_tokens=None)
         return ResponseRun(ResponseInputs(self.backend, LLMRequest(items=to_chat_items(context)), params, history,
                                           emit, llm_timeout=5))
 
     def visible(self) -> ResponseRun:
-        return self.new_run(self.conversation, self.conversation.items, self.outbox.put)
+        return self.new_run(self.conversation, self.conversation.items, self.emit)
 
     async def settle(self) -> None:
         for _ in range(30):

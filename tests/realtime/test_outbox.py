@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from voxcall.core.events import Event, TranscriptDelta
 from voxcall.core.protocol import event
 from voxcall.core.responses.outbox import Outbox, OutputGate
 from voxcall.core.server_events import ENV_VAR, InvalidServerEvent, check_server_event, validation_enabled
@@ -93,19 +94,23 @@ def test_unknown_server_event_types_are_rejected() -> None:
 
 
 async def test_gate_holds_then_flushes_in_order_or_drops() -> None:
-    socket = Socket()
-    outbox = Outbox(socket.send)
-    outbox.start()
-    gate = OutputGate(outbox)
-    await gate.emit(event("input_audio_buffer.cleared", n=1))
-    await gate.emit(event("input_audio_buffer.cleared", n=2))
+    sent: list[Event] = []
+
+    async def emit(ev: Event) -> None:
+        sent.append(ev)
+
+    def said(n: int) -> TranscriptDelta:
+        return TranscriptDelta("item_1", str(n))
+
+    gate = OutputGate(emit)
+    await gate.emit(said(1))
+    await gate.emit(said(2))
     await asyncio.sleep(0)
-    assert socket.sent == [] and [e["n"] for e in gate.buffered] == [1, 2]
+    assert sent == [] and [e.delta for e in gate.buffered if isinstance(e, TranscriptDelta)] == ["1", "2"]
     await gate.open()
-    await gate.emit(event("input_audio_buffer.cleared", n=3))
-    dropped = OutputGate(outbox)
-    await dropped.emit(event("input_audio_buffer.cleared", n=4))
+    await gate.emit(said(3))
+    dropped = OutputGate(emit)
+    await dropped.emit(said(4))
     dropped.drop()
-    await dropped.emit(event("input_audio_buffer.cleared", n=5))
-    await drained(outbox)
-    assert [e["n"] for e in socket.sent] == [1, 2, 3]
+    await dropped.emit(said(5))
+    assert [e.delta for e in sent if isinstance(e, TranscriptDelta)] == ["1", "2", "3"]

@@ -18,7 +18,7 @@ from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParam
 from voxcall.core.server_events import check_server_event
 from voxcall.llm import LLMRequest
 
-from .harness import ControlledBackend, Turn
+from .harness import ControlledBackend, Turn, wired
 
 
 class Beeps:
@@ -35,7 +35,7 @@ def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None, 
     params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["audio"],
                             max_output_tokens=None, speed=speed)
     history = conversation if conversation is not None else Conversation()
-    return ResponseRun(ResponseInputs(ControlledBackend(turn), LLMRequest(items=[]), params, history, emit,
+    return ResponseRun(ResponseInputs(ControlledBackend(turn), LLMRequest(items=[]), params, history, wired(emit),
                                       llm_timeout=5, tts=Beeps()))
 
 
@@ -138,8 +138,8 @@ async def test_out_of_band_items_join_no_conversation() -> None:
     params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["text"],
                             max_output_tokens=None)
     run = ResponseRun(ResponseInputs(ControlledBackend(Turn("Aside.")), LLMRequest(items=[]), params, OutOfBand(),
-                                     emit, llm_timeout=5))
+                                     wired(emit), llm_timeout=5))
     await run.run()
-    assert run.status == "completed" and run.to_wire()["conversation_id"] is None
+    assert run.status == "completed" and run.state().conversation_id is None
     assert not [e for e in events if e["type"].startswith("conversation.")]
     assert run.output[0].text == "Aside. "

@@ -55,11 +55,25 @@ from voxcall.core.conversation.items import (
     item_from_client,
 )
 from voxcall.core.conversation.output_items import History, OutOfBand
+from voxcall.core.events import (
+    Emit,
+    ItemAdded,
+    ItemDeleted,
+    ItemDone,
+    ItemRetrieved,
+    ItemTruncated,
+    OutputAudioCleared,
+    SettingsApplied,
+)
+from voxcall.core.events import (
+    Event as CoreEvent,
+)
+from voxcall.core.events.wire import RealtimeEncoder
 from voxcall.core.hearing.heard_audio import HeardAudio
 from voxcall.core.hearing.transcription import Hearing, choose_hearing
 from voxcall.core.metrics import Metrics
 from voxcall.core.playback import Playback
-from voxcall.core.protocol import Event, ProtocolError, error_event, event, new_id
+from voxcall.core.protocol import ProtocolError, error_event, event, new_id
 from voxcall.core.rate_limits import Clock, EventFate, EventRate, ResponseRate
 from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
@@ -83,6 +97,9 @@ from voxcall.llm import LLMBackend, LLMRequest, Warmable, media_of, warm
 from voxcall.speech.tts import TTS
 
 log = logging.getLogger(__name__)
+
+Wire = dict[str, Any]
+"""A client event as decoded from its frame."""
 
 CloseSocket = Callable[[int, str], Awaitable[None]]
 """Ends a session's connection with a WebSocket close code and reason."""
@@ -119,6 +136,7 @@ class Session:
                                         audio_input=options.audio_input)
         self.conversation = Conversation()
         self.outbox = Outbox(send, beta=beta)
+        self._wire = RealtimeEncoder(self.id, model)
         self._event_rate = EventRate(options.events_per_second, clock)
         self._response_rate = ResponseRate(options.responses_per_minute, clock)
         self._close_socket = close_socket
@@ -138,14 +156,14 @@ class Session:
         self._answering: asyncio.Task[None] | None = None  # discarding a hidden response to answer them
         self._report: ResponseRun | None = None  # the latest response started to answer them
         self._handling = False  # a client event is being handled: what landed is answered after it
-        self.responses = ResponseLifecycle(self.conversation, self.outbox, slots,
+        self.responses = ResponseLifecycle(self.conversation, self._emit, slots,
                                            self._follow_up, prefetch=options.prefetch,
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items,
                                            max_conversation_bytes=options.max_conversation_bytes, metrics=metrics,
                                            drop_images="image" not in media_of(backend), ledger=self.ledger,
                                            on_idle=self._answer_landed)
-        self.audio = HeardAudio(voice, self.outbox, self.conversation, self.responses, self._respond_to_turn,
+        self.audio = HeardAudio(voice, self._emit, self.conversation, self.responses, self._respond_to_turn,
                                 metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
                                 eager_turn_ms=options.eager_turn_ms, live_transcript_ms=options.live_transcript_ms,
                                 hearing=self._hearing, on_speech=self._prepare,
@@ -154,7 +172,7 @@ class Session:
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         # Each handler takes the event's SDK model and the event in the GA shape (settings are read from the dict).
-        self._handlers: dict[str, Callable[[Any, Event], Awaitable[None]]] = {
+        self._handlers: dict[str, Callable[[Any, Wire], Awaitable[None]]] = {
             "session.update": self._session_update,
             "conversation.item.create": self._item_create,
             "conversation.item.delete": self._item_delete,
@@ -178,6 +196,10 @@ class Session:
             self._idle_watch = asyncio.create_task(self._expire_when_idle(self._close_socket),
                                                    name=f"voxcall-idle-{self.id}")
         await self.outbox.put(event("session.created", session=self.to_wire()))
+
+    async def _emit(self, ev: CoreEvent) -> None:
+        """Send one of the session's events to the client."""
+        await self.outbox.put(self._wire(ev))
 
     async def close(self) -> None:
         """The client went away: stop every task of the session; nothing more is written."""
@@ -226,8 +248,7 @@ class Session:
 
     def to_wire(self) -> dict[str, Any]:
         """The GA session object."""
-        return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
-                **self.settings.to_wire()}
+        return self._wire.session(self.settings.to_wire())
 
     # -- client events ------------------------------------------------------------------------------------------
 
@@ -247,7 +268,7 @@ class Session:
             return
         await self.submit(ev)
 
-    async def submit(self, ev: Event) -> None:
+    async def submit(self, ev: Wire) -> None:
         """Handle one decoded client event (a frame, or a command an edge made up); a bad one is answered with an
         ``error`` event whose ``event_id`` is the event's own. An edge that calls this directly keeps its own frame
         and rate limits."""
@@ -275,7 +296,7 @@ class Session:
         except ProtocolError:
             return None
 
-    async def _session_update(self, model: SessionUpdateEvent, ev: Event) -> None:
+    async def _session_update(self, model: SessionUpdateEvent, ev: Wire) -> None:
         if model.session.type != "realtime":
             raise ProtocolError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
         new, warnings = read_settings(self.settings, ev["session"], where="session.", speech=self._speech,
@@ -292,13 +313,13 @@ class Session:
         self.settings = new
         if turns_changed:
             self.audio.use_turn_detection(new.turn_detection)
-        await self.outbox.put(event("session.updated", session=self.to_wire()))
+        await self._emit(SettingsApplied(self.settings))
         self._prepare()
         for warning in warnings:
             await self.outbox.put(warning.to_event())
         self.responses.speculate()
 
-    async def _item_create(self, model: ConversationItemCreateEvent, ev: Event) -> None:
+    async def _item_create(self, model: ConversationItemCreateEvent, ev: Wire) -> None:
         item = item_from_client(model.item, max_image_bytes=self.options.max_image_bytes)
         size, limit = item_bytes(item), self.options.max_conversation_bytes
         if size > limit:
@@ -310,50 +331,47 @@ class Session:
             self.tools.approvals.check(item.approval_request_id)
         await self.responses.discard("conversation.item.create")
         before = self.conversation.add(item, model.previous_item_id)
-        await self.outbox.put(event("conversation.item.added", previous_item_id=before, item=item.to_wire()))
-        await self.outbox.put(event("conversation.item.done", previous_item_id=before, item=item.to_wire()))
+        shown = item.snapshot()
+        await self._emit(ItemAdded(shown, before))
+        await self._emit(ItemDone(shown, before))
         if isinstance(item, CallOutputItem):
             await self.ledger.answered(item.call_id, item.output)
         if isinstance(item, ApprovalResponseItem):
             self.tools.approvals.answer(item.approval_request_id, item.approve, item.reason)
         self.responses.speculate()
 
-    async def _item_delete(self, model: ConversationItemDeleteEvent, ev: Event) -> None:
+    async def _item_delete(self, model: ConversationItemDeleteEvent, ev: Wire) -> None:
         item_id = model.item_id
         self.conversation.require(item_id)
         await self.responses.discard("conversation.item.delete")
         self.conversation.delete(item_id)
-        await self.outbox.put(event("conversation.item.deleted", item_id=item_id))
+        await self._emit(ItemDeleted(item_id))
         self.responses.speculate()
 
-    async def _item_retrieve(self, model: ConversationItemRetrieveEvent, ev: Event) -> None:
+    async def _item_retrieve(self, model: ConversationItemRetrieveEvent, ev: Wire) -> None:
         item = self.conversation.require(model.item_id)
-        wire = item.to_wire()
         call = self.ledger.get(item.call_id) if isinstance(item, CallItem | McpCallItem) else None
-        if call is not None:
-            wire["voxcall_tool_call"] = call.to_wire()  # the ledger's state of the call, and its moves
-        await self.outbox.put(event("conversation.item.retrieved", item=wire))
+        await self._emit(ItemRetrieved(item.snapshot(), call.to_wire() if call is not None else None))
 
-    async def _item_truncate(self, model: ConversationItemTruncateEvent, ev: Event) -> None:
+    async def _item_truncate(self, model: ConversationItemTruncateEvent, ev: Wire) -> None:
         item_id, index, end_ms = model.item_id, model.content_index, model.audio_end_ms
         self.conversation.check_truncate(item_id, index, end_ms)
         await self.responses.discard("conversation.item.truncate")
         item = self.conversation.truncate(item_id, index, end_ms)
         if self.playback is not None:
             self.playback.stopped(item.spoken)
-        await self.outbox.put(event("conversation.item.truncated", item_id=item_id, content_index=index,
-                                    audio_end_ms=end_ms))
+        await self._emit(ItemTruncated(item_id, index, end_ms))
 
-    async def _audio_append(self, model: InputAudioBufferAppendEvent, ev: Event) -> None:
+    async def _audio_append(self, model: InputAudioBufferAppendEvent, ev: Wire) -> None:
         await self.audio.append(model.audio, self.settings.input_format)
 
-    async def _audio_commit(self, model: object, ev: Event) -> None:
+    async def _audio_commit(self, model: object, ev: Wire) -> None:
         await self.audio.commit()
 
-    async def _audio_clear(self, model: object, ev: Event) -> None:
+    async def _audio_clear(self, model: object, ev: Wire) -> None:
         await self.audio.clear()
 
-    async def _output_audio_clear(self, model: object, ev: Event) -> None:
+    async def _output_audio_clear(self, model: object, ev: Wire) -> None:
         """The client dropped the audio it had not played (the JS Agents SDK does on every interruption): the
         session's speech is over now, and ``output_audio_buffer.cleared`` names the latest response the client was
         sent. A response still running is not cancelled: the protocol has the client send ``response.cancel``."""
@@ -361,9 +379,9 @@ class Session:
             self.playback.stop()
         heard = self.responses.heard
         if heard is not None:
-            await self.outbox.put(event("output_audio_buffer.cleared", response_id=heard.id))
+            await self._emit(OutputAudioCleared(heard.id))
 
-    async def _response_create(self, model: ResponseCreateEvent, ev: Event) -> None:
+    async def _response_create(self, model: ResponseCreateEvent, ev: Wire) -> None:
         timing = ResponseTiming()  # a response asked for is timed from the request
         data: dict[str, Any] = ev.get("response") or {}
         if self.responses.phase is Phase.VISIBLE:
@@ -391,7 +409,7 @@ class Session:
         await self.responses.discard("response.create with other settings")
         await self._start_response(settings, metadata, timing, out_of_band=out_of_band, items=items)
 
-    async def _response_cancel(self, model: ResponseCancelEvent, ev: Event) -> None:
+    async def _response_cancel(self, model: ResponseCancelEvent, ev: Wire) -> None:
         response_id = model.response_id
         await self.responses.discard("response.cancel")
         visible = self.responses.visible
@@ -432,7 +450,7 @@ class Session:
         if self.conversation.unanswered_calls() or self.audio.buffer.in_turn:
             return  # the client owes outputs, or the user is speaking: the response that follows answers it
         context, _ = self.responses.context()  # trimming, when due, waits for the next response
-        run = self._new_run(self.settings, None, self.conversation, self._fold_landed(context), self.outbox.put,
+        run = self._new_run(self.settings, None, self.conversation, self._fold_landed(context), self._emit,
                             ResponseTiming())
         self._report = run
         self.responses.start(run)
@@ -476,14 +494,14 @@ class Session:
             context = items if items is not None else self._fold_landed(context)
         if self.responses.visible is not None and self.responses.visible is self._report:
             await self.responses.cancel("turn_detected")  # it began meanwhile: the user's turn goes first
-        self.responses.start(self._new_run(settings, metadata, history, context, self.outbox.put, timing))
+        self.responses.start(self._new_run(settings, metadata, history, context, self._emit, timing))
 
-    def _follow_up(self, history: History, context: list[Item], emit: Send) -> ResponseRun:
+    def _follow_up(self, history: History, context: list[Item], emit: Emit) -> ResponseRun:
         """A hidden follow-up: what a plain ``response.create`` would produce now."""
         return self._new_run(self.settings, None, history, context, emit)
 
     def _new_run(self, settings: SessionSettings, metadata: dict[str, str] | None, history: History,
-                 context: list[Item], emit: Send, timing: ResponseTiming | None = None) -> ResponseRun:
+                 context: list[Item], emit: Emit, timing: ResponseTiming | None = None) -> ResponseRun:
         params = ResponseParams(instructions=settings.instructions, tools=list(settings.tools),
                                 tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
                                 max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,

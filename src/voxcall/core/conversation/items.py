@@ -8,7 +8,7 @@ Items a client sends arrive as the SDK's models (:mod:`voxcall.core.client_event
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from openai.types.realtime import (
@@ -104,6 +104,10 @@ class MessageItem:
         """The GA message item."""
         return {**_base(self), "role": self.role, "content": [dict(p) for p in self.content]}
 
+    def snapshot(self) -> MessageItem:
+        """A copy as the message stands now (its parts copied: text streams into them)."""
+        return replace(self, content=[dict(p) for p in self.content])
+
 
 @dataclass
 class CallItem:
@@ -125,6 +129,10 @@ class CallItem:
         """The tool's name as the model wrote it."""
         return self.name
 
+    def snapshot(self) -> CallItem:
+        """A copy as the item stands now."""
+        return replace(self)
+
     def to_wire(self) -> dict[str, Any]:
         """The GA function call item."""
         return {**_base(self), "call_id": self.call_id, "name": self.name, "arguments": self.arguments}
@@ -139,6 +147,10 @@ class CallOutputItem:
     call_id: str
     output: str
     status: Status = "completed"
+
+    def snapshot(self) -> CallOutputItem:
+        """A copy as the item stands now."""
+        return replace(self)
 
     def to_wire(self) -> dict[str, Any]:
         """The GA function call output item."""
@@ -168,6 +180,10 @@ class McpCallItem:
         """The tool's name as the model wrote it."""
         return self.alias or self.name
 
+    def snapshot(self) -> McpCallItem:
+        """A copy as the item stands now."""
+        return replace(self)
+
     def to_wire(self) -> dict[str, Any]:
         """The GA MCP call item: the output once it completed without error."""
         error = {"type": "tool_execution_error", "message": self.error} if self.error is not None else None
@@ -187,6 +203,10 @@ class ApprovalRequestItem:
     arguments: str
     status: Status = "completed"
 
+    def snapshot(self) -> ApprovalRequestItem:
+        """A copy as the item stands now."""
+        return replace(self)
+
     def to_wire(self) -> dict[str, Any]:
         """The GA approval request item."""
         return {**_base(self), "server_label": self.server_label, "name": self.name, "arguments": self.arguments}
@@ -202,6 +222,10 @@ class ApprovalResponseItem:
     approve: bool
     reason: str | None = None
     status: Status = "completed"
+
+    def snapshot(self) -> ApprovalResponseItem:
+        """A copy as the item stands now."""
+        return replace(self)
 
     def to_wire(self) -> dict[str, Any]:
         """The GA approval response item."""

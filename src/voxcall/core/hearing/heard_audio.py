@@ -42,21 +42,34 @@ from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
 from voxcall.audio.formats import AudioFormat
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import MessageItem
+from voxcall.core.events import (
+    AudioCleared,
+    AudioCommitted,
+    Emit,
+    IdleTimedOut,
+    ItemAdded,
+    ItemDone,
+    SpeechStarted,
+    SpeechStopped,
+    TranscriptCompleted,
+    TranscriptDelta,
+    TranscriptFailed,
+)
 from voxcall.core.hearing.direct_audio import keep_recent_audio, wav_base64
 from voxcall.core.hearing.eager_turn import EagerTurn
 from voxcall.core.hearing.input_buffer import AudioBufferFull, InputAudio
 from voxcall.core.hearing.partials import LiveTranscript, next_delta
 from voxcall.core.hearing.transcription import Hearing
 from voxcall.core.metrics import Metrics
-from voxcall.core.protocol import ProtocolError, event, new_id
+from voxcall.core.protocol import ProtocolError, new_id
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
-from voxcall.core.responses.outbox import Outbox
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.timing import HeardTurn
 from voxcall.core.settings import TurnDetection
 from voxcall.core.voice import PCM, RATE, Voice
+from voxcall.speech import turns
 from voxcall.speech.stt import Transcript
-from voxcall.speech.turns import SpeechPaused, SpeechResumed, SpeechStarted, TurnDetector
+from voxcall.speech.turns import SpeechPaused, SpeechResumed, TurnDetector
 
 if TYPE_CHECKING:
     from voxcall.llm.local.turn_end import TurnEndJudge
@@ -79,7 +92,7 @@ MAX_TRANSCRIBING = 2
 class HeardAudio:
     """A session's input audio: buffer, resampling, turn detection and transcription."""
 
-    def __init__(self, voice: Voice | None, outbox: Outbox, conversation: Conversation,
+    def __init__(self, voice: Voice | None, emit: Emit, conversation: Conversation,
                  responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
                  metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0, live_transcript_ms: int = 0,
                  hearing: Callable[[], Hearing | None] = lambda: None,
@@ -105,7 +118,7 @@ class HeardAudio:
         self._turns_begun = 0  # user turns started so far (a transcript answers only the latest)
         self._metrics = metrics
         self.buffer = InputAudio()
-        self._outbox = outbox
+        self._emit = emit
         self._conversation = conversation
         self._responses = responses
         self._respond = respond
@@ -173,7 +186,7 @@ class HeardAudio:
             raise ProtocolError(f"input audio buffer full: {exc}; it was cleared", code="input_audio_buffer_full",
                                 param="audio") from None
         for boundary in boundaries:
-            if isinstance(boundary, SpeechStarted):
+            if isinstance(boundary, turns.SpeechStarted):
                 await self._speech_started(boundary.audio_start_ms)
             elif isinstance(boundary, SpeechPaused):
                 self._paused(boundary)
@@ -198,7 +211,7 @@ class HeardAudio:
         """``input_audio_buffer.clear``: forget the held audio."""
         self.need_voice()
         self.buffer.clear()
-        await self._outbox.put(event("input_audio_buffer.cleared"))
+        await self._emit(AudioCleared())
 
     async def transcribed(self) -> None:
         """Wait for the transcripts still being made (a response must read every part of what the user just
@@ -237,8 +250,7 @@ class HeardAudio:
         if now - self._quiet_since_ms >= timeout:
             item_id, start = new_id("item"), self._quiet_since_ms
             self._quiet_since_ms = now
-            await self._outbox.put(event("input_audio_buffer.timeout_triggered", audio_start_ms=start,
-                                         audio_end_ms=now, item_id=item_id))
+            await self._emit(IdleTimedOut(start, now, item_id))
             await self._commit(self.buffer.take_all(), item_id, respond=True, even_if_silent=True)
 
     async def _speech_started(self, start_ms: int) -> None:
@@ -249,8 +261,7 @@ class HeardAudio:
         if self._live_transcript_ms > 0 and self.voice is not None:
             self._live = LiveTranscript(self._turn_item, start_ms, self._live_transcript_ms, self.voice,
                                         self._hearing(), self._delta_sender(self._turn_item))
-        await self._outbox.put(event("input_audio_buffer.speech_started", audio_start_ms=start_ms,
-                                     item_id=self._turn_item))
+        await self._emit(SpeechStarted(start_ms, self._turn_item))
         await self._responses.discard("user speech")
         if self._turns is not None and self._turns.interrupt_response:
             await self._responses.cancel("turn_detected")
@@ -322,7 +333,7 @@ class HeardAudio:
         if live is not None:
             await live.stop()
             said = live.said
-        await self._outbox.put(event("input_audio_buffer.speech_stopped", audio_end_ms=end_ms, item_id=item_id))
+        await self._emit(SpeechStopped(end_ms, item_id))
         respond = self._turns is not None and self._turns.create_response
         pcm = self.buffer.take_turn(end_ms)
         eager, self._eager = self._eager, None
@@ -341,8 +352,8 @@ class HeardAudio:
         transcript = eager.transcript or Transcript("", "en")
         self._metrics.transcribed(eager.stt_seconds)
         previous = self._conversation.add(item)
-        await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item.id))
-        await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        await self._emit(AudioCommitted(previous, item.id))
+        await self._emit(ItemAdded(item.snapshot(), previous))
         await self._transcript_events(item, transcript, pcm, said)
         if not respond or not transcript.text:
             await self._drop_eager(eager, "nothing to answer")
@@ -364,8 +375,8 @@ class HeardAudio:
         previous = self._conversation.add(item)
         if direct:
             keep_recent_audio(self._conversation.items, self._max_direct_audio_bytes)
-        await self._outbox.put(event("input_audio_buffer.committed", previous_item_id=previous, item_id=item_id))
-        await self._outbox.put(event("conversation.item.added", previous_item_id=previous, item=item.to_wire()))
+        await self._emit(AudioCommitted(previous, item_id))
+        await self._emit(ItemAdded(item.snapshot(), previous))
         ended = time.monotonic() if speech_end is None else speech_end
         task = asyncio.create_task(self._transcribe(item, pcm, respond and not direct, even_if_silent, ended,
                                                     waited_ms, self._turns_begun, said), name=f"voxcall-stt-{item_id}")
@@ -382,10 +393,7 @@ class HeardAudio:
             transcript = await voice.transcribe(pcm, self._hearing())
         except Exception as exc:  # a model failure must not end the session
             log.exception("transcription of %s failed", item.id)
-            await self._outbox.put(event("conversation.item.input_audio_transcription.failed", item_id=item.id,
-                                         content_index=0, error={"type": "transcription_error",
-                                                                 "code": type(exc).__name__,
-                                                                 "message": "transcription failed"}))
+            await self._emit(TranscriptFailed(item.id, type(exc).__name__))
             return
         done = time.monotonic()
         self._metrics.transcribed(done - started)
@@ -399,8 +407,7 @@ class HeardAudio:
 
     def _delta_sender(self, item_id: str) -> Callable[[str], Awaitable[None]]:
         async def send(delta: str) -> None:
-            await self._outbox.put(event("conversation.item.input_audio_transcription.delta", item_id=item_id,
-                                         content_index=0, delta=delta))
+            await self._emit(TranscriptDelta(item_id, delta))
         return send
 
     async def _transcript_events(self, item: MessageItem, transcript: Transcript, pcm: PCM, said: str) -> None:
@@ -408,11 +415,9 @@ class HeardAudio:
         delta = next_delta(said, transcript.text, final=True)
         if delta:
             await self._delta_sender(item.id)(delta)
-        await self._outbox.put(event("conversation.item.input_audio_transcription.completed", item_id=item.id,
-                                     content_index=0, transcript=transcript.text, languages=[
-                                         {"code": transcript.language}],
-                                     usage={"type": "duration", "seconds": round(len(pcm) / RATE, 3)}))
-        await self._outbox.put(event("conversation.item.done", item=item.to_wire()))
+        await self._emit(TranscriptCompleted(item.id, transcript.text, transcript.language,
+                                             round(len(pcm) / RATE, 3)))
+        await self._emit(ItemDone(item.snapshot()))
 
 
 def _no(item: MessageItem) -> bool:

@@ -38,9 +38,9 @@ from voxcall.core.conversation.conversation import Conversation, overflow
 from voxcall.core.conversation.images import holds_images, strip_images
 from voxcall.core.conversation.items import Item, MessageItem
 from voxcall.core.conversation.output_items import History
+from voxcall.core.events import Emit, ItemDeleted
 from voxcall.core.metrics import Metrics
-from voxcall.core.protocol import event
-from voxcall.core.responses.outbox import Outbox, OutputGate, Send
+from voxcall.core.responses.outbox import OutputGate
 from voxcall.core.responses.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.core.responses.response import CancelReason, ResponseRun
 from voxcall.core.responses.timing import HeardTurn
@@ -65,7 +65,7 @@ class HiddenKind(enum.Enum):
     EAGER_TURN = "eager_turn"  # at a pause in the user's speech; claimed when the turn is confirmed
 
 
-NewRun = Callable[[History, list[Item], Send], ResponseRun]
+NewRun = Callable[[History, list[Item], Emit], ResponseRun]
 """Builds a response with the session's current settings: ``(history, context items, emit) -> run``."""
 
 Context = tuple[list[Item], list[ParkedWork]]
@@ -75,7 +75,7 @@ Context = tuple[list[Item], list[ParkedWork]]
 class ResponseLifecycle:
     """Owns the session's visible and hidden responses as one explicit :class:`Phase`."""
 
-    def __init__(self, conversation: Conversation, outbox: Outbox, slots: SpeculationSlots, new_run: NewRun, *,
+    def __init__(self, conversation: Conversation, emit: Emit, slots: SpeculationSlots, new_run: NewRun, *,
                  prefetch: bool, max_hidden_events: int, max_history_items: int, max_conversation_bytes: int,
                  metrics: Metrics, drop_images: bool = False, ledger: ToolLedger | None = None,
                  on_idle: Callable[[], None] = lambda: None) -> None:
@@ -92,7 +92,7 @@ class ResponseLifecycle:
         self.slots = slots
         self._metrics = metrics
         self._conversation = conversation
-        self._outbox = outbox
+        self._emit = emit
         self._new_run = new_run
         self._prefetch = prefetch
         self._max_hidden_events = max_hidden_events
@@ -123,7 +123,7 @@ class ResponseLifecycle:
             for item in old:
                 if self._conversation.get(item.id) is not None:
                     self._conversation.delete(item.id)
-                    await self._outbox.put(event("conversation.item.deleted", item_id=item.id))
+                    await self._emit(ItemDeleted(item.id))
 
         async def drop_images() -> None:
             for item in unseen:
@@ -206,7 +206,7 @@ class ResponseLifecycle:
 
     def _hide(self, kind: HiddenKind, user_item: Item | None) -> None:
         """Start a hidden response of ``kind`` (the caller holds a slot); ``user_item`` ends its context."""
-        gate = OutputGate(self._outbox, limit=self._max_hidden_events)
+        gate = OutputGate(self._emit, limit=self._max_hidden_events)
         history = DeferredHistory(self._conversation, after=user_item)
         context, parked = self.context()
         run = self._new_run(history, context if user_item is None else [*context, user_item], gate.emit)

@@ -14,13 +14,18 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-from voxcall.core.protocol import Event, to_beta
+from voxcall.core.events import Emit, Event
+from voxcall.core.protocol import to_beta
 from voxcall.core.server_events import check_server_event, validation_enabled
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[Event], Awaitable[None]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+"""Writes one server event (a GA dict) to the socket."""
+
+E = TypeVar("E", bound=Event)
 
 
 class Outbox:
@@ -34,7 +39,7 @@ class Outbox:
         self._send = send
         self._beta = beta
         self._validate = validation_enabled() if validate is None else validate
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize)
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize)
         self._writer: asyncio.Task[None] | None = None
         self.closed = False
 
@@ -42,7 +47,7 @@ class Outbox:
         """Start the writer task."""
         self._writer = asyncio.create_task(self._write(), name="voxcall-outbox")
 
-    async def put(self, ev: Event) -> None:
+    async def put(self, ev: dict[str, Any]) -> None:
         """Queue an event for the socket (waits while the client is slow to read). Dropped once closed."""
         if self._validate:
             check_server_event(ev)
@@ -85,8 +90,8 @@ class Outbox:
 class OutputGate:
     """Holds a hidden response's events until it is claimed (``open``) or discarded (``drop``)."""
 
-    def __init__(self, outbox: Outbox, *, limit: int = 2048) -> None:
-        self._outbox = outbox
+    def __init__(self, emit: Emit, *, limit: int = 2048) -> None:
+        self._emit = emit
         self._limit = limit
         self._buffer: deque[Event] = deque()
         self._is_open = False
@@ -106,21 +111,22 @@ class OutputGate:
         if self._dropped:
             return
         if self._is_open:
-            await self._outbox.put(ev)
+            await self._emit(ev)
         else:
             self._buffer.append(ev)
 
-    def patch_first(self, kind: str, update: Callable[[Event], None]) -> None:
-        """Change the first buffered event of type ``kind`` in place (a claim sets the caller's metadata)."""
-        for ev in self._buffer:
-            if ev.get("type") == kind:
-                update(ev)
+    def patch_first(self, kind: type[E], update: Callable[[E], E]) -> None:
+        """Replace the first buffered event of type ``kind`` with ``update(event)`` (a claim sets the caller's
+        metadata, and the timing as it stands)."""
+        for n, ev in enumerate(self._buffer):
+            if isinstance(ev, kind):
+                self._buffer[n] = update(ev)
                 return
 
     async def open(self) -> None:
         """Flush the buffer in order, then let events through directly."""
         while self._buffer:
-            await self._outbox.put(self._buffer.popleft())
+            await self._emit(self._buffer.popleft())
         self._is_open = True  # no await between the last check of the buffer and this
         self._room.set()
 

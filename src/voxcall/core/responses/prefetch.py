@@ -21,12 +21,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import Item
-from voxcall.core.protocol import Event
+from voxcall.core.events import ResponseCreated, ResponseDone, ResponseTimed
 from voxcall.core.responses.outbox import OutputGate
 from voxcall.core.responses.response import ResponseRun
 
@@ -152,12 +152,9 @@ class Speculation:
         self.run.history = self.conversation
         self.run.params.metadata = metadata
 
-        def stamp(ev: Event) -> None:
-            ev["response"]["metadata"] = metadata
-
-        self.gate.patch_first("response.created", stamp)
-        self.gate.patch_first("response.done", stamp)
-        self.gate.patch_first("voxcall.response.timing", lambda ev: ev.update(self.run.timing.fields()))
+        self.gate.patch_first(ResponseCreated, lambda ev: ResponseCreated(replace(ev.response, metadata=metadata)))
+        self.gate.patch_first(ResponseDone, lambda ev: ResponseDone(replace(ev.response, metadata=metadata)))
+        self.gate.patch_first(ResponseTimed, lambda ev: self.run.timing.report(ev.response_id))
         self.slots.stats.claimed += 1
         self._release_slot()
         await self.gate.open()

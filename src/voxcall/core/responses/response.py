@@ -33,14 +33,33 @@ import logging
 from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
+from voxcall.audio.codec import PCM
 from voxcall.core.conversation.conversation import to_chat_items
 from voxcall.core.conversation.items import CallItem, Item, McpCallItem, MessageItem
 from voxcall.core.conversation.output_items import History, OutputItems
-from voxcall.core.protocol import Event, event, new_id, unicode_text
+from voxcall.core.events import (
+    ArgumentsDelta,
+    ArgumentsDone,
+    CallState,
+    ContentPartAdded,
+    ContentPartDone,
+    Event,
+    OutputAudio,
+    OutputAudioDone,
+    OutputTextDelta,
+    OutputTextDone,
+    OutputTranscriptDelta,
+    OutputTranscriptDone,
+    ResponseCreated,
+    ResponseDone,
+    ResponseState,
+    ToolCallRejected,
+)
+from voxcall.core.events.responses import Status
+from voxcall.core.protocol import new_id, unicode_text
 from voxcall.core.responses.response_inputs import ResponseInputs, UsageTotals
 from voxcall.core.responses.speaker import Speaker
 from voxcall.core.tools.server_calls import ServerCalls
-from voxcall.core.tools.tool_ledger import CallState
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import (
     ChatItem,
@@ -57,7 +76,6 @@ from voxcall.tools.codecalls import RejectedCall, TextDelta
 
 log = logging.getLogger(__name__)
 
-Status = Literal["in_progress", "completed", "cancelled", "failed", "incomplete"]
 CancelReason = Literal["client_cancelled", "turn_detected"]
 
 
@@ -104,7 +122,7 @@ class ResponseRun:
         return self.out.items
 
     async def emit(self, ev: Event) -> None:
-        """Send a server event of this response."""
+        """Send an event of this response."""
         await self.out.emit(ev)
 
     # -- the task -----------------------------------------------------------------------------------------------
@@ -112,7 +130,7 @@ class ResponseRun:
     async def run(self) -> None:
         """Stream the response to its end: completed, incomplete, failed or cancelled."""
         self.started = True
-        await self.emit(event("response.created", response=self.to_wire()))
+        await self.emit(ResponseCreated(self.state()))
         try:
             await self._stream()
         except asyncio.CancelledError:
@@ -133,7 +151,7 @@ class ResponseRun:
         """Report a response whose task was cancelled before it ever ran: created, then done (cancelled)."""
         if not self.started:
             self.started = True
-            await self.emit(event("response.created", response=self.to_wire()))
+            await self.emit(ResponseCreated(self.state()))
             await self._end("cancelled", {"type": "cancelled", "reason": self.cancel_reason})
 
     async def _stream(self) -> None:
@@ -235,14 +253,14 @@ class ResponseRun:
         if self._message is None:
             await self._open_message()
         assert self._message is not None
+        item = self._message
         if self._speaker is not None:
-            self._message.content[0]["transcript"] += delta
+            item.content[0]["transcript"] += delta
             self._speaker.feed(delta)
-            await self.out.event("response.output_audio_transcript.delta", self._message, content_index=0,
-                                 delta=delta)
+            await self.emit(OutputTranscriptDelta(self.id, item.id, self.out.index(item), 0, delta))
         else:
-            self._message.content[0]["text"] += delta
-            await self.out.event("response.output_text.delta", self._message, content_index=0, delta=delta)
+            item.content[0]["text"] += delta
+            await self.emit(OutputTextDelta(self.id, item.id, self.out.index(item), 0, delta))
 
     async def _open_message(self) -> None:
         spoken = self._spoken
@@ -250,8 +268,7 @@ class ResponseRun:
         item = MessageItem(new_id("item"), "assistant", [part], status="in_progress")
         self._message = item
         await self.out.add(item)
-        empty = {"type": "audio", "transcript": ""} if spoken else {"type": "text", "text": ""}
-        await self.out.event("response.content_part.added", item, content_index=0, part=empty)
+        await self.emit(ContentPartAdded(self.id, item.id, self.out.index(item), 0, spoken))
         if spoken and self.inputs.tts is not None:
             playback = self.inputs.playback
             # Speaking ahead never starts the host's speech arbitration (music ducking) before the claim.
@@ -260,10 +277,12 @@ class ResponseRun:
                                     ready, playback, speed=self.params.speed)
             item.spoken = self._speaker.audio  # the audio sent so far, also when the response is cut off
 
-    async def _send_audio(self, chunk: str) -> None:
-        if self._message is not None:
+    async def _send_audio(self, pcm: PCM, start_ms: int, duration_ms: int) -> None:
+        item = self._message
+        if item is not None:
             self.timing.audio()
-            await self.out.event("response.output_audio.delta", self._message, content_index=0, delta=chunk)
+            await self.emit(OutputAudio(self.id, item.id, self.out.index(item), 0, pcm, self.params.output_format,
+                                        start_ms, duration_ms))
 
     async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
         item = self._message
@@ -273,17 +292,17 @@ class ResponseRun:
         if item.content[0]["type"] == "output_audio":  # by the item, not the speaker: a cancel may come mid-finish
             if speaker is not None:
                 await (speaker.finish() if status == "completed" else speaker.cancel())
-            transcript = item.content[0]["transcript"]
-            await self.out.event("response.output_audio.done", item, content_index=0)
-            await self.out.event("response.output_audio_transcript.done", item, content_index=0,
-                                 transcript=transcript)
-            part = {"type": "audio", "transcript": transcript}
+            text = item.content[0]["transcript"]
+            spoken = True
+            index = self.out.index(item)
+            await self.emit(OutputAudioDone(self.id, item.id, index, 0))
+            await self.emit(OutputTranscriptDone(self.id, item.id, index, 0, text))
         else:
             text = item.content[0]["text"]
-            await self.out.event("response.output_text.done", item, content_index=0, text=text)
-            part = {"type": "text", "text": text}
+            spoken = False
+            await self.emit(OutputTextDone(self.id, item.id, self.out.index(item), 0, text))
         self._message = None
-        await self.out.event("response.content_part.done", item, content_index=0, part=part)
+        await self.emit(ContentPartDone(self.id, item.id, self.out.index(item), 0, spoken, text))
         item.status = status
         await self.out.done(item)
 
@@ -305,11 +324,8 @@ class ResponseRun:
 
     async def _arguments_delta(self, item: CallItem | McpCallItem, delta: str) -> None:
         item.arguments += delta
-        if isinstance(item, McpCallItem):
-            # ``obfuscation`` (stream padding; voxcall pads nothing): the JS Agents SDK ignores a delta without it
-            await self.out.event("response.mcp_call_arguments.delta", item, delta=delta, obfuscation="")
-        else:
-            await self.out.event("response.function_call_arguments.delta", item, call_id=item.call_id, delta=delta)
+        await self.emit(ArgumentsDelta(self.id, item.id, self.out.index(item), item.call_id, delta,
+                                       isinstance(item, McpCallItem)))
 
     async def _finish_call(self, call: ToolCall) -> None:
         item = self._open_calls.pop(call.call_id, None)
@@ -320,7 +336,8 @@ class ResponseRun:
         item.arguments = call.arguments_json
         self.calls.append(call)
         if isinstance(item, McpCallItem):  # it stays open until the tool has run
-            await self.out.event("response.mcp_call_arguments.done", item, arguments=item.arguments)
+            await self.emit(ArgumentsDone(self.id, item.id, self.out.index(item), call.call_id, call.name,
+                                          item.arguments, True))
             assert self.inputs.toolbox is not None  # a server call's item is made only with a toolbox
             await self._tool_runner(self.inputs.toolbox).propose(item, call)
             self._server_calls.append((item, call))
@@ -328,8 +345,8 @@ class ResponseRun:
         await self.inputs.ledger.propose(call, item, self.id, self.emit, server=False)
         item.status = "completed"
         self._client_calls = True
-        await self.out.event("response.function_call_arguments.done", item, call_id=call.call_id, name=call.name,
-                             arguments=item.arguments)
+        await self.emit(ArgumentsDone(self.id, item.id, self.out.index(item), call.call_id, call.name,
+                                      item.arguments, False))
         await self.out.done(item)
 
     async def _reject(self, rejected: RejectedCall) -> None:
@@ -340,8 +357,7 @@ class ResponseRun:
         if rejected.repairable:
             self._botched.append(rejected)
         log.info("response %s: rejected call %r: %s", self.id, rejected.name, rejected.reason)
-        await self.emit(event("voxcall.tool_call.rejected", response_id=self.id, name=rejected.name,
-                              reason=rejected.reason))
+        await self.emit(ToolCallRejected(self.id, rejected.name, rejected.reason))
 
     def _repair(self) -> list[ChatItem]:
         """What the model is shown of the round's botched calls to write them again (nothing when none was)."""
@@ -368,17 +384,15 @@ class ResponseRun:
             if entry is not None and entry.state is CallState.PROPOSED:
                 await ledger.sent(entry)
         self.status, self.status_details = status, details
-        await self.emit(event("response.done", response=self.to_wire()))
-        await self.emit(self.timing.to_event(self.id))
+        await self.emit(ResponseDone(self.state()))
+        await self.emit(self.timing.report(self.id))
 
-    def to_wire(self) -> dict[str, Any]:
-        """The GA ``RealtimeResponse`` object as it stands."""
-        tokens = self.params.max_output_tokens
-        return {"object": "realtime.response", "id": self.id, "status": self.status,
-                "status_details": self.status_details, "output": [i.to_wire() for i in self.output],
-                "conversation_id": self.history.conversation_id, "output_modalities": self.params.output_modalities,
-                "max_output_tokens": "inf" if tokens is None else tokens, "metadata": self.params.metadata,
-                "usage": self.usage.to_wire() if self.status != "in_progress" else None}
+    def state(self) -> ResponseState:
+        """The response as it stands (its usage once it ended)."""
+        return ResponseState(self.id, self.status, self.status_details, tuple(i.snapshot() for i in self.output),
+                             self.history.conversation_id, tuple(self.params.output_modalities),
+                             self.params.max_output_tokens, self.params.metadata,
+                             self.usage.counts() if self.status != "in_progress" else None)
 
 
 def _open_event() -> asyncio.Event:

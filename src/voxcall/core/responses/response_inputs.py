@@ -10,16 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.config import ToolsSettings
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import History
+from voxcall.core.events import Emit, TokenCounts
 from voxcall.core.metrics import Metrics
 from voxcall.core.playback import Playback
 from voxcall.core.responses.acknowledgement import acknowledgement
-from voxcall.core.responses.outbox import Send
 from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.server_calls import Approvals
@@ -75,7 +74,7 @@ class ResponseInputs:
     request: LLMRequest
     params: ResponseParams
     history: History
-    emit: Send
+    emit: Emit
     llm_timeout: float
     tts: TTS | None = None
     gain: Callable[[], float] = _unit_gain  # the session's voice gain, read as each clause is spoken
@@ -104,8 +103,6 @@ class UsageTotals:
         self.output_tokens += usage.output_tokens
         self.cached_tokens += usage.cached_input_tokens
 
-    def to_wire(self) -> dict[str, Any]:
-        return {"total_tokens": self.input_tokens + self.output_tokens, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "input_token_details": {"cached_tokens": self.cached_tokens, "text_tokens": self.input_tokens},
-                "output_token_details": {"text_tokens": self.output_tokens}}
+    def counts(self) -> TokenCounts:
+        """The totals so far."""
+        return TokenCounts(self.input_tokens, self.output_tokens, self.cached_tokens)

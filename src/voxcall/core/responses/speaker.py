@@ -1,14 +1,14 @@
 """Speaking one assistant message as its text streams: clause by clause, never waiting for whole sentences.
 
 Text deltas go through a :class:`~voxcall.speech.clauses.ClauseSplitter`; each complete clause is synthesised,
-resampled to the session's output format, scaled by the session's voice gain and encoded in a worker thread while
-the model keeps generating, then sent as ``response.output_audio.delta`` chunks. Tool syntax never gets here: the text
-is what the ``<code>`` parser released. A speaker of a hidden (speculative) response waits for its claim before
-it synthesises anything. Each clause is recorded with its audio span as its audio starts to go out, and every
-chunk sent is counted (:class:`~voxcall.core.conversation.items.SpokenAudio`), so ``conversation.item.truncate`` can cut
-the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also reported
-to the session's :class:`~voxcall.core.playback.Playback`, which keeps the host's music down until the client
-has played it.
+resampled to the session's output rate and scaled by the session's voice gain in a worker thread while the model
+keeps generating, then sent in chunks of :data:`CHUNK_MS` (:class:`~voxcall.core.events.OutputAudio`). Tool syntax
+never gets here: the text is what the ``<code>`` parser released. A speaker of a hidden (speculative) response
+waits for its claim before it synthesises anything. Each clause is recorded with its audio span as its audio starts
+to go out, and every chunk sent is counted (:class:`~voxcall.core.conversation.items.SpokenAudio`), so a truncation
+can cut the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also
+reported to the session's :class:`~voxcall.core.playback.Playback`, which keeps the host's music down until the
+client has played it.
 """
 
 from __future__ import annotations
@@ -16,21 +16,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from voxcall.audio.codec import apply_gain, encode_audio, pcm_duration_ms, resample
+from voxcall.audio.codec import PCM, apply_gain, pcm_duration_ms, resample
 from voxcall.audio.formats import AudioFormat
 from voxcall.core.conversation.items import Spoken, SpokenAudio
 from voxcall.core.playback import Playback
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
 
-_CHUNK_MS = 100  # audio per delta event
+CHUNK_MS = 100
+"""Audio per chunk sent."""
+
+SendAudio = Callable[[PCM, int, int], Awaitable[None]]
+"""Sends a chunk: its samples, where it starts in the message's audio (ms), and how long it lasts (ms)."""
 
 
 class Speaker:
     """Turns one message's text into audio events; ``finish()`` waits for the last chunk, ``cancel()`` stops."""
 
     def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
-                 send_audio: Callable[[str], Awaitable[None]], released: asyncio.Event,
+                 send_audio: SendAudio, released: asyncio.Event,
                  playback: Playback | None = None, *, speed: float = 1.0) -> None:
         """``playback`` paces the session's speech on the host's audio output (music): the speaker holds it while
         it speaks and reports every chunk sent. ``speed`` is the speaking rate the TTS is asked for."""
@@ -63,15 +67,15 @@ class Speaker:
         self._task.cancel()
         await asyncio.wait([self._task])
 
-    def _render(self, clause: str) -> list[tuple[str, int]]:
-        """The clause's audio in the session's format and volume: encoded chunks, each with its length (ms)."""
-        chunks: list[tuple[str, int]] = []
-        step = self._fmt.rate * _CHUNK_MS // 1000
+    def _render(self, clause: str) -> list[tuple[PCM, int]]:
+        """The clause's audio at the session's rate and volume: chunks, each with its length (ms)."""
+        chunks: list[tuple[PCM, int]] = []
+        step = self._fmt.rate * CHUNK_MS // 1000
         for pcm in self._tts.synthesize(clause, speed=self._speed):
             audio = apply_gain(resample(pcm, self._tts.sample_rate, self._fmt.rate), self._gain())
             for i in range(0, len(audio), step):
                 piece = audio[i:i + step]
-                chunks.append((encode_audio(piece, self._fmt), pcm_duration_ms(len(piece), self._fmt.rate)))
+                chunks.append((piece, pcm_duration_ms(len(piece), self._fmt.rate)))
         return chunks
 
     async def _speak(self) -> None:
@@ -91,7 +95,7 @@ class Speaker:
             start = self.audio.sent_ms
             self.audio.clauses.append(Spoken(clause, start, start + sum(ms for _, ms in chunks)))
             for chunk, ms in chunks:
-                await self._send_audio(chunk)
+                await self._send_audio(chunk, self.audio.sent_ms, ms)
                 self.audio.sent_ms += ms
                 if self._playback is not None:
                     self._playback.sent(self.audio, ms)

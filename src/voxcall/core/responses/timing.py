@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from voxcall.core.protocol import Event, event
+from voxcall.core.events import ResponseTimed, ToolTimes
 
 Clock = float
 """Seconds on :func:`time.monotonic`."""
@@ -46,13 +45,12 @@ class ToolTiming:
     cached: bool = False
     next_audio: Clock | None = None
 
-    def to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"call_id": self.call_id, "name": self.name}
-        if self.ended is not None:
-            out["duration_ms"] = _ms(self.ended - self.started)
-            if self.next_audio is not None:
-                out["to_audio_ms"] = _ms(self.next_audio - self.ended)
-        return out
+    def times(self) -> ToolTimes:
+        """Its figures (those measured so far)."""
+        if self.ended is None:
+            return ToolTimes(self.call_id, self.name)
+        return ToolTimes(self.call_id, self.name, _ms(self.ended - self.started),
+                         None if self.next_audio is None else _ms(self.next_audio - self.ended))
 
 
 @dataclass
@@ -121,13 +119,9 @@ class ResponseTiming:
             out["first_audio"] = _ms(self.first_audio - self.origin)
         return out
 
-    def fields(self) -> dict[str, Any]:
-        """The figures of the ``voxcall.response.timing`` event: ``timings_ms`` and ``tools``."""
-        return {"timings_ms": self.stages_ms(), "tools": [t.to_wire() for t in self.tools]}
-
-    def to_event(self, response_id: str) -> Event:
-        """The ``voxcall.response.timing`` event."""
-        return event("voxcall.response.timing", response_id=response_id, **self.fields())
+    def report(self, response_id: str) -> ResponseTimed:
+        """The figures as they stand: the ``voxcall.response.timing`` event of response ``response_id``."""
+        return ResponseTimed(response_id, self.stages_ms(), tuple(tool.times() for tool in self.tools))
 
 
 def _ms(seconds: float) -> int:

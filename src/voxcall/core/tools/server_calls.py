@@ -24,9 +24,11 @@ from dataclasses import dataclass
 
 from voxcall.core.conversation.items import ApprovalRequestItem, CallItem, McpCallItem
 from voxcall.core.conversation.output_items import OutputItems
-from voxcall.core.protocol import ProtocolError, event, new_id, unicode_text
+from voxcall.core.events import CallState, ItemDone, ServerCallProgress
+from voxcall.core.events.tools import CallProgress
+from voxcall.core.protocol import ProtocolError, new_id, unicode_text
 from voxcall.core.responses.timing import ResponseTiming
-from voxcall.core.tools.tool_ledger import CallState, LedgerCall, ToolLedger
+from voxcall.core.tools.tool_ledger import LedgerCall, ToolLedger
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
 
@@ -143,8 +145,11 @@ class ServerCalls:
     async def _close_item(self, item: CallItem | McpCallItem, reason: str) -> None:
         assert isinstance(item, McpCallItem)  # the ledger's server calls are mcp_call items
         item.status, item.error = "incomplete", reason
-        await self._out.event("response.mcp_call.failed", item)
+        await self._progress(item, "failed")
         await self._out.done(item)
+
+    async def _progress(self, item: McpCallItem, progress: CallProgress) -> None:
+        await self._out.emit(ServerCallProgress(self._out.response_id, item.id, self._out.index(item), progress))
 
     def _needs_approval(self, name: str) -> bool:
         tool = self._toolbox.get(name)
@@ -158,7 +163,7 @@ class ServerCalls:
             if not approved:
                 return ToolResult("the user did not approve this call" + (f" ({reason})" if reason else ""),
                                   is_error=True)
-        await self._out.event("response.mcp_call.in_progress", item)
+        await self._progress(item, "in_progress")
         self._timing.tool_started(call.call_id, call.name)
         return await self._toolbox.run(call.name, call.arguments, self._context)
 
@@ -181,7 +186,7 @@ class ServerCalls:
         item.error = output if result.is_error else None
         item.status = "completed"
         if entry.detached:
-            await self._out.emit(event("conversation.item.done", item=item.to_wire()))
+            await self._out.emit(ItemDone(item.snapshot()))
             return
-        await self._out.event("response.mcp_call.failed" if result.is_error else "response.mcp_call.completed", item)
+        await self._progress(item, "failed" if result.is_error else "completed")
         await self._out.done(item)

@@ -31,7 +31,6 @@ Transitions are decided with no ``await`` between reading a state and writing th
 from __future__ import annotations
 
 import asyncio
-import enum
 import json
 import logging
 import time
@@ -41,9 +40,10 @@ from typing import Any
 
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import CallItem, CallOutputItem, McpCallItem, MessageItem
+from voxcall.core.events import Emit, ItemAdded, ItemDone, ToolCallMoved
+from voxcall.core.events.tools import CallState
 from voxcall.core.metrics import Metrics
-from voxcall.core.protocol import event, new_id
-from voxcall.core.responses.outbox import Send
+from voxcall.core.protocol import new_id
 from voxcall.tools import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
@@ -52,26 +52,10 @@ REPEAT_NOTE = "(the same call was already made in this turn; its result again) "
 """What a repeated call's output starts with, before the first call's output."""
 
 
-class CallState(enum.Enum):
-    """Where one tool call stands."""
-
-    PROPOSED = "proposed"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    TIMED_OUT = "timed_out"
-
-
 _NEXT: dict[CallState, frozenset[CallState]] = {  # the moves out of each state; the four ends have none
     CallState.PROPOSED: frozenset({CallState.RUNNING, CallState.CANCELLED}),
     CallState.RUNNING: frozenset({CallState.DONE, CallState.FAILED, CallState.CANCELLED, CallState.TIMED_OUT}),
 }
-
-_EVENTS = {CallState.PROPOSED: "voxcall.tool_call.proposed", CallState.RUNNING: "voxcall.tool_call.started",
-           CallState.DONE: "voxcall.tool_call.completed", CallState.FAILED: "voxcall.tool_call.completed",
-           CallState.TIMED_OUT: "voxcall.tool_call.completed", CallState.CANCELLED: "voxcall.tool_call.cancelled"}
-"""The event of each move (``completed`` says how in its ``status``: ``ok``, ``error`` or ``timed_out``)."""
 
 Landed = Callable[["LedgerCall"], None]
 """Told when a detached server call (its response already ended) has its result, or a client tool's call timed out
@@ -87,7 +71,7 @@ class LedgerCall:
     response_id: str
     turn: str | None  # the id of the user message the call answers (None: no user message yet)
     server: bool
-    emit: Send
+    emit: Emit
     state: CallState = CallState.PROPOSED
     reason: str | None = None
     repeat_of: str | None = None  # the call_id of the first identical call of the turn
@@ -139,7 +123,7 @@ class ToolLedger:
 
     # -- moves ----------------------------------------------------------------------------------------------
 
-    async def propose(self, call: ToolCall, item: CallItem | McpCallItem, response_id: str, emit: Send, *,
+    async def propose(self, call: ToolCall, item: CallItem | McpCallItem, response_id: str, emit: Emit, *,
                       server: bool, repeats: bool = False) -> LedgerCall:
         """Record a call the model wrote (``PROPOSED``); a server call identical to an earlier one of the same
         user turn is its repeat, unless the tool ``repeats``. Proposing a call twice returns the first record."""
@@ -152,7 +136,7 @@ class ToolLedger:
                           and c.repeat_of is None and c.state is not CallState.CANCELLED), None)
             entry.repeat_of = first.call.call_id if first is not None else None
         self.calls[call.call_id] = entry
-        await self._move(entry, CallState.PROPOSED, tool=call.name, params=call.arguments)
+        await self._move(entry, CallState.PROPOSED, params=call.arguments)
         return entry
 
     async def run(self, entry: LedgerCall, work: Callable[[], Awaitable[ToolResult]], *, stoppable: bool,
@@ -163,7 +147,7 @@ class ToolLedger:
         loop = asyncio.get_running_loop()
         entry.landed, entry.stoppable, entry.round = loop.create_future(), stoppable, round_no
         first = self.calls.get(entry.repeat_of) if entry.repeat_of else None
-        await self._move(entry, CallState.RUNNING, tool=entry.call.name, params=entry.call.arguments, round=round_no)
+        await self._move(entry, CallState.RUNNING, params=entry.call.arguments, round=round_no)
 
         async def body() -> None:
             original = await self._first_result(first)
@@ -202,7 +186,7 @@ class ToolLedger:
                  else CallState.DONE)
         await on_result(entry)
         status = "timed_out" if result.timed_out else "error" if result.is_error else "ok"
-        await self._move(entry, state, tool=entry.call.name, result=entry.item_output, status=status,
+        await self._move(entry, state, result=entry.item_output, status=status,
                          cached=result.cached, round=entry.round, repeat_of=entry.repeat_of)
         assert entry.landed is not None
         if not entry.landed.done():
@@ -231,10 +215,10 @@ class ToolLedger:
         running_on: list[LedgerCall] = []
         for entry in entries:
             if entry.state is CallState.PROPOSED:
-                await self._move(entry, CallState.CANCELLED, tool=entry.call.name, reason=f"not run: {why}")
+                await self._move(entry, CallState.CANCELLED, reason=f"not run: {why}")
             elif entry.state is CallState.RUNNING and entry.stoppable:
                 task = entry.task
-                await self._move(entry, CallState.CANCELLED, tool=entry.call.name, reason=f"not completed: {why}")
+                await self._move(entry, CallState.CANCELLED, reason=f"not completed: {why}")
                 if entry.landed is not None:
                     entry.landed.cancel()  # a repeat waiting for this result runs itself
                 if task is not None and not task.done():
@@ -248,7 +232,7 @@ class ToolLedger:
     async def sent(self, entry: LedgerCall) -> None:
         """A client tool's call went out with its response: ``RUNNING`` until its output arrives, or
         ``client_wait`` seconds."""
-        await self._move(entry, CallState.RUNNING, tool=entry.call.name, params=entry.call.arguments)
+        await self._move(entry, CallState.RUNNING, params=entry.call.arguments)
         self._timers[entry.call.call_id] = asyncio.create_task(self._await_client(entry),
                                                                name=f"voxcall-client-wait-{entry.call.call_id}")
 
@@ -260,7 +244,7 @@ class ToolLedger:
             timer.cancel()
         if entry is not None and entry.state is CallState.RUNNING:
             entry.result = ToolResult(output)
-            await self._move(entry, CallState.DONE, tool=entry.call.name, result=output, status="ok")
+            await self._move(entry, CallState.DONE, result=output, status="ok")
 
     async def _await_client(self, entry: LedgerCall) -> None:
         await asyncio.sleep(self._client_wait)
@@ -275,9 +259,9 @@ class ToolLedger:
         item = CallOutputItem(new_id("item"), entry.call.call_id, output)
         before = self._conversation.add(item)
         entry.result = ToolResult(output, is_error=True, timed_out=True)
-        await entry.emit(event("conversation.item.added", previous_item_id=before, item=item.to_wire()))
-        await entry.emit(event("conversation.item.done", previous_item_id=before, item=item.to_wire()))
-        await self._move(entry, CallState.TIMED_OUT, tool=entry.call.name, result=output, status="timed_out")
+        await entry.emit(ItemAdded(item.snapshot(), before))
+        await entry.emit(ItemDone(item.snapshot(), before))
+        await self._move(entry, CallState.TIMED_OUT, result=output, status="timed_out")
         self._on_landed(entry)
 
     def forget(self, response_id: str) -> None:
@@ -310,8 +294,8 @@ class ToolLedger:
         if "reason" in fields:
             entry.reason = fields["reason"]
         self._metrics.tool_call_state(state.value)
-        await entry.emit(event(_EVENTS[state], response_id=entry.response_id, call_id=entry.call.call_id,
-                               item_id=entry.item.id, state=state.value, **fields))
+        await entry.emit(ToolCallMoved(entry.response_id, entry.call.call_id, entry.item.id, state,
+                                       entry.call.name, entry.server, **fields))
 
     def _turn(self) -> str | None:
         """The id of the latest user message: the turn a call belongs to."""
