@@ -95,8 +95,8 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     when the backend cannot be built (unknown kind, missing model, an option it cannot honour, unreadable script …)
     or when speech is required (``speech.enabled: true``) and a model is missing.
     """
+    from voxcall.app import create_app
     from voxcall.serving.admission import Admission
-    from voxcall.serving.app import create_app
 
     startup = startup or Startup()
     warn_if_open(settings)

@@ -19,10 +19,10 @@ import pytest
 import websockets
 from starlette.types import Message
 
+from voxcall.app import create_app
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
 from voxcall.serving.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SERVICE_RESTART, Admission, Refusal, Seat
-from voxcall.serving.app import create_app
 
 from .conftest import SCRIPT, Server, ServerFactory
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from voxcall.core.protocol import Event, new_id
 from voxcall.core.session import Session
-from voxcall.core.shared import Shared
 from voxcall.live.config import LiveError
 from voxcall.live.delegation import Announce
+from voxcall.serving.shared import Shared
 
 EmitLive = Callable[[Event], Awaitable[None]]
 

@@ -20,9 +20,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from voxcall.core.client_events import decode_frame
 from voxcall.core.protocol import Event, ProtocolError, event, wire_text
 from voxcall.core.rate_limits import EventFate, EventRate
-from voxcall.core.shared import Occupy, Shared
 from voxcall.live.config import LiveError, read_start
 from voxcall.live.session import LiveSession, backend_models
+from voxcall.serving.shared import Occupy, Shared
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from voxcall.core.protocol import Event, event, new_id
 from voxcall.core.session import Session
-from voxcall.core.shared import Shared
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.audio_bridge import AudioBridge
 from voxcall.live.backend import Backend
@@ -40,6 +39,7 @@ from voxcall.live.config import LiveConfig, LiveError, read_update
 from voxcall.live.delegation import Announce, Delegations
 from voxcall.live.output_stream import OutputStream
 from voxcall.live.timeline import Timeline
+from voxcall.serving.shared import Shared
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voxcall.core.protocol import Event, wire_text
 from voxcall.core.session import Session
-from voxcall.core.shared import Occupy, Shared
+from voxcall.serving.shared import Occupy, Shared
 
 
 async def serve_realtime(ws: WebSocket, shared: Shared, occupy: Occupy) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from starlette.websockets import WebSocketDisconnect
 
 if TYPE_CHECKING:
-    from voxcall.core.shared import Drainable
+    from voxcall.serving.shared import Drainable
 
 log = logging.getLogger(__name__)
 

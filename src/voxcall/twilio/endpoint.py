@@ -15,8 +15,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voxcall.core.responses.outbox import Send
 from voxcall.core.session import Session
-from voxcall.core.shared import Occupy, Shared
 from voxcall.core.tools.toolbox import Toolbox
+from voxcall.serving.shared import Occupy, Shared
 from voxcall.twilio.call import TwilioCall
 from voxcall.twilio.signature import SIGNATURE_HEADER, signature_valid, signed_url
 

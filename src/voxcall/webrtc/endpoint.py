@@ -37,10 +37,10 @@ from voxcall.core.client_events import parse_client_event
 from voxcall.core.protocol import ProtocolError
 from voxcall.core.responses.outbox import Send
 from voxcall.core.session import Session
-from voxcall.core.shared import Shared
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.serving.auth import extract_client_key, key_is_valid, origin_allowed
+from voxcall.serving.shared import Shared
 from voxcall.webrtc.offer import Offer, OfferError, read_form, read_sdp, session_config
 from voxcall.webrtc.secrets import ClientSecret, ClientSecrets, SecretRefused, is_client_secret
 

@@ -35,7 +35,6 @@ from voxcall import __version__
 from voxcall.config import ServerSettings
 from voxcall.core.metrics import CONTENT_TYPE, Metrics
 from voxcall.core.responses.prefetch import SpeculationSlots
-from voxcall.core.shared import Drainable, Occupy, Shared
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.core.voice import Voice
 from voxcall.live.endpoint import serve_live
@@ -43,6 +42,7 @@ from voxcall.llm import LLMBackend
 from voxcall.realtime.endpoint import serve_realtime
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
+from voxcall.serving.shared import Drainable, Occupy, Shared
 from voxcall.twilio import serve_twilio, twilio_refusal
 from voxcall.webrtc.endpoint import WebRTCEdge
 
