@@ -1,9 +1,9 @@
 """Protocol edge cost: µs per event to parse client events with the SDK's models, and to validate or build server
 events with them.
 
-Client events: ``json.loads`` alone, then :func:`~voxcall.core.client_events.parse_client_event` on the
+Client events: ``json.loads`` alone, then :func:`~voxcall.realtime.client_events.parse_client_event` on the
 decoded event (beta mapping and strict validation). Server events: building the dict as voxcall does, validating
-it against the SDK's model (:func:`~voxcall.core.server_events.check_server_event`, on in tests only), and,
+it against the SDK's model (:func:`~voxcall.realtime.server_events.check_server_event`, on in tests only), and,
 for comparison, building it from the SDK's model with ``model_dump`` (the road not taken). Best of ``--repeat``
 runs, since the machine is noisy.
 
@@ -23,9 +23,10 @@ from typing import Any
 from openai.types.realtime import ResponseAudioDeltaEvent, ResponseDoneEvent, ResponseTextDeltaEvent
 from pydantic import BaseModel
 
-from voxcall.core.client_events import parse_client_event
-from voxcall.core.protocol import event, new_id
-from voxcall.core.server_events import check_server_event
+from voxcall.core.ids import new_id
+from voxcall.realtime.client_events import parse_client_event
+from voxcall.realtime.server_events import check_server_event
+from voxcall.serving.frames import event
 
 AUDIO_20MS = base64.b64encode(bytes(960)).decode()  # 20 ms of 24 kHz PCM16
 WEATHER = {"type": "function", "name": "get_weather", "description": "Weather for a city.",

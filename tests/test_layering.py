@@ -40,6 +40,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 
 ALLOWED: dict[tuple[str, str], str] = {
     ("voxcall.tools.builtin", "voxcall.audio"): "the music and volume tools drive the host's audio output",
+    ("voxcall.webrtc", "voxcall.realtime"): "a WebRTC call carries the Realtime protocol's events on its data channel: "
+                                            "it speaks them with the Realtime edge's connection",
 }
 """Documented exceptions to :data:`FORBIDDEN`: (importing module prefix, imported prefix) and why."""
 

@@ -27,35 +27,29 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from voxcall import __version__
 from voxcall.config import ServerSettings
-from voxcall.core.metrics import CONTENT_TYPE, Metrics
-from voxcall.core.responses.prefetch import SpeculationSlots
+from voxcall.core.metrics import CONTENT_TYPE
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.core.voice import Voice
 from voxcall.live.endpoint import serve_live
 from voxcall.llm import LLMBackend
 from voxcall.realtime.endpoint import serve_realtime
-from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
-from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
-from voxcall.serving.shared import Drainable, Occupy, Shared
-from voxcall.twilio import serve_twilio, twilio_refusal
+from voxcall.serving.admission import Admission
+from voxcall.serving.gate import EdgeCheck, Gate
+from voxcall.serving.host import SessionHost
+from voxcall.serving.shared import Occupy, Shared
+from voxcall.twilio import serve_twilio, twilio_check
 from voxcall.webrtc.endpoint import WebRTCEdge
 
 log = logging.getLogger(__name__)
 
-_POLICY_VIOLATION = 1008
-_TRY_AGAIN_LATER = 1013
-
-Edge = Callable[[WebSocket, Shared, Occupy], Awaitable[None]]
-"""A protocol edge: serves one accepted connection until it ends."""
-
-Admit = Callable[[WebSocket, Shared], str | None]
-"""An edge's own admission check: why a connection may not open, or None."""
+Edge = Callable[[WebSocket, SessionHost, Occupy], Awaitable[None]]
+"""A protocol edge over a WebSocket: serves one accepted connection until it ends."""
 
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
@@ -67,66 +61,36 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
     servers stopped when it stops). ``admission`` keeps the session limits and drains the sessions when the
     server stops (default: one with the settings' limits). ``delegates`` are the named backends a GPT-Live
     session's Responses delegation may name (``live.backends``)."""
-    keys = settings.client_keys()
     admission = admission or Admission(settings.max_sessions, settings.max_sessions_per_key,
                                        settings.shutdown_close_code)
-    tools: dict[str, Toolbox | None] = {"box": toolbox}
+    shared = Shared.of(settings, backend, voice=voice, toolbox=toolbox, delegates=delegates)
+    tools, slots, metrics = shared.tools, shared.slots, shared.metrics
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         built = None
         if toolbox is None and (settings.tools.builtin or settings.tools.modules or settings.mcp.servers):
-            built = tools["box"] = await Toolbox.from_settings(settings)
+            built = tools.box = await Toolbox.from_settings(settings)
             log.info("server tools: %s", ", ".join(t.name for t in built.tools) or "none")
         try:
             yield
         finally:
             if built is not None:
                 await built.aclose()
-    slots = SpeculationSlots(settings.session.max_speculative)
-    metrics = Metrics()
-    metrics.watch_tool_threads(lambda: tools["box"].registry.threads if tools["box"] is not None else None)
+    metrics.watch_tool_threads(lambda: tools.box.registry.threads if tools.box is not None else None)
+    host = SessionHost(shared)
+    gate = Gate(settings, admission, metrics)
 
-    shared = Shared(settings, backend, slots, metrics, voice, delegates=dict(delegates or {}))
-
-    def edge(serve: Edge, name: str, admit: Admit | None = None) -> Callable[[WebSocket], Awaitable[None]]:
-        """The route of one protocol edge: the checks every edge shares, then ``serve``. ``admit`` replaces the
-        API key check for an edge whose clients present no key (Twilio signs its requests instead)."""
+    def edge(serve: Edge, name: str, check: EdgeCheck | None = None) -> Callable[[WebSocket], Awaitable[None]]:
+        """The route of one WebSocket edge: the gate, then ``serve``. ``check`` replaces the API key check for an
+        edge whose clients present no key (Twilio signs its requests instead)."""
 
         async def route(ws: WebSocket) -> None:
-            offered = list(ws.scope.get("subprotocols") or [])
-            if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host"), settings.allowed_origins):
-                log.info("refused a %s connection from %s: origin %s is not allowed", name, ws.client,
-                         ws.headers.get("origin"))
-                await ws.close(code=_POLICY_VIOLATION, reason="origin not allowed")
+            seat = await gate.websocket(ws, name, check)
+            if seat is None:
                 return
-            key = extract_client_key(ws.headers, offered) if admit is None else None
-            refused = admit(ws, shared) if admit is not None else None
-            if refused is not None:
-                log.info("refused a %s connection from %s: %s", name, ws.client, refused)
-                await ws.close(code=_POLICY_VIOLATION, reason=refused)
-                return
-            if admit is None and keys and not key_is_valid(key, keys):
-                log.info("refused a %s connection from %s: missing or unknown API key", name, ws.client)
-                await ws.close(code=_POLICY_VIOLATION, reason="invalid or missing API key")
-                return
-            admitted = admission.admit(key if keys else None)
-            if isinstance(admitted, Refusal):
-                log.info("refused a %s connection from %s: %s", name, ws.client, admitted.code)
-                metrics.sessions_refused.labels(admitted.code).inc()
-                await _refuse(ws, admitted, choose_subprotocol(offered))
-                return
-            with admitted as seat:
-                await ws.accept(subprotocol=choose_subprotocol(offered))
-
-                async def occupy(session: Drainable) -> bool:
-                    if seat.occupy(session, ws):
-                        return True
-                    await admission.close(ws)  # the server began to stop during the handshake
-                    return False
-
-                shared.toolbox = tools["box"]
-                await serve(ws, shared, occupy)
+            with seat:
+                await serve(ws, host, gate.occupy(seat, ws))
 
         return route
 
@@ -139,28 +103,17 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         return JSONResponse(body, status_code=503 if admission.draining else 200)
 
     async def metrics_page(request: Request) -> Response:
-        if keys and not key_is_valid(extract_client_key(request.headers, []), keys):
+        if not gate.key_valid(gate.key_of(request.headers)):
             return JSONResponse({"error": "invalid or missing API key"}, status_code=401)
         return Response(metrics.render(), media_type=CONTENT_TYPE)
 
-    return Starlette(routes=[WebSocketRoute("/v1/realtime", edge(serve_realtime, "realtime")),
-                             WebSocketRoute("/v1/live/sessions", edge(serve_live, "live")),
-                             WebSocketRoute("/v1/twilio/{profile}", edge(serve_twilio, "twilio", twilio_refusal)),
-                             *WebRTCEdge(shared, admission, keys, lambda: tools["box"]).routes(),
-                             Route("/healthz", healthz),
-                             Route("/metrics", metrics_page),
-                             Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True))],
-                     lifespan=lifespan)
-
-
-async def _refuse(ws: WebSocket, refusal: Refusal, subprotocol: str | None) -> None:
-    """Refuse a connection before the upgrade: an HTTP response with ``refusal``'s status, its JSON body and a
-    ``Retry-After``. A server without the ASGI WebSocket denial-response extension cannot send one (closing
-    before the upgrade would read as 403): there the connection is accepted and closed with code 1013, "try
-    again later", with the refusal's code as its reason."""
-    if "websocket.http.response" in ws.scope.get("extensions", {}):
-        await ws.send_denial_response(JSONResponse(refusal.body(), status_code=refusal.status,
-                                                   headers={"Retry-After": str(RETRY_AFTER_SECONDS)}))
-        return
-    await ws.accept(subprotocol=subprotocol)
-    await ws.close(code=_TRY_AGAIN_LATER, reason=refusal.code)
+    routes: list[BaseRoute] = [
+        WebSocketRoute("/v1/realtime", edge(serve_realtime, "realtime")),
+        WebSocketRoute("/v1/live/sessions", edge(serve_live, "live")),
+        WebSocketRoute("/v1/twilio/{profile}", edge(serve_twilio, "twilio", twilio_check(shared))),
+        *WebRTCEdge(host, gate).routes(),
+        Route("/healthz", healthz),
+        Route("/metrics", metrics_page),
+        Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True)),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -14,9 +14,9 @@ from openai import AsyncOpenAI
 from tests.llm.fake_server import FakeServer
 from voxcall.app import create_app
 from voxcall.config import ServerSettings
-from voxcall.core.server_events import ENV_VAR
 from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, ScriptedBackend
+from voxcall.realtime.server_events import ENV_VAR
 from voxcall.serving.admission import Admission
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",

@@ -8,14 +8,17 @@ import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from voxcall.config import SessionOptions, ToolsSettings
+from voxcall.config import ServerSettings, SessionOptions, ToolsSettings
 from voxcall.core.events import Emit, Event
-from voxcall.core.events.wire import RealtimeEncoder
-from voxcall.core.rate_limits import Clock
+from voxcall.core.metrics import Metrics
 from voxcall.core.responses.prefetch import SpeculationSlots
-from voxcall.core.server_events import check_server_event
-from voxcall.core.session import CloseSocket, Session
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
+from voxcall.realtime.connection import RealtimeConnection
+from voxcall.realtime.encode import RealtimeEncoder
+from voxcall.realtime.server_events import check_server_event
+from voxcall.serving.host import CloseConnection, SessionHost
+from voxcall.serving.rate import Clock
+from voxcall.serving.shared import ServerTools, Shared
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import TextDelta
 
@@ -89,20 +92,29 @@ class ControlledBackend:
         return None
 
 
+def host_for(backend: Any, *, slots: SpeculationSlots | None = None, voice: Any = None, toolbox: Any = None,
+             **options: Any) -> SessionHost:
+    """A session host for ``backend``: ``options`` are fields of the ``session:`` section, or of the ``tools:`` one
+    (``allow_session_mcp``)."""
+    tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
+    settings = ServerSettings(session=SessionOptions(**options), tools=ToolsSettings(**tools))
+    return SessionHost(Shared(settings, backend, slots or SpeculationSlots(4), Metrics(), voice, ServerTools(toolbox)))
+
+
 class Harness:
-    """A session whose outbox records events; ``send`` feeds it client events as JSON frames."""
+    """A session spoken to in the Realtime protocol whose events are recorded; ``send`` feeds it client events as
+    JSON frames."""
 
     def __init__(self, backend: Any, *, slots: SpeculationSlots | None = None, voice: Any = None,
                  toolbox: Any = None, beta: bool = False, clock: Clock = time.monotonic,
-                 close_socket: CloseSocket | None = None, **options: Any) -> None:
+                 close_socket: CloseConnection | None = None, **options: Any) -> None:
         """``options`` are fields of the ``session:`` section, or of the ``tools:`` one (``allow_session_mcp``);
-        ``clock`` is the session's rate limits' clock; ``close_socket`` is how it would end its connection."""
+        ``clock`` is the connection's rate limits' clock; ``close_socket`` is how it would end its connection."""
         self.events: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
-        tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
-        self.session = Session(backend, self._record, options=SessionOptions(**options),
-                               tools=ToolsSettings(**tools), beta=beta, slots=slots or SpeculationSlots(4),
-                               voice=voice, toolbox=toolbox, clock=clock, close_socket=close_socket)
+        self.host = host_for(backend, slots=slots, voice=voice, toolbox=toolbox, **options)
+        self.connection = RealtimeConnection(self.host, self._record, beta=beta, clock=clock, close=close_socket)
+        self.session = self.connection.session
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_server_event(ev)
@@ -111,14 +123,18 @@ class Harness:
             self._changed.notify_all()
 
     async def __aenter__(self) -> Harness:
-        await self.session.start()
+        await self.connection.start()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.session.close()
+        await self.connection.close()
 
     async def send(self, **ev: Any) -> None:
-        await self.session.handle_frame(json.dumps(ev))
+        await self.frame(json.dumps(ev))
+
+    async def frame(self, data: str | bytes) -> None:
+        """Hand the connection one frame as a client sends it."""
+        await self.connection.handle_frame(data)
         await self.settle()
 
     async def say(self, text: str) -> None:

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from voxcall.core.client_events import parse_client_event
 from voxcall.core.conversation.conversation import Conversation, item_bytes, overflow, to_chat_items
 from voxcall.core.conversation.items import (
     ApprovalResponseItem,
@@ -17,10 +16,11 @@ from voxcall.core.conversation.items import (
     MessageItem,
     Spoken,
     SpokenAudio,
-    item_from_client,
 )
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, Message
+from voxcall.realtime.client_events import parse_client_event
+from voxcall.realtime.items import item_from_client
 
 
 def read(item: dict[str, Any]) -> Item:
@@ -40,7 +40,7 @@ def test_items_insert_after_an_id_at_the_root_or_last() -> None:
     assert conversation.add(user("a", "a"), "root") is None
     assert conversation.add(user("b2", "b2"), "b") == "b"
     assert [i.id for i in conversation.items] == ["a", "b", "b2", "c"]
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(SessionError) as caught:
         conversation.add(user("again", "a"))
     assert caught.value.code == "duplicate_item_id"
 
@@ -106,7 +106,7 @@ def test_each_item_type_has_its_own_class_and_wire_form() -> None:
     ({"type": "message", "id": "x" * 65, "role": "user", "content": []}, "item.id"),
 ])
 def test_what_voxcall_does_not_take_is_named(item: dict[str, Any], param: str) -> None:
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(SessionError) as caught:
         read(item)
     assert caught.value.param == param
 

@@ -43,12 +43,12 @@ async def live(h: Harness, audio: bytes) -> None:
     start = loop.time()
     for n, i in enumerate(range(0, len(audio), step)):
         chunk = base64.b64encode(audio[i:i + step]).decode()
-        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+        await h.connection.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
         await asyncio.sleep(max(0.0, start + (n + 1) * CHUNK_MS / 1000 - loop.time()))
 
 
 def eager(h: Harness, event: str) -> float:
-    value = h.session.metrics.registry.get_sample_value("voxcall_speculation_total",
+    value = h.session.parts.metrics.registry.get_sample_value("voxcall_speculation_total",
                                                         {"kind": "eager_turn", "event": event})
     return value or 0.0
 

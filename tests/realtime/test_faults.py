@@ -176,7 +176,7 @@ async def test_a_client_gone_at_any_event_of_a_spoken_tool_response_leaves_nothi
         await h.turn(text)
         if after < events:
             await asyncio.wait_for(h.gone.wait(), 15)
-        await asyncio.wait_for(h.session.close(), 15)
+        await asyncio.wait_for(h.connection.close(), 15)
         left = [t.get_name() for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         assert not left, f"tasks left after a drop at event {after} of {events}: {left}"
     gc.collect()  # a task that died with an exception nobody read is reported (logged) when collected

@@ -226,7 +226,7 @@ async def test_a_long_append_hands_the_event_loop_back_while_the_vad_reads_it() 
         await asyncio.sleep(0)
         audio = base64.b64encode(bytes(24_000 * 2 * 15)).decode()
         before = ticks
-        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": audio}))
+        await h.connection.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": audio}))
         during = ticks - before
         ticker.cancel()
         assert during >= 15 * 2 - 1  # one turn of the loop per slice at least

@@ -11,12 +11,12 @@ from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit
 from voxcall.core.metrics import Metrics
 from voxcall.core.responses.lifecycle import HiddenKind, Phase, ResponseLifecycle
-from voxcall.core.responses.outbox import Outbox
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
-from voxcall.core.server_events import check_server_event
 from voxcall.llm import LLMRequest
+from voxcall.realtime.server_events import check_server_event
+from voxcall.serving.outbox import Outbox
 
 from .harness import ControlledBackend, Turn, wired
 
@@ -28,7 +28,7 @@ class Parts:
         self.events: list[dict[str, Any]] = []
         self.backend = ControlledBackend(*turns)
         self.conversation = Conversation()
-        self.outbox = Outbox(self._record)
+        self.outbox: Outbox[dict[str, Any]] = Outbox(self._record)
         self.outbox.start()
         self.emit = wired(self.outbox.put)
         self.lifecycle = ResponseLifecycle(self.conversation, self.emit, SpeculationSlots(slots), self.new_run,

@@ -93,7 +93,7 @@ async def stream_live(h: Harness, b64: str, chunk_ms: int = 40, *, paced: PacedV
     raw = base64.b64decode(b64)
     step = 24_000 * chunk_ms // 1000 * 2
     for i in range(0, len(raw), step):
-        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append",
+        await h.connection.handle_frame(json.dumps({"type": "input_audio_buffer.append",
                                                  "audio": base64.b64encode(raw[i:i + step]).decode()}))
         await asyncio.sleep(chunk_ms / 1000)
         if paced is not None:

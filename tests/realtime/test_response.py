@@ -12,11 +12,11 @@ import pytest
 
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import OutOfBand
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
-from voxcall.core.server_events import check_server_event
 from voxcall.llm import LLMRequest
+from voxcall.realtime.server_events import check_server_event
 
 from .harness import ControlledBackend, Turn, wired
 
@@ -125,7 +125,7 @@ async def test_the_audio_length_counts_every_chunk_sent_wherever_a_cancel_lands(
         sent = sum(e["type"] == "response.output_audio.delta" for e in events)
         assert sent == cut and message.audio_ms == 100 * sent, f"cancel after chunk {cut}"
         conversation.check_truncate(message.id, 0, message.audio_ms)
-        with pytest.raises(ProtocolError):
+        with pytest.raises(SessionError):
             conversation.check_truncate(message.id, 0, message.audio_ms + 1)
 
 

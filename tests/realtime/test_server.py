@@ -10,8 +10,8 @@ import httpx2 as httpx
 import pytest
 import websockets
 
-from voxcall.core.server_events import check_server_event
 from voxcall.llm import ScriptedBackend
+from voxcall.realtime.server_events import check_server_event
 
 from .conftest import SCRIPT, WEATHER_TOOL, ServerFactory
 

@@ -187,7 +187,7 @@ async def test_bad_events_get_a_clear_error_and_the_session_survives(event: dict
 ])
 async def test_bad_frames(frame: str | bytes, code: str) -> None:
     async with Harness(ControlledBackend(), max_frame_bytes=1000) as h:
-        await h.session.handle_frame(frame)
+        await h.connection.handle_frame(frame)
         await h.settle()
         assert h.of("error")[-1]["error"]["code"] == code
         await h.send(type="session.update", session={"type": "realtime", "instructions": "ok"})
@@ -364,7 +364,7 @@ async def test_beta_clients_get_beta_event_names() -> None:
         async def record(ev: dict[str, Any]) -> None:
             sent.append(ev)
 
-        h.session.outbox._send = record
+        h.connection._send = record
         await h.say("hi")
         await h.send(type="response.create")
         for _ in range(50):
@@ -381,8 +381,8 @@ async def test_beta_clients_get_beta_event_names() -> None:
 
 async def test_cancel_right_after_create_still_reports_the_response() -> None:
     async with Harness(ControlledBackend(Turn("never"))) as h:
-        await h.session.handle_frame('{"type": "response.create"}')
-        await h.session.handle_frame('{"type": "response.cancel"}')  # before the response task ran at all
+        await h.connection.handle_frame('{"type": "response.create"}')
+        await h.connection.handle_frame('{"type": "response.cancel"}')  # before the response task ran at all
         await h.settle()
         assert [e["type"] for e in h.events[-3:]] == ["response.created", "response.done", "voxcall.response.timing"]
         assert h.of("response.done")[0]["response"]["status"] == "cancelled"
@@ -422,7 +422,7 @@ async def test_new_tools_are_prepared_before_the_user_asks() -> None:
 async def test_deeply_nested_json_is_an_error_and_the_session_lives() -> None:
     async with Harness(ControlledBackend(Turn("Still here."))) as h:
         frame = '{"type":"session.update","session":' + "[" * 10000 + "]" * 10000 + "}"
-        await h.session.handle_frame(frame)
+        await h.connection.handle_frame(frame)
         await h.settle()
         assert h.of("error")[-1]["error"]["code"] == "invalid_json"
         await h.say("hello")
@@ -461,7 +461,7 @@ async def test_a_handler_that_crashes_answers_server_error_and_the_session_lives
         async def broken(model: Any, ev: Any) -> None:
             raise RuntimeError("a bug")
 
-        h.session._handlers["conversation.item.retrieve"] = broken
+        h.connection._handlers["conversation.item.retrieve"] = broken
         await h.send(type="conversation.item.retrieve", event_id="evt_bug", item_id="x")
         error = h.of("error")[-1]["error"]
         assert (error["type"], error["code"], error["event_id"]) == ("server_error", "server_error", "evt_bug")

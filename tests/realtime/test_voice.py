@@ -39,7 +39,7 @@ async def stream(h: Harness, b64: str, fmt: AudioFormat = PCM24K, chunk_ms: int 
     step = fmt.rate * chunk_ms // 1000 * (2 if fmt.kind == "audio/pcm" else 1)
     for i in range(0, len(raw), step):
         chunk = base64.b64encode(raw[i:i + step]).decode()
-        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+        await h.connection.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
     await h.settle()
 
 
@@ -55,7 +55,7 @@ async def test_spoken_question_to_tool_call_to_spoken_answer(voice: Voice) -> No
                                 Turn("It is sunny in Paris today."))
     async with Harness(backend, voice=voice) as h:
         await h.send(type="session.update", session={"type": "realtime", "tools": [WEATHER]})
-        assert h.session.settings.output_modalities == ["audio"]
+        assert h.session.settings.output_modalities == ("audio",)
         await stream(h, speech(voice, "What is the weather in Paris?"))
         started = await h.wait("input_audio_buffer.speech_started")
         stopped = await h.wait("input_audio_buffer.speech_stopped")

@@ -19,7 +19,7 @@ from .conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
 async def refusal(url: str, caplog: pytest.LogCaptureFixture, headers: dict[str, str] | None = None) -> str:
     """Open ``url``, expect HTTP 403 before the upgrade, and return the reason the server logged."""
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="voxcall.app"), pytest.raises(InvalidStatus) as refused:
+    with caplog.at_level(logging.INFO, logger="voxcall.serving.gate"), pytest.raises(InvalidStatus) as refused:
         async with connect(url, additional_headers=headers or {}):
             pass
     assert refused.value.response.status_code == 403

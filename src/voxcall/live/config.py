@@ -20,7 +20,7 @@ from openai.types.live import SessionConfig, SessionUpdateConfig
 from pydantic import BaseModel, ValidationError
 
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
 
 DelegationKind = Literal["client", "responses"]
 
@@ -43,21 +43,23 @@ _RESPONSES_FIELDS = frozenset({"model", "instructions", "max_output_tokens", "pa
 _TOOL_TYPES_RUN_HERE = frozenset({"function", "mcp"})
 
 
-class LiveError(ProtocolError):
-    """A client command voxcall refuses, as the Live protocol reports it (see :meth:`to_wire`)."""
+class LiveError(SessionError):
+    """A client command voxcall refuses, as the Live protocol reports it (see :func:`error_wire`)."""
 
     def __init__(self, message: str, *, code: str = "invalid_value", param: str | None = None,
                  kind: str = "invalid_request_error") -> None:
         super().__init__(message, code=code, param=param, kind=kind)
 
-    def to_wire(self, client_event_id: str | None) -> dict[str, Any]:
-        """The ``error`` object of an ``error`` event."""
-        error: dict[str, Any] = {"type": self.kind, "code": self.code, "message": self.message}
-        if self.param is not None:
-            error["param"] = self.param
-        if client_event_id is not None:
-            error["client_event_id"] = client_event_id
-        return error
+
+
+def error_wire(err: SessionError, client_event_id: str | None) -> dict[str, Any]:
+    """The ``error`` object of an ``error`` event, for any error of a Live session (its own or its core's)."""
+    error: dict[str, Any] = {"type": err.kind, "code": err.code, "message": err.message}
+    if err.param is not None:
+        error["param"] = err.param
+    if client_event_id is not None:
+        error["client_event_id"] = client_event_id
+    return error
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from typing import Any
 
 from voxcall.core.conversation.images import UNSEEN_IMAGE
 from voxcall.core.conversation.items import CallItem, CallOutputItem, Item, McpCallItem, MessageItem
-from voxcall.core.protocol import ProtocolError, new_id
+from voxcall.core.errors import SessionError
+from voxcall.core.ids import new_id
 from voxcall.llm import AudioPart, ChatItem, FunctionCallItem, FunctionOutputItem, ImagePart, Media, Message
 
 
@@ -49,13 +50,13 @@ class Conversation:
         """The item with ``item_id``, or a protocol error naming it."""
         item = self.get(item_id) if isinstance(item_id, str) else None
         if item is None:
-            raise ProtocolError(f"item with id {item_id!r} does not exist", code="item_not_found", param=param)
+            raise SessionError(f"item with id {item_id!r} does not exist", code="item_not_found", param=param)
         return item
 
     def add(self, item: Item, previous_item_id: str | None = None) -> str | None:
         """Insert ``item`` after ``previous_item_id`` (``"root"``: first; None: last); return the id before it."""
         if self.get(item.id) is not None:
-            raise ProtocolError(f"an item with id {item.id!r} already exists", code="duplicate_item_id",
+            raise SessionError(f"an item with id {item.id!r} already exists", code="duplicate_item_id",
                                 param="item.id")
         if previous_item_id is None:
             index = len(self._items)
@@ -84,13 +85,13 @@ class Conversation:
         """Raise a protocol error unless ``call_id`` names a completed call that has no output yet."""
         call = self.call(call_id)
         if call is None:
-            raise ProtocolError(f"no function call with call_id {call_id!r} in the conversation",
+            raise SessionError(f"no function call with call_id {call_id!r} in the conversation",
                                 code="invalid_call_id", param="item.call_id")
         if call.status != "completed":
-            raise ProtocolError(f"the call {call_id!r} is not complete yet", code="invalid_call_id",
+            raise SessionError(f"the call {call_id!r} is not complete yet", code="invalid_call_id",
                                 param="item.call_id")
         if self.has_output(call_id):
-            raise ProtocolError(f"the call {call_id!r} already has an output", code="duplicate_call_output",
+            raise SessionError(f"the call {call_id!r} already has an output", code="duplicate_call_output",
                                 param="item.call_id")
 
     def check_truncate(self, item_id: str, index: int, end_ms: int) -> None:
@@ -98,12 +99,12 @@ class Conversation:
         was sent (every chunk sent counts, also of a clause cut off by a cancel)."""
         item = self.require(item_id)
         if not isinstance(item, MessageItem) or item.role != "assistant" or not 0 <= index < len(item.content):
-            raise ProtocolError("only the content of an assistant message can be truncated", code="invalid_value",
+            raise SessionError("only the content of an assistant message can be truncated", code="invalid_value",
                                 param="content_index")
         if item.content[index].get("type") != "output_audio":
-            raise ProtocolError("only audio content can be truncated", code="invalid_value", param="content_index")
+            raise SessionError("only audio content can be truncated", code="invalid_value", param="content_index")
         if not 0 <= end_ms <= item.audio_ms:
-            raise ProtocolError(f"audio_end_ms must be from 0 to the item's audio length ({item.audio_ms} ms, the "
+            raise SessionError(f"audio_end_ms must be from 0 to the item's audio length ({item.audio_ms} ms, the "
                                 "audio sent for it)", code="invalid_value", param="audio_end_ms")
 
     def truncate(self, item_id: str, index: int, end_ms: int) -> MessageItem:

@@ -1,9 +1,8 @@
-"""Conversation items, one small class per type, their GA wire form, and reading them from a client's event.
+"""Conversation items, one small class per type, and their GA wire form.
 
 An :data:`Item` is a message, a client tool's call or its output, a server tool's call (``mcp_call``, also for
 built-in and module tools, whose ``server_label`` is ``voxcall``), or an approval request / response for one.
-Items a client sends arrive as the SDK's models (:mod:`voxcall.core.client_events` validated them);
-:func:`item_from_client` adds voxcall's own checks (supported parts and types, id length) and defaults.
+Items a client sends are read into these by its edge (:mod:`voxcall.realtime.items` for the Realtime protocol).
 """
 
 from __future__ import annotations
@@ -11,27 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
-from openai.types.realtime import (
-    RealtimeConversationItemAssistantMessage,
-    RealtimeConversationItemFunctionCall,
-    RealtimeConversationItemFunctionCallOutput,
-    RealtimeConversationItemSystemMessage,
-    RealtimeConversationItemUserMessage,
-    RealtimeMcpApprovalResponse,
-)
-
-from voxcall.core.conversation.images import read_image_part
-from voxcall.core.protocol import ProtocolError, new_id
-from voxcall.tools.calls import new_call_id
+from voxcall.core.ids import new_id
 
 __all__ = ["ApprovalRequestItem", "ApprovalResponseItem", "CallItem", "CallOutputItem", "Item", "McpCallItem",
-           "MessageItem", "Spoken", "SpokenAudio", "item_from_client"]
+           "MessageItem", "Spoken", "SpokenAudio"]
 
 Status = Literal["completed", "incomplete", "in_progress"]
 Role = Literal["user", "assistant", "system"]
 
-_TEXT_PART = {"user": "input_text", "system": "input_text", "assistant": "output_text"}
-_MAX_ID = 64
 
 
 @dataclass(frozen=True)
@@ -103,6 +89,12 @@ class MessageItem:
     def to_wire(self) -> dict[str, Any]:
         """The GA message item."""
         return {**_base(self), "role": self.role, "content": [dict(p) for p in self.content]}
+
+    @classmethod
+    def of_text(cls, role: Role, text: str) -> MessageItem:
+        """A message of one text part, with a fresh id."""
+        return cls(new_id("item"), role, [{"type": "output_text" if role == "assistant" else "input_text",
+                                            "text": text}])
 
     def snapshot(self) -> MessageItem:
         """A copy as the message stands now (its parts copied: text streams into them)."""
@@ -235,54 +227,3 @@ class ApprovalResponseItem:
 
 Item = MessageItem | CallItem | CallOutputItem | McpCallItem | ApprovalRequestItem | ApprovalResponseItem
 """One conversation item."""
-
-_MESSAGES = (RealtimeConversationItemSystemMessage, RealtimeConversationItemUserMessage,
-             RealtimeConversationItemAssistantMessage)
-
-
-def item_from_client(model: Any, *, max_image_bytes: int, where: str = "item.") -> Item:
-    """The item for a client's item (an SDK model from ``conversation.item.create`` or ``response.create``
-    input); a ``ProtocolError`` for what voxcall does not take. Images longer than ``max_image_bytes`` (as data
-    URLs) are refused (:mod:`voxcall.core.conversation.images`)."""
-    item_id = model.id or new_id("item")
-    if len(item_id) > _MAX_ID:
-        raise ProtocolError(f"'{where}id' must be at most {_MAX_ID} characters", code="invalid_value",
-                            param=f"{where}id")
-    if isinstance(model, _MESSAGES):
-        return _message(item_id, model, where, max_image_bytes)
-    if isinstance(model, RealtimeConversationItemFunctionCall):
-        return CallItem(item_id, model.call_id or new_call_id(), _non_empty(model.name, f"{where}name"),
-                        model.arguments or "{}")
-    if isinstance(model, RealtimeConversationItemFunctionCallOutput):
-        return CallOutputItem(item_id, _non_empty(model.call_id, f"{where}call_id"), model.output)
-    if isinstance(model, RealtimeMcpApprovalResponse):
-        return ApprovalResponseItem(item_id, _non_empty(model.approval_request_id, f"{where}approval_request_id"),
-                                    model.approve, model.reason)
-    raise ProtocolError(f"unsupported item type {model.type!r}; expected message, function_call, "
-                        "function_call_output or mcp_approval_response", code="invalid_value", param=f"{where}type")
-
-
-def _non_empty(value: str, param: str) -> str:
-    if not value:
-        raise ProtocolError(f"'{param}' must be a non-empty string", code="invalid_value", param=param)
-    return value
-
-
-def _message(item_id: str, model: Any, where: str, max_image_bytes: int) -> MessageItem:
-    """A message of text parts, and for a user message images too (audio in items is not supported yet)."""
-    role: Role = model.role
-    allowed = _TEXT_PART[role]
-    parts: list[dict[str, Any]] = []
-    for n, part in enumerate(model.content):
-        param = f"{where}content[{n}]"
-        if role == "user" and part.type == "input_image":
-            parts.append(read_image_part(part, param, max_image_bytes))
-            continue
-        if part.type != allowed:
-            images = " or input_image" if role == "user" else ""
-            raise ProtocolError(f"'{param}.type' must be {allowed}{images} (audio is not supported in items yet)",
-                                code="invalid_value", param=f"{param}.type")
-        if part.text is None:
-            raise ProtocolError(f"'{param}.text' must be a string", code="invalid_type", param=f"{param}.text")
-        parts.append({"type": allowed, "text": part.text})
-    return MessageItem(item_id, role, parts)

@@ -38,10 +38,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from voxcall.audio.codec import AudioDecodeError, StreamResampler, decode_audio
-from voxcall.audio.formats import AudioFormat
+from voxcall.audio.codec import StreamResampler
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import MessageItem
+from voxcall.core.errors import SessionError
 from voxcall.core.events import (
     AudioCleared,
     AudioCommitted,
@@ -60,12 +60,12 @@ from voxcall.core.hearing.eager_turn import EagerTurn
 from voxcall.core.hearing.input_buffer import AudioBufferFull, InputAudio
 from voxcall.core.hearing.partials import LiveTranscript, next_delta
 from voxcall.core.hearing.transcription import Hearing
+from voxcall.core.hearing.turn_detection import TurnDetection
+from voxcall.core.ids import new_id
 from voxcall.core.metrics import Metrics
-from voxcall.core.protocol import ProtocolError, new_id
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.timing import HeardTurn
-from voxcall.core.settings import TurnDetection
 from voxcall.core.voice import PCM, RATE, Voice
 from voxcall.speech import turns
 from voxcall.speech.stt import Transcript
@@ -127,7 +127,6 @@ class HeardAudio:
         self._pause: SpeechPaused | None = None  # the pause of the turn in progress, under semantic_vad
         self._turn_item: str | None = None  # id reserved for the user item of the turn being spoken
         self._resampler: StreamResampler | None = None
-        self._resampler_format: AudioFormat | None = None
         self._transcriptions: set[asyncio.Task[None]] = set()
         self._quiet_since_ms = 0  # stream position since which neither side has spoken
         self._playback: tuple[ResponseRun, int] | None = None  # the last response heard, and where its audio began
@@ -158,21 +157,18 @@ class HeardAudio:
     def need_voice(self) -> Voice:
         """The speech models, or a protocol error when this server has none."""
         if self.voice is None:
-            raise ProtocolError("audio input is not available: this server runs without speech models; send text",
+            raise SessionError("audio input is not available: this server runs without speech models; send text",
                                 code="unsupported_event", param="type")
         return self.voice
 
     # -- client events ------------------------------------------------------------------------------------------
 
-    async def append(self, audio: str, fmt: AudioFormat) -> None:
-        """``input_audio_buffer.append``: decode, resample to 16 kHz, detect turn boundaries and act on them."""
+    async def append(self, audio: PCM, rate: int) -> None:
+        """Heard ``audio`` at ``rate``: resample to 16 kHz, detect turn boundaries and act on them."""
         self.need_voice()
-        if self._resampler is None or self._resampler_format != fmt:
-            self._resampler, self._resampler_format = StreamResampler(fmt.rate, RATE), fmt
-        try:
-            pcm = self._resampler.process(decode_audio(audio, fmt))
-        except AudioDecodeError as exc:
-            raise ProtocolError(f"'audio': {exc}", code="invalid_value", param="audio") from None
+        if self._resampler is None or self._resampler.src_rate != rate:
+            self._resampler = StreamResampler(rate, RATE)
+        pcm = self._resampler.process(audio)
         for start in range(0, len(pcm), VAD_SLICE_SAMPLES):
             await asyncio.sleep(0)  # each slice waits its turn on the event loop, also of a flood of small appends
             await self._heard(pcm[start:start + VAD_SLICE_SAMPLES])
@@ -183,7 +179,7 @@ class HeardAudio:
         try:
             boundaries = self.buffer.append(pcm)
         except AudioBufferFull as exc:
-            raise ProtocolError(f"input audio buffer full: {exc}; it was cleared", code="input_audio_buffer_full",
+            raise SessionError(f"input audio buffer full: {exc}; it was cleared", code="input_audio_buffer_full",
                                 param="audio") from None
         for boundary in boundaries:
             if isinstance(boundary, turns.SpeechStarted):
@@ -203,7 +199,7 @@ class HeardAudio:
         """``input_audio_buffer.commit`` (push-to-talk): the held audio becomes a user item; no response."""
         self.need_voice()
         if self.buffer.duration_ms < MIN_COMMIT_MS:
-            raise ProtocolError(f"buffer too small: expected at least {MIN_COMMIT_MS} ms of audio, have "
+            raise SessionError(f"buffer too small: expected at least {MIN_COMMIT_MS} ms of audio, have "
                                 f"{self.buffer.duration_ms} ms", code="input_audio_buffer_commit_empty")
         await self._commit(self.buffer.take_all(), new_id("item"), respond=False)
 

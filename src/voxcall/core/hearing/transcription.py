@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
 
 OPENAI_TRANSCRIPTION_MODELS = frozenset({"whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe",
                                          "gpt-4o-transcribe-latest", "gpt-4o-mini-transcribe-2025-03-20",
@@ -32,16 +32,16 @@ class Hearing:
 def choose_hearing(transcription: Any, models: Mapping[str, frozenset[str]], default: str, *,
                    param: str = "session.audio.input.transcription") -> Hearing:
     """The :class:`Hearing` that ``transcription`` (the client's object, or None) asks for, among ``models``
-    (installed name → the languages it transcribes; ``default`` is the server's); a ``ProtocolError`` naming the
+    (installed name → the languages it transcribes; ``default`` is the server's); a ``SessionError`` naming the
     parameter when it cannot be honoured."""
     settings = transcription if isinstance(transcription, dict) else {}
     asked, language = settings.get("model"), settings.get("language")
     if asked is not None and not isinstance(asked, str):
-        raise ProtocolError(f"'{param}.model' must be a string", code="invalid_type", param=f"{param}.model")
+        raise SessionError(f"'{param}.model' must be a string", code="invalid_type", param=f"{param}.model")
     if language is not None and not isinstance(language, str):
-        raise ProtocolError(f"'{param}.language' must be a string", code="invalid_type", param=f"{param}.language")
+        raise SessionError(f"'{param}.language' must be a string", code="invalid_type", param=f"{param}.language")
     if asked is not None and asked not in models and asked not in OPENAI_TRANSCRIPTION_MODELS:
-        raise ProtocolError(f"'{param}.model': no speech-to-text model {asked!r} on this server; installed: "
+        raise SessionError(f"'{param}.model': no speech-to-text model {asked!r} on this server; installed: "
                             f"{', '.join(models)} (more with pip install 'voxcall[multilingual]')",
                             code="unsupported_value", param=f"{param}.model")
     model = asked if asked is not None and asked in models else default
@@ -49,7 +49,7 @@ def choose_hearing(transcription: Any, models: Mapping[str, frozenset[str]], def
         fitting = [name for name, languages in models.items() if language in languages]
         if asked in models or not fitting:
             hint = "" if fitting else "; pip install 'voxcall[multilingual]' adds a model for 99 languages"
-            raise ProtocolError(f"'{param}.language': the speech-to-text model {model!r} does not transcribe "
+            raise SessionError(f"'{param}.language': the speech-to-text model {model!r} does not transcribe "
                                 f"{language!r}{hint}", code="unsupported_value", param=f"{param}.language")
         model = fitting[0]
     return Hearing(model, language)

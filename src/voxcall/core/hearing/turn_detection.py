@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
 
 Eagerness = Literal["low", "medium", "high", "auto"]
 
@@ -95,28 +95,28 @@ def parse_turn_detection(value: Any, *, where: str) -> TurnDetection | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ProtocolError(f"'{where}' must be an object", code="invalid_type", param=where)
+        raise SessionError(f"'{where}' must be an object", code="invalid_type", param=where)
     kind = value.get("type", "server_vad")
     if kind not in ("server_vad", "semantic_vad"):
-        raise ProtocolError(f"'{where}.type' must be 'server_vad' or 'semantic_vad'", code="invalid_value",
+        raise SessionError(f"'{where}.type' must be 'server_vad' or 'semantic_vad'", code="invalid_value",
                             param=f"{where}.type")
     known = _SERVER_VAD if kind == "server_vad" else _SEMANTIC_VAD
     unknown = sorted(set(value) - known)
     if unknown:
-        raise ProtocolError(f"unknown parameter '{where}.{unknown[0]}' for {kind}", code="unknown_parameter",
+        raise SessionError(f"unknown parameter '{where}.{unknown[0]}' for {kind}", code="unknown_parameter",
                             param=f"{where}.{unknown[0]}")
     create, interrupt = (_flag(value, key, where) for key in ("create_response", "interrupt_response"))
     if kind == "semantic_vad":
         eagerness = _EAGERNESS.get(value.get("eagerness") or "auto")
         if eagerness is None:
-            raise ProtocolError(f"'{where}.eagerness' must be low, medium, high or auto", code="invalid_value",
+            raise SessionError(f"'{where}.eagerness' must be low, medium, high or auto", code="invalid_value",
                                 param=f"{where}.eagerness")
         return TurnDetection(silence_duration_ms=EAGERNESS_SILENCE_MS[eagerness], create_response=create,
                              interrupt_response=interrupt, eagerness=eagerness)
     base = TurnDetection()
     threshold = value.get("threshold", base.threshold)
     if not isinstance(threshold, int | float) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
-        raise ProtocolError(f"'{where}.threshold' must be a number from 0 to 1", code="invalid_value",
+        raise SessionError(f"'{where}.threshold' must be a number from 0 to 1", code="invalid_value",
                             param=f"{where}.threshold")
     padding, silence = (_ms(value.get(key, getattr(base, key)), f"{where}.{key}", _MAX_MS)
                         for key in ("prefix_padding_ms", "silence_duration_ms"))
@@ -130,11 +130,11 @@ def parse_turn_detection(value: Any, *, where: str) -> TurnDetection | None:
 def _flag(value: dict[str, Any], key: str, where: str) -> bool:
     flag = value.get(key, getattr(TurnDetection, key))
     if not isinstance(flag, bool):
-        raise ProtocolError(f"'{where}.{key}' must be a boolean", code="invalid_type", param=f"{where}.{key}")
+        raise SessionError(f"'{where}.{key}' must be a boolean", code="invalid_type", param=f"{where}.{key}")
     return flag
 
 
 def _ms(number: Any, param: str, high: int, *, low: int = 0) -> int:
     if not isinstance(number, int) or isinstance(number, bool) or not low <= number <= high:
-        raise ProtocolError(f"'{param}' must be an integer from {low} to {high}", code="invalid_value", param=param)
+        raise SessionError(f"'{param}' must be an integer from {low} to {high}", code="invalid_value", param=param)
     return number

@@ -40,7 +40,7 @@ from voxcall.core.conversation.items import Item, MessageItem
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, ItemDeleted
 from voxcall.core.metrics import Metrics
-from voxcall.core.responses.outbox import OutputGate
+from voxcall.core.responses.gate import OutputGate
 from voxcall.core.responses.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.core.responses.response import CancelReason, ResponseRun
 from voxcall.core.responses.timing import HeardTurn

@@ -3,7 +3,7 @@ generated before it is asked for (claimed by any request whose effective setting
 
 A :class:`Speculation` is a transaction over a hidden :class:`~voxcall.core.responses.response.ResponseRun`:
 
-- its events wait behind an :class:`~voxcall.core.responses.outbox.OutputGate` (bounded: a full gate pauses the
+- its events wait behind an :class:`~voxcall.core.responses.gate.OutputGate` (bounded: a full gate pauses the
   provider stream), and its items go to a :class:`DeferredHistory`, so the session's history is untouched;
 - irreversible work (trimming history) is *parked* and runs only at claim;
 - :meth:`Speculation.claim` runs the parked work, commits the items, stamps the caller's metadata (and the
@@ -27,7 +27,7 @@ from typing import Literal
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import Item
 from voxcall.core.events import ResponseCreated, ResponseDone, ResponseTimed
-from voxcall.core.responses.outbox import OutputGate
+from voxcall.core.responses.gate import OutputGate
 from voxcall.core.responses.response import ResponseRun
 
 log = logging.getLogger(__name__)

@@ -56,7 +56,7 @@ from voxcall.core.events import (
     ToolCallRejected,
 )
 from voxcall.core.events.responses import Status
-from voxcall.core.protocol import new_id, unicode_text
+from voxcall.core.ids import new_id, unicode_text
 from voxcall.core.responses.response_inputs import ResponseInputs, UsageTotals
 from voxcall.core.responses.speaker import Speaker
 from voxcall.core.tools.server_calls import ServerCalls

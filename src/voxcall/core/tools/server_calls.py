@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 from voxcall.core.conversation.items import ApprovalRequestItem, CallItem, McpCallItem
 from voxcall.core.conversation.output_items import OutputItems
+from voxcall.core.errors import SessionError
 from voxcall.core.events import CallState, ItemDone, ServerCallProgress
 from voxcall.core.events.tools import CallProgress
-from voxcall.core.protocol import ProtocolError, new_id, unicode_text
+from voxcall.core.ids import new_id, unicode_text
 from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.tools.tool_ledger import LedgerCall, ToolLedger
 from voxcall.core.tools.toolbox import Toolbox
@@ -61,7 +62,7 @@ class Approvals:
     def check(self, request_id: str | None) -> None:
         """Raise a protocol error unless a response is waiting for ``request_id``."""
         if request_id not in self._waiting:
-            raise ProtocolError(f"no approval request {request_id!r} is waiting for an answer",
+            raise SessionError(f"no approval request {request_id!r} is waiting for an answer",
                                 code="invalid_approval_request_id", param="item.approval_request_id")
 
     def answer(self, request_id: str, approve: bool, reason: str | None) -> None:

@@ -7,9 +7,10 @@ and the approval requests waiting for the client's answer.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.server_calls import Approvals
 from voxcall.core.tools.toolbox import Toolbox
@@ -39,15 +40,15 @@ class SessionTools:
             return
         for n, tool in enumerate(settings.tools):
             if tool.name in self.toolbox.registry:
-                raise ProtocolError(f"tool name {tool.name!r} is taken by a server-side tool; rename the client tool",
+                raise SessionError(f"tool name {tool.name!r} is taken by a server-side tool; rename the client tool",
                                     code="invalid_tool", param=f"session.tools[{n}].name")
 
-    async def use_mcp_servers(self, specs: list[dict[str, Any]]) -> None:
+    async def use_mcp_servers(self, specs: Sequence[Mapping[str, Any]]) -> None:
         """Start the MCP servers a session declared (when the operator allows it) in place of its previous ones."""
         manager, toolbox = None, self._base
         if specs:
             if not self._allow_mcp:
-                raise ProtocolError("MCP servers in session.update are switched off on this server (the operator can "
+                raise SessionError("MCP servers in session.update are switched off on this server (the operator can "
                                     "allow them with tools.allow_session_mcp)", code="unsupported_tool_type",
                                     param="session.tools")
             manager, toolbox = await self._start(specs)
@@ -55,11 +56,11 @@ class SessionTools:
         if old is not None:
             await old.close()
 
-    async def _start(self, specs: list[dict[str, Any]]) -> tuple[MCPManager, Toolbox]:
+    async def _start(self, specs: Sequence[Mapping[str, Any]]) -> tuple[MCPManager, Toolbox]:
         try:
             configs = [MCPServerConfig.from_session_tool(d, allow_remote=self._allow_remote_mcp) for d in specs]
         except ValueError as exc:
-            raise ProtocolError(f"'session.tools': {exc}", code="invalid_tool", param="session.tools") from None
+            raise SessionError(f"'session.tools': {exc}", code="invalid_tool", param="session.tools") from None
         manager = MCPManager(configs)
         await manager.start()
         problem = ", ".join(f"{name}: {reason}" for name, reason in manager.failures.items())
@@ -69,7 +70,7 @@ class SessionTools:
             except ValueError as exc:  # a name clash with a server tool
                 problem = str(exc)
         await manager.close()
-        raise ProtocolError(f"MCP server unavailable: {problem}", code="mcp_server_unavailable", param="session.tools")
+        raise SessionError(f"MCP server unavailable: {problem}", code="mcp_server_unavailable", param="session.tools")
 
     async def close(self) -> None:
         """Stop the session's own MCP servers."""

@@ -42,8 +42,8 @@ from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import CallItem, CallOutputItem, McpCallItem, MessageItem
 from voxcall.core.events import Emit, ItemAdded, ItemDone, ToolCallMoved
 from voxcall.core.events.tools import CallState
+from voxcall.core.ids import new_id
 from voxcall.core.metrics import Metrics
-from voxcall.core.protocol import new_id
 from voxcall.tools import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)

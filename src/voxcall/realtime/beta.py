@@ -11,7 +11,8 @@ Clients of the beta protocol (``OpenAI-Beta: realtime=v1``) and lenient clients 
 - items without ``type`` (a message) or ``id``, a function call without ``arguments``, a JSON value as a call's
   output, assistant parts named ``text`` / ``audio``.
 
-A GA field wins over its beta alias. Server events go the other way in :func:`voxcall.core.protocol.to_beta`.
+A GA field wins over its beta alias. Server events go the other way: :func:`to_beta` gives a beta client the same
+events under their beta names (and drops ``conversation.item.done``, which beta has not).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import json
 from typing import Any
 
 from voxcall.audio.formats import AudioFormatError, parse_format
-from voxcall.core.protocol import ProtocolError, new_id
+from voxcall.core.errors import SessionError
+from voxcall.core.ids import new_id
 
-__all__ = ["from_beta"]
+__all__ = ["from_beta", "to_beta"]
 
 Event = dict[str, Any]
 
@@ -33,6 +35,17 @@ _BETA_AUDIO = {"input_audio_format": ("input", "format"), "turn_detection": ("in
                "speed": ("output", "speed")}
 _BETA_RENAMES = {"modalities": "output_modalities", "max_response_output_tokens": "max_output_tokens"}
 _BETA_ASSISTANT_PARTS = {"text": "output_text", "audio": "output_audio"}
+_BETA_NAMES = {
+    "conversation.item.added": "conversation.item.created",
+    "response.output_text.delta": "response.text.delta",
+    "response.output_text.done": "response.text.done",
+    "response.output_audio.delta": "response.audio.delta",
+    "response.output_audio.done": "response.audio.done",
+    "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+    "response.output_audio_transcript.done": "response.audio_transcript.done",
+}
+_BETA_DROPPED = frozenset({"conversation.item.done"})
+_BETA_CONTENT_TYPES = {"output_text": "text", "output_audio": "audio"}
 
 
 def from_beta(ev: Event) -> Event:
@@ -84,7 +97,7 @@ def _beta_format(value: Any, where: str) -> Any:
     try:
         return parse_format(value).to_wire()
     except AudioFormatError as exc:
-        raise ProtocolError(f"'{where}': {exc}", code="invalid_value", param=where) from None
+        raise SessionError(f"'{where}': {exc}", code="invalid_value", param=where) from None
 
 
 def _item(item: Any) -> Any:
@@ -110,3 +123,24 @@ def _assistant_part(part: Any) -> Any:
     if not isinstance(kind, str) or kind not in _BETA_ASSISTANT_PARTS:  # any other value: the validation names it
         return part
     return {**part, "type": _BETA_ASSISTANT_PARTS[kind]}
+
+
+def to_beta(ev: Event) -> Event | None:
+    """The event as a beta-protocol client expects it, or None when beta has no such event."""
+    kind = ev["type"]
+    if kind in _BETA_DROPPED:
+        return None
+    out = dict(ev, type=_BETA_NAMES.get(kind, kind))
+    if isinstance(out.get("item"), dict):
+        out["item"] = _beta_item(out["item"])
+    if isinstance(out.get("response"), dict) and isinstance(out["response"].get("output"), list):
+        out["response"] = dict(out["response"], output=[_beta_item(i) for i in out["response"]["output"]])
+    return out
+
+
+def _beta_item(item: dict[str, Any]) -> dict[str, Any]:
+    """Beta names assistant content parts ``text`` / ``audio`` where GA says ``output_text`` / ``output_audio``."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return item
+    return dict(item, content=[dict(p, type=_BETA_CONTENT_TYPES.get(p.get("type"), p.get("type"))) for p in content])

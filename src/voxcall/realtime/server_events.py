@@ -1,6 +1,6 @@
 """Server events checked against the SDK's models: on in tests and when debugging, off (and free) in production.
 
-Server events are built as plain dicts in the GA shape (:func:`voxcall.core.protocol.event`). With
+Server events are built as plain dicts in the GA shape (:func:`voxcall.serving.frames.event`). With
 ``VOXCALL_VALIDATE_EVENTS=1`` in the environment (the test suite sets it) or ``Outbox(validate=True)``, every event
 is validated against the SDK's model for its type before it is queued, so a misspelt field fails the test that
 produced it, at the line that produced it. Extension events (``voxcall.*``) have no SDK model and are not checked.

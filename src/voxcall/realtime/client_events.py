@@ -3,12 +3,12 @@
 A decoded frame goes through three steps:
 
 1. its ``type`` is checked by hand (missing, not a string, unknown), so those keep their own error codes;
-2. :func:`voxcall.core.beta.from_beta` rewrites what beta-protocol and lenient clients send into the GA shape;
+2. :func:`voxcall.realtime.beta.from_beta` rewrites what beta-protocol and lenient clients send into the GA shape;
 3. a strict pydantic ``TypeAdapter`` over the members of ``openai.types.realtime.RealtimeClientEvent``,
    discriminated by ``type``, checks every field's JSON type. ``response.input`` may also hold
    ``{"type": "item_reference", "id": ...}`` (the API documents it; the SDK's types lack it).
 
-The first validation error becomes a :class:`~voxcall.core.protocol.ProtocolError` whose ``param`` is the
+The first validation error becomes a :class:`~voxcall.core.errors.SessionError` whose ``param`` is the
 error's location as a client writes it (``session.tools[2].parameters``, ``item.content[0].text``); the SDK's
 union labels are left out. The SDK's models allow unknown fields, and voxcall's own checks
 (:mod:`voxcall.core.settings`, :mod:`voxcall.core.conversation.items`: tool names, schemas, limits, supported values)
@@ -20,7 +20,6 @@ The cost is small next to decoding the JSON: about 5 µs for an audio append, 10
 
 from __future__ import annotations
 
-import json
 import types
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -30,10 +29,10 @@ from openai.types.realtime import ResponseCreateEvent as SDKResponseCreateEvent
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from voxcall.core.beta import from_beta
-from voxcall.core.protocol import LONE_SURROGATE, ProtocolError
+from voxcall.core.errors import SessionError
+from voxcall.realtime.beta import from_beta
 
-__all__ = ["ItemReference", "ParsedEvent", "decode_frame", "event_id_of", "parse_client_event"]
+__all__ = ["ItemReference", "ParsedEvent", "event_id_of", "parse_client_event"]
 
 Event = dict[str, Any]
 
@@ -81,68 +80,21 @@ class ParsedEvent:
     data: Event
 
 
-def decode_frame(data: str | bytes, max_frame_bytes: int) -> Event:
-    """A client frame as a JSON object, read strictly: at most ``max_frame_bytes``, UTF-8, plain JSON (no ``NaN``
-    or ``Infinity``, no lone UTF-16 surrogate). Raises :class:`ProtocolError` (``frame_too_large``,
-    ``invalid_json``, ``invalid_event``) otherwise."""
-    if len(data) > max_frame_bytes:
-        raise ProtocolError(f"frame of {len(data)} bytes exceeds the limit of {max_frame_bytes}",
-                            code="frame_too_large")
-    try:
-        ev = json.loads(data, parse_constant=_not_a_json_number)
-    except (ValueError, UnicodeDecodeError):
-        raise ProtocolError("the frame is not valid JSON", code="invalid_json") from None
-    except RecursionError:
-        raise ProtocolError("the frame's JSON is nested too deeply", code="invalid_json") from None
-    if not isinstance(ev, dict):
-        raise ProtocolError("an event must be a JSON object", code="invalid_event")
-    if _has_lone_surrogate(ev):
-        raise ProtocolError("the frame holds a lone UTF-16 surrogate (such as \\ud800), which is not Unicode "
-                            "text", code="invalid_json")
-    return ev
-
-
 def event_id_of(ev: Event) -> str | None:
     """The client's ``event_id`` of a decoded event, when it gave a string one."""
     event_id = ev.get("event_id")
     return event_id if isinstance(event_id, str) else None
 
 
-def _not_a_json_number(constant: str) -> float:
-    """``NaN``, ``Infinity`` and ``-Infinity`` are Python's extensions of JSON: refused, or an echo of them (a
-    tool's schema in ``session.updated``) would be no JSON to the client."""
-    raise ProtocolError(f"{constant} is not a JSON number", code="invalid_json")
-
-
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether a string of the decoded frame holds half a UTF-16 pair (JSON's ``\\ud800`` escape spells one, and
-    a binary frame may carry one raw). UTF-8 cannot encode it, so any echo of it, even the ``event_id`` of an
-    ``error``, would fail on the socket. ASCII strings (audio) are passed over at no cost."""
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if not item.isascii() and LONE_SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
-
-
 def parse_client_event(ev: Event) -> ParsedEvent:
-    """Check ``ev`` (a decoded JSON object) against the SDK's client event models; a ``ProtocolError`` if not."""
+    """Check ``ev`` (a decoded JSON object) against the SDK's client event models; a ``SessionError`` if not."""
     kind = ev.get("type")
     if kind is None:
-        raise ProtocolError("missing required parameter 'type'", code="missing_required_parameter", param="type")
+        raise SessionError("missing required parameter 'type'", code="missing_required_parameter", param="type")
     if not isinstance(kind, str):
-        raise ProtocolError("invalid type for 'type': expected a string", code="invalid_type", param="type")
+        raise SessionError("invalid type for 'type': expected a string", code="invalid_type", param="type")
     if kind not in _BY_KIND:
-        raise ProtocolError(f"unknown event type {kind!r}", code="unknown_event_type", param="type")
+        raise SessionError(f"unknown event type {kind!r}", code="unknown_event_type", param="type")
     data = from_beta(ev)
     try:
         model = _ADAPTER.validate_python(data, strict=True)
@@ -176,7 +128,7 @@ class _Problem:
         return bool(self.members) and loc[len(self.member):] == ("type",) and self.error["type"] == "literal_error"
 
 
-def _protocol_error(model: type[BaseModel], errors: list[ErrorDetails]) -> ProtocolError:
+def _protocol_error(model: type[BaseModel], errors: list[ErrorDetails]) -> SessionError:
     """The error to report. Union members whose ``type`` differs from the one sent are left out; of the others,
     the member with the fewest errors is the one the client meant, and its deepest error is reported."""
     problems = [_locate(model, e) for e in errors]
@@ -193,33 +145,33 @@ def _protocol_error(model: type[BaseModel], errors: list[ErrorDetails]) -> Proto
     return _as_protocol_error(best, [p for p in closest if p.param == best.param])
 
 
-def _no_such_kind(wrong: list[_Problem]) -> ProtocolError:
+def _no_such_kind(wrong: list[_Problem]) -> SessionError:
     """The error for a value whose ``type`` matches no member of the union at the deepest place it was tried."""
     best = max(wrong, key=lambda p: p.depth)
     allowed = [str(p.error.get("ctx", {}).get("expected")) for p in wrong if p.param == best.param]
     param = best.param.removesuffix(".type")
-    return ProtocolError(f"invalid value for '{param}': its type must be {' or '.join(dict.fromkeys(allowed))}",
+    return SessionError(f"invalid value for '{param}': its type must be {' or '.join(dict.fromkeys(allowed))}",
                          code="invalid_value", param=param)
 
 
-def _as_protocol_error(problem: _Problem, same_param: list[_Problem]) -> ProtocolError:
+def _as_protocol_error(problem: _Problem, same_param: list[_Problem]) -> SessionError:
     """The protocol error for ``problem``; literal errors of equally close members list every value allowed."""
     param, error = problem.param, problem.error
     if error["type"] == "missing":
-        return ProtocolError(f"missing required parameter '{param}'", code="missing_required_parameter", param=param)
+        return SessionError(f"missing required parameter '{param}'", code="missing_required_parameter", param=param)
     if error["type"] == "literal_error":
         allowed = [str(p.error.get("ctx", {}).get("expected")) for p in same_param
                    if p.error["type"] == "literal_error"]
-        return ProtocolError(f"invalid value for '{param}': expected {' or '.join(dict.fromkeys(allowed))}",
+        return SessionError(f"invalid value for '{param}': expected {' or '.join(dict.fromkeys(allowed))}",
                              code="invalid_value", param=param)
     expected = _JSON_TYPES.get(error["type"])
     reason = f"expected {expected}" if expected else error["msg"]
     if problem.in_mapping:
         inner = ".".join(str(s) for s in error["loc"][problem.end:])
-        return ProtocolError(f"invalid value for '{param}'" + (f" at {inner!r}" if inner else "") + f": {reason}",
+        return SessionError(f"invalid value for '{param}'" + (f" at {inner!r}" if inner else "") + f": {reason}",
                              code="invalid_value", param=param)
     code = "invalid_type" if expected else "invalid_value"
-    return ProtocolError(f"invalid {'type' if expected else 'value'} for '{param}': {reason}", code=code, param=param)
+    return SessionError(f"invalid {'type' if expected else 'value'} for '{param}': {reason}", code=code, param=param)
 
 
 def _locate(model: type[BaseModel], error: ErrorDetails) -> _Problem:

@@ -1,7 +1,7 @@
 """The Realtime protocol's server events for a session's typed events: GA shapes, as the SDKs' models define them.
 
 One small function per event type, looked up by the event's class; each builds the plain dict the socket gets (see
-:mod:`voxcall.core.server_events` for why dicts and not the SDK's models). Audio is encoded here, in the format the
+:mod:`voxcall.realtime.server_events` for why dicts and not the SDK's models). Audio is encoded here, in the format the
 event carries.
 """
 
@@ -49,9 +49,11 @@ from voxcall.core.events import (
     TranscriptDelta,
     TranscriptFailed,
 )
-from voxcall.core.protocol import event
+from voxcall.core.settings import SessionSettings
+from voxcall.realtime.settings import settings_wire
+from voxcall.serving.frames import Message, event
 
-Wire = dict[str, Any]
+Wire = Message
 
 _LEDGER_EVENTS = {"proposed": "voxcall.tool_call.proposed", "running": "voxcall.tool_call.started",
                   "done": "voxcall.tool_call.completed", "failed": "voxcall.tool_call.completed",
@@ -67,15 +69,15 @@ class RealtimeEncoder:
         self.session_id = session_id
         self.model = model
 
-    def session(self, settings_wire: Wire) -> Wire:
+    def session(self, settings: SessionSettings) -> Wire:
         """The GA session object: the settings' fields with the session's id and model."""
         return {"type": "realtime", "object": "realtime.session", "id": self.session_id, "model": self.model,
-                **settings_wire}
+                **settings_wire(settings)}
 
     def __call__(self, ev: Event) -> Wire:
         """The server event for ``ev``."""
         if isinstance(ev, SettingsApplied):
-            return event("session.updated", session=self.session(ev.settings.to_wire()))
+            return event("session.updated", session=self.session(ev.settings))
         return _ENCODERS[type(ev)](ev)
 
 

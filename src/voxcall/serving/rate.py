@@ -1,16 +1,13 @@
-"""A session's rate limits: client events per second and ``response.create`` per minute, as token buckets.
+"""A session's input rate: client events per second (``session.events_per_second``), as a token bucket.
 
 A :class:`TokenBucket` holds up to ``capacity`` tokens and regains ``capacity`` of them every ``period`` seconds,
 continuously; an action takes one token or is refused. So a session may burst up to one period's worth, then keeps
 to the sustained rate. Time comes from an injectable clock (the monotonic one by default), so tests step it.
 
-- :class:`EventRate` (``session.events_per_second``): an event over the limit is dropped. The first event dropped
-  in a burst is answered with a ``rate_limit_exceeded`` error naming it; the events dropped after it in the same
-  burst are not, so that a flood does not earn a flood of errors (the error says so). The next accepted event ends
-  the burst.
-- :class:`ResponseRate` (``session.responses_per_minute``): a ``response.create`` over the limit is refused with a
-  ``rate_limit_exceeded`` error saying when to retry; each one accepted is reported to the client in the protocol's
-  ``rate_limits.updated`` event (``requests``: the limit, what remains, and when the bucket is full again).
+:class:`EventRate` decides each client event's fate: an event over the limit is dropped. The first event dropped in a
+burst is answered with a ``rate_limit_exceeded`` error naming it; the events dropped after it in the same burst are
+not, so that a flood does not earn a flood of errors (the error says so). The next accepted event ends the burst.
+Every JSON edge counts its client's events with it.
 """
 
 from __future__ import annotations
@@ -20,9 +17,9 @@ import math
 import time
 from collections.abc import Callable
 
-from voxcall.core.protocol import Event, ProtocolError, event
+from voxcall.core.errors import SessionError
 
-__all__ = ["Clock", "EventFate", "EventRate", "ResponseRate", "TokenBucket"]
+__all__ = ["RATE_LIMITED", "Clock", "EventFate", "EventRate", "TokenBucket"]
 
 Clock = Callable[[], float]
 """Seconds on a clock that never goes back (``time.monotonic``)."""
@@ -100,29 +97,9 @@ class EventRate:
         self._in_burst = True
         return EventFate.REFUSED
 
-    def error(self) -> ProtocolError:
+    def error(self) -> SessionError:
         """The error for the first event dropped in a burst."""
-        return ProtocolError(
+        return SessionError(
             f"too many events: this session may send {self._bucket.capacity} per second "
             "(session.events_per_second); this event and those that follow it until the rate falls below the limit "
             "are dropped, with no further error", code=RATE_LIMITED)
-
-
-class ResponseRate:
-    """``session.responses_per_minute``: how many ``response.create`` a session may send."""
-
-    def __init__(self, per_minute: int, clock: Clock = time.monotonic) -> None:
-        self._bucket = TokenBucket(per_minute, 60.0, clock)
-
-    def take(self) -> None:
-        """Count one ``response.create``, or raise a ``rate_limit_exceeded`` protocol error when over the limit."""
-        if not self._bucket.take():
-            wait = math.ceil(self._bucket.next_token_seconds * 10) / 10
-            raise ProtocolError(f"too many responses: this session may create {self._bucket.capacity} per minute "
-                                f"(session.responses_per_minute); retry in {wait:.1f} s", code=RATE_LIMITED)
-
-    def to_event(self) -> Event:
-        """The ``rate_limits.updated`` event: the ``requests`` limit as it stands."""
-        return event("rate_limits.updated", rate_limits=[{
-            "name": "requests", "limit": self._bucket.capacity, "remaining": self._bucket.remaining,
-            "reset_seconds": round(self._bucket.full_seconds, 3)}])

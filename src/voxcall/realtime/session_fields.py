@@ -30,8 +30,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.core.errors import SessionError
 from voxcall.core.hearing.transcription import OPENAI_TRANSCRIPTION_MODELS, choose_hearing
-from voxcall.core.protocol import Event, ProtocolError, event
+from voxcall.serving.frames import Message, event
 from voxcall.speech.voices import VoiceCatalog
 
 __all__ = ["OPENAI_VOICES", "SettingWarning", "review_fields"]
@@ -58,14 +59,14 @@ class SettingWarning:
     param: str
     message: str
 
-    def to_event(self) -> Event:
+    def to_event(self) -> Message:
         """The ``voxcall.session.warning`` extension event for it."""
         return event("voxcall.session.warning", param=self.param, message=self.message)
 
 
 def review_fields(data: dict[str, Any], *, where: str, voices: VoiceCatalog, models: Mapping[str, frozenset[str]],
                   stt_model: str) -> list[SettingWarning]:
-    """Refuse (``ProtocolError``) or warn about the fields of GA-shaped settings ``data`` voxcall cannot honour.
+    """Refuse (``SessionError``) or warn about the fields of GA-shaped settings ``data`` voxcall cannot honour.
 
     ``voices`` are the server's voices; ``models`` the speech-to-text models sessions may choose (name → the
     languages it understands), ``stt_model`` the server's own.
@@ -73,7 +74,7 @@ def review_fields(data: dict[str, Any], *, where: str, voices: VoiceCatalog, mod
     warnings = [SettingWarning(f"{where}{key}", message) for key, message in _WARNED.items()
                 if data.get(key) is not None]
     if data.get("prompt") is not None:
-        raise ProtocolError(f"'{where}prompt': voxcall stores no prompt templates; send 'instructions' instead",
+        raise SessionError(f"'{where}prompt': voxcall stores no prompt templates; send 'instructions' instead",
                             code="unsupported_parameter", param=f"{where}prompt")
     _check_include(data.get("include"), f"{where}include")
     warnings += _truncation(data.get("truncation"), f"{where}truncation")
@@ -100,9 +101,9 @@ def _check_include(value: Any, param: str) -> None:
     if value is None:
         return
     if not isinstance(value, list):
-        raise ProtocolError(f"'{param}' must be an array", code="invalid_type", param=param)
+        raise SessionError(f"'{param}' must be an array", code="invalid_type", param=param)
     if value:
-        raise ProtocolError(f"'{param}[0]': {value[0]!r} cannot be produced: voxcall's speech-to-text model gives no "
+        raise SessionError(f"'{param}[0]': {value[0]!r} cannot be produced: voxcall's speech-to-text model gives no "
                             "logprobs", code="unsupported_value", param=f"{param}[0]")
 
 
@@ -110,7 +111,7 @@ def _truncation(value: Any, param: str) -> list[SettingWarning]:
     if value is None or value == "auto":
         return []
     if value == "disabled":
-        raise ProtocolError(f"'{param}': truncation cannot be disabled; voxcall keeps the history within the server's "
+        raise SessionError(f"'{param}': truncation cannot be disabled; voxcall keeps the history within the server's "
                             "limit, oldest items first ('auto')", code="unsupported_value", param=param)
     return [SettingWarning(param, "voxcall trims whole items, oldest first, at the server's history limit; the "
                                   "retention ratio is not used")]
@@ -122,11 +123,11 @@ def _transcription(value: Any, param: str, models: Mapping[str, frozenset[str]],
         return [SettingWarning(param, "voxcall transcribes input audio to understand it, so transcription events "
                                       "keep coming")]
     if not isinstance(value, dict):
-        raise ProtocolError(f"'{param}' must be an object or null", code="invalid_type", param=param)
+        raise SessionError(f"'{param}' must be an object or null", code="invalid_type", param=param)
     model = choose_hearing(value, models, stt_model, param=param).model
     for n, language in enumerate(value.get("languages") or []):
         if language not in models[model]:
-            raise ProtocolError(f"'{param}.languages[{n}]': the speech-to-text model {model!r} does not transcribe "
+            raise SessionError(f"'{param}.languages[{n}]': the speech-to-text model {model!r} does not transcribe "
                                 f"{language!r}", code="unsupported_value", param=f"{param}.languages[{n}]")
     warnings = [SettingWarning(f"{param}.{key}", message) for key, message in _TRANSCRIPTION_WARNED.items()
                 if value.get(key) is not None]
@@ -143,6 +144,6 @@ def _voice(value: Any, param: str, voices: VoiceCatalog) -> list[SettingWarning]
         return [SettingWarning(param, f"voxcall has no voice {value!r}: the session speaks with the server's default "
                                       f"voice {voices.default!r} (or its voice for the session's language)")]
     shown = value if isinstance(value, str) else value.get("id") if isinstance(value, dict) else value
-    raise ProtocolError(f"'{param}': {voices.unknown_message(str(shown))} (OpenAI's voice names, "
+    raise SessionError(f"'{param}': {voices.unknown_message(str(shown))} (OpenAI's voice names, "
                         f"{', '.join(sorted(OPENAI_VOICES))}, speak with the default)", code="unsupported_value",
                         param=param)
