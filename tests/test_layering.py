@@ -5,7 +5,8 @@ web app: the routes of every edge) and ``voxcall.client``; then the protocol edg
 ``voxcall.live`` (GPT-Live), ``voxcall.twilio`` (phone calls) and ``voxcall.webrtc`` (browser calls), which know
 nothing of each other; under them ``voxcall.serving`` (the session host, the gate: auth, admission, draining); all
 over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and
-``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree) is read by every part and imports none.
+``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree) and ``voxcall.language`` (language rules) are
+read by every part and import none.
 ``llm`` may import ``tools`` (backends offer tools and yield tool calls); the built-in tools that play sound
 (``voxcall.tools.builtin``: music, volume) may import ``voxcall.audio``, the one way ``tools`` reaches another part.
 
@@ -28,6 +29,7 @@ EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.webrtc")
 SESSIONS = ("voxcall.core", "voxcall.serving", *EDGES)
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "voxcall.config": ("voxcall.",),  # anything of voxcall's own
+    "voxcall.language": ("voxcall.",),
     "voxcall.serving": (*EDGES, *TOP),
     **{edge: (*(other for other in EDGES if other != edge), *TOP) for edge in EDGES},
     "voxcall.core": (*EDGES, "voxcall.serving", *TOP),

@@ -33,7 +33,9 @@ WIRE = RealtimeEncoder("sess_test", "voxcall")
 def wired(send: Any) -> Emit:
     """An emit that hands ``send`` each event as the Realtime server event a client would get."""
     async def emit(ev: Event) -> None:
-        await send(WIRE(ev))
+        wire = WIRE(ev)
+        if wire is not None:  # a spoken clause has no Realtime event
+            await send(wire)
     return emit
 
 
@@ -99,6 +101,41 @@ def host_for(backend: Any, *, slots: SpeculationSlots | None = None, voice: Any 
     tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
     settings = ServerSettings(session=SessionOptions(**options), tools=ToolsSettings(**tools))
     return SessionHost(Shared(settings, backend, slots or SpeculationSlots(4), Metrics(), voice, ServerTools(toolbox)))
+
+
+class Recorded:
+    """A backend whose every request is kept: what the model is asked, the conversation as it stands then."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self.requests: list[LLMRequest] = []
+
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        self.requests.append(request)
+        async for ev in self.backend.stream(request):
+            yield ev
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+    def assistant_said(self, request: int = -1) -> list[str]:
+        """The assistant's messages in the ``request``-th request, as the model reads them."""
+        return self._said("assistant", request)
+
+    def user_said(self, request: int = -1) -> list[str]:
+        """The user's messages in the ``request``-th request (none before the first request)."""
+        return self._said("user", request) if self.requests else []
+
+    def _said(self, role: str, request: int) -> list[str]:
+        return [item.text for item in self.requests[request].items if getattr(item, "role", None) == role]
+
+
+def heard_only(said: str, full: str) -> None:
+    """Assert that the assistant message ``said`` is what the user heard of ``full``: its first words, not all."""
+    words, whole = said.split(), full.split()
+    assert 0 < len(words) < len(whole) // 2, f"{len(words)} of {len(whole)} words kept: {said!r}"
+    assert words == whole[:len(words)], said
 
 
 class Harness:

@@ -15,8 +15,9 @@ from tests.realtime.harness import ControlledBackend, Turn, host_for
 from voxcall.audio.formats import PCMU
 from voxcall.audio.g711 import ulaw_decode
 from voxcall.config import AgentProfile
-from voxcall.core.commands import AddItem, AppendAudio, Command, Respond, TruncateItem, UpdateSettings
-from voxcall.core.events import Event, OutputAudio, SpeechStarted
+from voxcall.core.commands import AddItem, AppendAudio, Command, Respond, UpdateSettings
+from voxcall.core.events import Event, OutputAudio
+from voxcall.core.playout import Cleared, Heard
 from voxcall.core.settings import SessionSettings
 from voxcall.twilio.call import TwilioCall, profile_settings
 
@@ -106,7 +107,7 @@ async def test_caller_audio_goes_in_as_sent_once_the_stream_started() -> None:
     await line.close()
 
 
-async def test_agent_audio_goes_out_with_marks_and_barge_in_clears_and_truncates() -> None:
+async def test_agent_audio_goes_out_with_marks_and_barge_in_clears_and_says_what_was_heard() -> None:
     line = Line(ControlledBackend())
     await line.start()
     await line.frame(**START)
@@ -116,13 +117,17 @@ async def test_agent_audio_goes_out_with_marks_and_barge_in_clears_and_truncates
     assert line.sent[0] == {"event": "media", "streamSid": SID, "media": {"payload": ulaw(100)}}
     marks = [f["mark"]["name"] for f in line.sent if f["event"] == "mark"]
     await line.frame(event="mark", streamSid=SID, mark={"name": marks[0]})  # 100 ms played
-    await line.emit(SpeechStarted(0, "item_u"))
+    playout = line.session.playout
+    assert playout is not None
+    cleared = await playout.clear()  # the caller speaks over the agent: the session clears its playout
+    await line.settle()
     assert line.sent[-1] == {"event": "clear", "streamSid": SID}
-    assert line.commands[-1] == TruncateItem("item_a", 0, 100)
+    assert cleared == Cleared("resp_a", (Heard("item_a", "resp_a", 100),))
     for name in marks[1:]:  # Twilio returns the cleared marks: they were not played
         await line.frame(event="mark", streamSid=SID, mark={"name": name})
-    await line.emit(SpeechStarted(0, "item_v"))
-    assert [f["event"] for f in line.sent].count("clear") == 1  # nothing is playing: nothing to clear
+    await line.emit(OutputAudio("resp_a", "item_a", 0, 0, np.zeros(800, np.int16), PCMU, 300, 100))
+    assert await playout.clear() is None  # nothing is playing: nothing to clear, and the cleared reply stays silent
+    assert [f["event"] for f in line.sent].count("clear") == 1 and len(line.sent) == 7
     await line.close()
 
 

@@ -39,7 +39,14 @@ from voxcall.core.commands import (
     UpdateSettings,
 )
 from voxcall.core.conversation.conversation import Conversation, item_bytes
-from voxcall.core.conversation.items import ApprovalResponseItem, CallItem, CallOutputItem, Item, McpCallItem
+from voxcall.core.conversation.items import (
+    ApprovalResponseItem,
+    CallItem,
+    CallOutputItem,
+    Item,
+    McpCallItem,
+    MessageItem,
+)
 from voxcall.core.conversation.output_items import History, OutOfBand
 from voxcall.core.errors import SessionError
 from voxcall.core.events import (
@@ -57,7 +64,7 @@ from voxcall.core.hearing.transcription import Hearing, choose_hearing
 from voxcall.core.ids import new_id
 from voxcall.core.landed import LandedResults
 from voxcall.core.parts import SessionParts
-from voxcall.core.playback import Playback
+from voxcall.core.playout import Ducking, Heard, Playout
 from voxcall.core.requests import llm_request
 from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
@@ -77,9 +84,10 @@ log = logging.getLogger(__name__)
 class Session:
     """The state and behaviour of one conversation with one client."""
 
-    def __init__(self, parts: SessionParts, emit: Emit) -> None:
+    def __init__(self, parts: SessionParts, emit: Emit, playout: Playout | None = None) -> None:
         """``parts`` are what the session is built from (the process's backend, speech models, server tools and
-        speculation slots, the server's ``session:`` and ``tools:`` settings); ``emit`` takes its events."""
+        speculation slots, the server's ``session:`` and ``tools:`` settings); ``emit`` takes its events;
+        ``playout`` plays its speech (:mod:`voxcall.core.playout`; None: nothing is played, nothing cleared)."""
         self.id = new_id("sess")
         self.parts = parts
         options, voice, toolbox = parts.options, parts.voice, parts.toolbox
@@ -95,8 +103,11 @@ class Session:
         self.conversation = Conversation()
         self.tools = SessionTools(toolbox, session_id=self.id, voice=self, allow_mcp=parts.tools.allow_session_mcp,
                                   allow_remote_mcp=parts.tools.allow_remote_session_mcp)
+        self.playout = playout
         host = toolbox.output if toolbox is not None else None  # music shares it with the assistant's speech
-        self.playback = Playback(host) if host is not None else None
+        self._ducking = Ducking(host) if host is not None else None
+        if playout is not None and self._ducking is not None:
+            playout.watch(self._ducking)
         self.landed = LandedResults(self)
         self.ledger = ToolLedger(self.conversation, parts.metrics, client_wait=parts.tools.client_tool_wait,
                                  on_landed=self.landed.add)
@@ -112,11 +123,9 @@ class Session:
                                            max_conversation_bytes=options.max_conversation_bytes,
                                            metrics=parts.metrics, drop_images="image" not in media_of(backend),
                                            ledger=self.ledger, on_idle=self.landed.answer)
-        self.audio = HeardAudio(voice, emit, self.conversation, self.responses, self._respond_to_turn,
-                                parts.metrics, max_turn_ms=round(options.max_turn_seconds * 1000),
-                                eager_turn_ms=options.eager_turn_ms, live_transcript_ms=options.live_transcript_ms,
-                                hearing=self.hearing, on_speech=self._prepare,
-                                direct=lambda: self.settings.audio_input == "direct",
+        self.audio = HeardAudio(voice, emit, self.conversation, self.responses, self, parts.metrics,
+                                max_turn_ms=round(options.max_turn_seconds * 1000), eager_turn_ms=options.eager_turn_ms,
+                                live_transcript_ms=options.live_transcript_ms,
                                 max_direct_audio_bytes=options.max_direct_audio_bytes)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
@@ -138,8 +147,8 @@ class Session:
                 await asyncio.wait([task])
         await self.responses.close()
         await self.ledger.close()
-        if self.playback is not None:
-            self.playback.stop()
+        if self._ducking is not None:
+            self._ducking.stop()
         await self.audio.close()
         await self.tools.close()
 
@@ -229,9 +238,7 @@ class Session:
         item_id, index, end_ms = command.item_id, command.content_index, command.audio_end_ms
         self.conversation.check_truncate(item_id, index, end_ms)
         await self.responses.discard("conversation.item.truncate")
-        item = self.conversation.truncate(item_id, index, end_ms)
-        if self.playback is not None:
-            self.playback.stopped(item.spoken)
+        self.conversation.truncate(item_id, index, end_ms)
         await self.emit(ItemTruncated(item_id, index, end_ms))
 
     async def _append_audio(self, command: AppendAudio) -> None:
@@ -244,14 +251,36 @@ class Session:
         await self.audio.clear()
 
     async def _clear_output_audio(self, command: ClearOutputAudio) -> None:
-        """The user's speech output stopped (the JS Agents SDK clears it on every interruption): the session's
-        speech is over now, and :class:`OutputAudioCleared` names the latest response the client was sent. A response
-        still running is not cancelled: that takes a :class:`Cancel`."""
-        if self.playback is not None:
-            self.playback.stop()
+        """The user's speech output stops (the JS Agents SDK clears it on every interruption): the session's speech
+        is over now, :class:`OutputAudioCleared` names the latest response the client was sent, and the messages are
+        cut to what was heard. A response still running is not cancelled: that takes a :class:`Cancel`."""
+        cleared = await self.playout.clear() if self.playout is not None else None
         heard = self.responses.heard
         if heard is not None:
             await self.emit(OutputAudioCleared(heard.id))
+        if cleared is not None:
+            await self._cut_to_heard(cleared.heard)
+
+    async def barge_in(self) -> None:
+        """The user speaks over the assistant: its speech stops where the user is, its response is cancelled, and
+        its messages are cut to the words the user heard."""
+        cleared = await self.playout.clear() if self.playout is not None else None
+        await self.responses.cancel("turn_detected")
+        if cleared is not None:
+            await self.emit(OutputAudioCleared(cleared.response_id))
+            await self._cut_to_heard(cleared.heard)
+
+    async def _cut_to_heard(self, heard: tuple[Heard, ...]) -> None:
+        """Cut each assistant message to what of its audio was heard (the core truncates for a playout that
+        plays the speech itself)."""
+        for part in heard:
+            item = self.conversation.get(part.item_id)
+            if not isinstance(item, MessageItem) or item.role != "assistant" or not item.content \
+                    or item.content[0].get("type") != "output_audio":
+                continue
+            end_ms = min(part.audio_end_ms, item.audio_ms)
+            self.conversation.truncate(item.id, 0, end_ms)
+            await self.emit(ItemTruncated(item.id, 0, end_ms))
 
     async def _respond(self, command: Respond) -> None:
         timing = ResponseTiming()  # a response asked for is timed from the request
@@ -282,7 +311,7 @@ class Session:
 
     # -- responses ----------------------------------------------------------------------------------------------
 
-    async def _respond_to_turn(self, turn: HeardTurn) -> None:
+    async def respond_to_turn(self, turn: HeardTurn) -> None:
         """Answer a user turn the server heard (``create_response``): with the session's settings. A response
         speaking a tool's late result gives way to the user."""
         await self.responses.discard("user turn")
@@ -333,7 +362,7 @@ class Session:
             llm_timeout=self.parts.options.llm_timeout, tts=self._speaking(settings), gain=lambda: self.voice_gain,
             toolbox=self.tools.toolbox, context=self.tools.context, approvals=self.tools.approvals,
             timing=timing or ResponseTiming(), repair_calls=self.parts.options.repair_tool_calls,
-            playback=self.playback, settings=settings, ledger=self.ledger,
+            settings=settings, ledger=self.ledger,
             acknowledge_after=self.acknowledge_after, acknowledge=self._acknowledgement))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
@@ -352,6 +381,14 @@ class Session:
         if self.voice is None:
             return None
         return choose_hearing(self.settings.transcription, self.voice.models, self.voice.stt.name)
+
+    def hears_directly(self) -> bool:
+        """Whether the model hears the user's turns themselves (``audio_input: direct``)."""
+        return self.settings.audio_input == "direct"
+
+    def speech_began(self) -> None:
+        """A user turn began: the backend prepares the prompt of the answer."""
+        self._prepare()
 
     def _prepare(self) -> None:
         """Let the backend evaluate, in the background, the prompt the next turn starts from (instructions, tools,

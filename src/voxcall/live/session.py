@@ -6,8 +6,9 @@ emits into Live events:
 - the server owns the turns: the core runs server VAD that answers at the end of each user turn and stops the
   voice when the user talks over it, and it hears while it speaks (full duplex); the client only streams audio;
 - input audio passes through :class:`~voxcall.live.audio_bridge.AudioBridge` (the wire format, mute);
-- the core's audio and transcript go out through :class:`~voxcall.live.output_stream.OutputStream`, paced in real
-  time, so that a barge-in (the core's speech start) stops the voice at once;
+- the core's audio and its words go out through :class:`~voxcall.live.playout.PacedPlayout` (the session's playout),
+  paced in real time, each clause's words with its audio, so that a barge-in stops the voice at once and the core cuts
+  the reply to what the user heard;
 - partial transcripts of the user's speech become ``session.input_transcript.delta``;
 - appends become conversation items: instructions and thinking are silent, commentary is said;
 - a delegated task is the voice's :mod:`~voxcall.live.delegation` tool; under ``responses`` delegation the
@@ -30,18 +31,16 @@ from typing import Any
 from openai.types.live import ClientEvent
 from pydantic import TypeAdapter, ValidationError
 
-from voxcall.core.commands import AddItem, AppendAudio, Cancel, Respond, UpdateSettings
+from voxcall.core.commands import AddItem, AppendAudio, Cancel, ClearOutputAudio, Respond, UpdateSettings
 from voxcall.core.conversation.items import MessageItem
 from voxcall.core.errors import SessionError
 from voxcall.core.events import (
     Event,
     OutputAudio,
-    OutputAudioDone,
     OutputTextDelta,
-    OutputTranscriptDelta,
-    ResponseCreated,
     ResponseDone,
     SpeechStarted,
+    SpokenClause,
     TranscriptCompleted,
     TranscriptDelta,
 )
@@ -53,7 +52,7 @@ from voxcall.live.audio_bridge import AudioBridge
 from voxcall.live.backend import Backend
 from voxcall.live.config import LiveConfig, LiveError, error_wire, read_update
 from voxcall.live.delegation import Announce, Delegations
-from voxcall.live.output_stream import OutputStream
+from voxcall.live.playout import PacedPlayout
 from voxcall.live.timeline import Timeline
 from voxcall.serving.frames import Message, event
 from voxcall.serving.host import CloseConnection, SessionHost
@@ -69,7 +68,6 @@ MAX_FIXTURE_MS = 30_000
 _FIXTURE_CHUNK_MS = 100
 _APPEND_KINDS = {"session.instructions.append": "instructions", "session.thinking.append": "thinking",
                  "session.commentary.append": "commentary"}
-_VOICED = (OutputAudio, OutputTranscriptDelta, OutputTextDelta)
 _CLIENT_EVENT: TypeAdapter[Any] = TypeAdapter(ClientEvent)
 _KINDS = frozenset({"session.start", "session.update", "session.input_audio.append", "session.input_audio.mute",
                     "session.input_audio.unmute", "session.output_audio.fixture.play", *_APPEND_KINDS,
@@ -97,21 +95,19 @@ class LiveSession:
         self._started_at = int(time.time())
         self.expires_at = self._started_at + self._live.max_session_seconds
         self._bridge = AudioBridge(config)
-        self._output = OutputStream(send, self.timeline, lead_ms=self._live.output_lead_ms)
+        self._output = PacedPlayout(send, self.timeline, self._bridge, lead_ms=self._live.output_lead_ms)
         self._delegations = Delegations(lambda: self.config, self._announce, self._run_task,
                                         timeout=self._live.delegation_timeout)
         self._backend: Backend | None = None
         if config.delegation.kind == "responses":
             self._backend = Backend(host, send, config.delegation.responses)
-        self.hosted = host.open(self, close=self._idle, toolbox=self._voice_tools())
+        self.hosted = host.open(self, close=self._idle, toolbox=self._voice_tools(), playout=self._output)
         self.session = self.hosted.session
         self._acknowledge(config)
         self._speech_started_ms: dict[str, int] = {}
         self._heard: dict[str, str] = {}  # per user turn: the transcript deltas sent so far
         self._fixture_playing = False
         self._say_after_response = False
-        self._replying: str | None = None  # the core response whose words the voice says now
-        self._silenced: str | None = None  # one the voice stopped saying
         self._tasks: list[asyncio.Task[None]] = []
         self.closed = False
 
@@ -240,7 +236,7 @@ class LiveSession:
         self._fixture_playing = True
         await self._reply("session.output_audio.fixture.playing", client_event_id)
         for chunk, ms in _chunks(wire, duration_ms, self._bridge):
-            self._output.audio(chunk, ms)
+            self._output.fixture(chunk, ms)
 
         async def played() -> None:
             self._fixture_playing = False
@@ -260,28 +256,21 @@ class LiveSession:
     # -- the core's events (the host's codec) -------------------------------------------------------------------
 
     def encode(self, ev: Event) -> Message | None:
-        """What the client gets of one of the core's events: audio and transcripts go out paced (None), the user's
-        words as ``session.input_transcript.delta``."""
-        if isinstance(ev, _VOICED) and self._silenced is not None and ev.response_id == self._silenced:
-            return None  # the tail of a reply the user talked over (or a fixture cut off): never heard, never shown
-        if isinstance(ev, ResponseCreated):
-            self._replying = ev.response.id
-        elif isinstance(ev, OutputAudio):
-            wire, ms = self._bridge.outward(ev.pcm)
-            if ms:
-                self._output.audio(wire, ms)
-        elif isinstance(ev, OutputTranscriptDelta):
-            self._output.transcript(event("session.output_transcript.delta", delta=ev.delta), spoken=True)
+        """What the client gets of one of the core's events: the voice's audio and words go out paced (None), the
+        user's words as ``session.input_transcript.delta``."""
+        if isinstance(ev, OutputAudio):
+            self._output.capture(ev)
+        elif isinstance(ev, SpokenClause):
+            self._output.clause(ev)
         elif isinstance(ev, OutputTextDelta):  # a voice without speech models answers in text
-            self._output.transcript(event("session.output_transcript.delta", delta=ev.delta), spoken=False)
-        elif isinstance(ev, OutputAudioDone | ResponseDone):
-            self._output.end_of_reply()
-            if isinstance(ev, ResponseDone) and self._say_after_response:
+            self._output.text(ev.response_id, ev.delta)
+        elif isinstance(ev, ResponseDone):
+            self._output.flush(ev.response.id)
+            if self._say_after_response:
                 self._say_after_response = False
                 self.hosted.submit(Respond())
         elif isinstance(ev, SpeechStarted):
             self._speech_started_ms[ev.item_id] = ev.audio_start_ms
-            self._silence()  # the user talks over the voice: it stops (the core cancels its response)
         elif isinstance(ev, TranscriptDelta):
             self._heard[ev.item_id] = self._heard.get(ev.item_id, "") + ev.delta
             return self._heard_delta(ev.item_id, ev.delta)
@@ -302,13 +291,9 @@ class LiveSession:
         start = min(self._speech_started_ms.get(item_id, now), now)
         return event("session.input_transcript.delta", delta=delta, start_ms=start, end_ms=now)
 
-    def _silence(self) -> None:
-        """Stop the voice now: what is queued is dropped, and what the reply it was giving still sends."""
-        self._output.clear()
-        self._silenced = self._replying
-
     async def _stop_voice(self) -> None:
-        self._silence()
+        """The voice stops where the user is (its reply cut to what was heard) and says nothing more."""
+        await self.session.apply(ClearOutputAudio())
         if self.session.responses.visible is not None:
             await self.session.apply(Cancel())
 

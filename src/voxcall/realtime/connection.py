@@ -12,8 +12,10 @@ everything of the wire:
   under their beta names for a beta client; ``session.created`` first, ``voxcall.session.warning`` for settings
   accepted but not acted on.
 
-Its transport writes each server event (``send``): a WebSocket (:mod:`voxcall.realtime.endpoint`), or a WebRTC
-call's data channel, which plays the audio on its track instead (``play``) and takes no audio formats.
+Its transport writes each server event (``send``): a WebSocket (:mod:`voxcall.realtime.endpoint`), whose client plays
+the speech itself (the connection reckons when it will have played it:
+:class:`~voxcall.realtime.playout.ReckonedPlayout`), or a WebRTC call's data channel, whose call plays the speech on its
+track (its ``playout``) and takes no audio formats.
 """
 
 from __future__ import annotations
@@ -40,12 +42,14 @@ from voxcall.core.commands import (
 )
 from voxcall.core.conversation.items import Item
 from voxcall.core.errors import SessionError
-from voxcall.core.events import Event, OutputAudio
+from voxcall.core.events import Event, OutputAudio, ResponseDone
+from voxcall.core.playout import Playout
 from voxcall.core.session import Session
 from voxcall.realtime.beta import to_beta
 from voxcall.realtime.client_events import ItemReference, event_id_of, parse_client_event
 from voxcall.realtime.encode import RealtimeEncoder
 from voxcall.realtime.items import item_from_client
+from voxcall.realtime.playout import ReckonedPlayout
 from voxcall.realtime.rate_limits import ResponseRate
 from voxcall.realtime.server_events import check_server_event, validation_enabled
 from voxcall.realtime.settings import ServerSpeech, parse_metadata, read_settings, response_settings
@@ -58,11 +62,7 @@ log = logging.getLogger(__name__)
 Send = Callable[[Message], Awaitable[None]]
 """Writes one server event to the transport."""
 
-Play = Callable[[OutputAudio], None]
-"""Plays a chunk of the session's speech on a transport that carries audio itself."""
 
-Observe = Callable[[Event], None]
-"""Sees each event of the session before it is encoded (a transport that plays the speech follows it so)."""
 
 
 def error_event(err: SessionError, client_event_id: str | None) -> Message:
@@ -75,21 +75,23 @@ class RealtimeConnection:
     """The Realtime protocol between one client and its session."""
 
     def __init__(self, host: SessionHost, send: Send, *, model: str | None = None, beta: bool = False,
-                 close: CloseConnection | None = None, play: Play | None = None, observe: Observe | None = None,
-                 validate: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 close: CloseConnection | None = None, playout: Playout | None = None, validate: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         """``model``: the name the client asked for (``?model=``); ``beta``: the beta protocol's event names;
-        ``close`` ends the connection (an idle session's); ``play``: the transport plays the speech (and its audio
-        formats do not apply), ``observe`` follows the session's events; ``validate`` checks each server event
-        against the SDK's models (None: as ``VOXCALL_VALIDATE_EVENTS`` says); the rate limits count time on
-        ``clock``."""
-        self.hosted: Hosted[Message] = host.open(self, close=close)
+        ``close`` ends the connection (an idle session's); ``playout``: the transport plays the speech itself (and
+        its audio formats do not apply); ``validate`` checks each server event against the SDK's models (None: as
+        ``VOXCALL_VALIDATE_EVENTS`` says); the rate limits count time on ``clock``."""
+        self._plays = playout is not None
+        self._reckoned: ReckonedPlayout | None = None  # the client plays the speech: when will it have heard it
+        if playout is None:
+            playout = self._reckoned = ReckonedPlayout()
+        self._playout = playout
+        self.hosted: Hosted[Message] = host.open(self, close=close, playout=self._playout)
         self.session: Session = self.hosted.session
         options = host.shared.settings.session
         self._options = options
         self._send = send
-        self._observe = observe
         self._beta = beta
-        self._play = play
         self._validate = validation_enabled() if validate is None else validate
         self._wire = RealtimeEncoder(self.session.id, host.model(model))
         self._event_rate = EventRate(options.events_per_second, clock)
@@ -102,8 +104,7 @@ class RealtimeConnection:
             "conversation.item.create": self._item_create,
             "conversation.item.delete": lambda model, ev: self._apply(DeleteItem(model.item_id)),
             "conversation.item.retrieve": lambda model, ev: self._apply(RetrieveItem(model.item_id)),
-            "conversation.item.truncate": lambda model, ev: self._apply(
-                TruncateItem(model.item_id, model.content_index, model.audio_end_ms)),
+            "conversation.item.truncate": self._item_truncate,
             "response.create": self._response_create,
             "response.cancel": lambda model, ev: self._apply(Cancel(model.response_id)),
             "input_audio_buffer.append": self._audio_append,
@@ -116,12 +117,14 @@ class RealtimeConnection:
 
     def encode(self, ev: Event) -> Message | None:
         """The server event for ``ev`` (None: the transport plays it, or a beta client has no such event)."""
-        if self._observe is not None:
-            self._observe(ev)
-        if self._play is not None and isinstance(ev, OutputAudio):
-            self._play(ev)
-            return None
-        return self._checked(self._wire(ev))
+        if isinstance(ev, OutputAudio):
+            self._playout.capture(ev)
+            if self._plays:
+                return None
+        elif isinstance(ev, ResponseDone):
+            self._playout.flush(ev.response.id)
+        wire = self._wire(ev)
+        return None if wire is None else self._checked(wire)
 
     def _checked(self, wire: Message) -> Message | None:
         if self._validate:
@@ -213,7 +216,7 @@ class RealtimeConnection:
     async def _session_update(self, model: Any, ev: Message) -> None:
         if model.session.type != "realtime":
             raise SessionError("only 'realtime' sessions are supported", code="invalid_value", param="session.type")
-        data = ev["session"] if self._play is None else _without_formats(ev["session"])
+        data = _without_formats(ev["session"]) if self._plays else ev["session"]
         new, warnings = read_settings(self.session.settings, data, where="session.", speech=self._speech,
                                       max_tools=self._options.max_tools)
         await self._apply(UpdateSettings(new))
@@ -223,6 +226,11 @@ class RealtimeConnection:
     async def _item_create(self, model: Any, ev: Message) -> None:
         item = item_from_client(model.item, max_image_bytes=self._options.max_image_bytes)
         await self._apply(AddItem(item, model.previous_item_id))
+
+    async def _item_truncate(self, model: Any, ev: Message) -> None:
+        await self._apply(TruncateItem(model.item_id, model.content_index, model.audio_end_ms))
+        if self._reckoned is not None:
+            self._reckoned.truncated(model.item_id)  # the client says it stopped playing there
 
     async def _audio_append(self, model: Any, ev: Message) -> None:
         self.session.audio.need_voice()

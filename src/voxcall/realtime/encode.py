@@ -43,6 +43,7 @@ from voxcall.core.events import (
     SettingsApplied,
     SpeechStarted,
     SpeechStopped,
+    SpokenClause,
     ToolCallMoved,
     ToolCallRejected,
     TranscriptCompleted,
@@ -74,10 +75,12 @@ class RealtimeEncoder:
         return {"type": "realtime", "object": "realtime.session", "id": self.session_id, "model": self.model,
                 **settings_wire(settings)}
 
-    def __call__(self, ev: Event) -> Wire:
-        """The server event for ``ev``."""
+    def __call__(self, ev: Event) -> Wire | None:
+        """The server event for ``ev`` (None: the protocol has none, such as a spoken clause)."""
         if isinstance(ev, SettingsApplied):
             return event("session.updated", session=self.session(ev.settings))
+        if isinstance(ev, SpokenClause):
+            return None
         return _ENCODERS[type(ev)](ev)
 
 

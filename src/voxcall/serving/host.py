@@ -30,6 +30,7 @@ from voxcall.core.commands import Command
 from voxcall.core.errors import SessionError
 from voxcall.core.events import Event
 from voxcall.core.parts import SessionParts
+from voxcall.core.playout import Playout
 from voxcall.core.responses.lifecycle import Phase
 from voxcall.core.session import Session
 from voxcall.core.tools.toolbox import Toolbox
@@ -85,26 +86,29 @@ class SessionHost:
         settings = self.shared.settings
         return asked or settings.model or settings.llm or SERVER_MODEL
 
-    def open(self, codec: Codec[M], *, close: CloseConnection | None = None, toolbox: Toolbox | bool | None = True,
-             backend: LLMBackend | None = None, options: SessionOptions | None = None) -> Hosted[M]:
+    def open(self, codec: Codec[M], *, close: CloseConnection | None = None, playout: Playout | None = None,
+             toolbox: Toolbox | bool | None = True, backend: LLMBackend | None = None,
+             options: SessionOptions | None = None) -> Hosted[M]:
         """A session for one connection, its events encoded and written by ``codec``; ``close`` ends the connection
-        (None: the session is never closed for idleness). ``toolbox``: True for the server's tools, else the ones
-        to use (None: none); ``backend`` and ``options`` replace the server's own."""
+        (None: the session is never closed for idleness); ``playout`` plays its speech (:mod:`voxcall.core.playout`).
+        ``toolbox``: True for the server's tools, else the ones to use (None: none); ``backend`` and ``options``
+        replace the server's own."""
         shared = self.shared
         parts = SessionParts(backend or shared.backend, options or shared.settings.session, shared.settings.tools,
                              shared.voice, shared.toolbox if toolbox is True else toolbox or None, shared.slots,
                              shared.metrics)
-        return Hosted(parts, codec, close)
+        return Hosted(parts, codec, close, playout)
 
 
 class Hosted(Generic[M]):
     """One session, its way out (an :class:`~voxcall.serving.outbox.Outbox` writing with its codec), its inbox
     and its idle watch."""
 
-    def __init__(self, parts: SessionParts, codec: Codec[M], close: CloseConnection | None) -> None:
+    def __init__(self, parts: SessionParts, codec: Codec[M], close: CloseConnection | None,
+                 playout: Playout | None = None) -> None:
         self.codec = codec
         self.outbox: Outbox[M] = Outbox(codec.write)
-        self.session = Session(parts, self._emit)
+        self.session = Session(parts, self._emit, playout)
         self._metrics = parts.metrics
         self._idle_timeout = parts.options.idle_timeout
         self._close_connection = close

@@ -3,10 +3,11 @@
 - the agent profile sets the call's settings: µ-law at 8 kHz in and out, the profile's instructions, voice and
   turn detection (:func:`profile_settings`);
 - the caller's audio (``media``) is decoded from µ-law and heard; the agent's audio is encoded to µ-law and sent
-  as ``media``, each chunk followed by a ``mark`` (:class:`~voxcall.twilio.playout.Playout`); when the caller speaks
-  over the agent, the call sends ``clear`` and the message is truncated to what the caller heard;
-- keys pressed (``dtmf``) are gathered (:class:`~voxcall.twilio.keypad.Keypad`) and read by the model as a user
-  message, answered at once;
+  as ``media``, each chunk followed by a ``mark`` (:class:`~voxcall.twilio.playout.MarkPlayout`, the call's
+  playout); when the caller speaks over the agent, the session clears it (the call sends ``clear``) and cuts the
+  message to what the caller heard;
+- keys pressed (``dtmf``) are gathered (:class:`~voxcall.twilio.keypad.Keypad`): they stop the agent as speech does,
+  and the model reads them as a user message, answered at once;
 - ``stop`` (the caller hung up) or the socket closing ends the session, which cancels its response and tools.
 
 Everything the call gives its session goes through the session's inbox (:meth:`Hosted.submit`), so commands are
@@ -26,10 +27,10 @@ import numpy as np
 from voxcall.audio.formats import PCMU
 from voxcall.audio.g711 import ulaw_decode, ulaw_encode
 from voxcall.config import AgentProfile
-from voxcall.core.commands import AddItem, AppendAudio, Cancel, Respond, TruncateItem, UpdateSettings
+from voxcall.core.commands import AddItem, AppendAudio, Cancel, ClearOutputAudio, Respond, UpdateSettings
 from voxcall.core.conversation.items import MessageItem
 from voxcall.core.errors import SessionError
-from voxcall.core.events import Event, OutputAudio, ResponseCreated, ResponseDone, SpeechStarted
+from voxcall.core.events import Event, OutputAudio, ResponseDone
 from voxcall.core.hearing.turn_detection import parse_turn_detection
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.toolbox import Toolbox
@@ -49,7 +50,7 @@ from voxcall.twilio.frames import (
     parse_frame,
 )
 from voxcall.twilio.keypad import Keypad
-from voxcall.twilio.playout import Playout
+from voxcall.twilio.playout import MarkPlayout
 
 log = logging.getLogger(__name__)
 
@@ -85,12 +86,11 @@ class TwilioCall:
         self._send_text = send_text
         self._profile = profile
         self._max_frame_bytes = host.shared.settings.session.max_frame_bytes
-        self.hosted: Hosted[Frames] = host.open(self, close=close, toolbox=toolbox)
+        self._playout = MarkPlayout(self._send_clear)
+        self.hosted: Hosted[Frames] = host.open(self, close=close, toolbox=toolbox, playout=self._playout)
         self.session = self.hosted.session
-        self._playout = Playout()
         self._keypad = Keypad(keys_pause, self._keys_entered)
         self._stream_sid: str | None = None
-        self._responding = False
 
     async def start(self) -> None:
         """Start the session with the profile's settings, and feed it."""
@@ -140,15 +140,13 @@ class TwilioCall:
     def encode(self, ev: Event) -> Frames | None:
         """What the caller must hear or stop hearing, as Twilio's frames."""
         if isinstance(ev, OutputAudio) and self._stream_sid is not None:
+            name = self._playout.mark(ev)
+            if name is None:
+                return None
             payload = base64.b64encode(ulaw_encode(ev.pcm).tobytes()).decode("ascii")
-            return (media_frame(self._stream_sid, payload),
-                    mark_frame(self._stream_sid, self._playout.sent(ev.item_id, ev.pcm.size)))
-        if isinstance(ev, SpeechStarted):
-            return self._interrupt()
-        if isinstance(ev, ResponseCreated):
-            self._responding = True
-        elif isinstance(ev, ResponseDone):
-            self._responding = False
+            return media_frame(self._stream_sid, payload), mark_frame(self._stream_sid, name)
+        if isinstance(ev, ResponseDone):
+            self._playout.flush(ev.response.id)
         return None
 
     async def write(self, message: Frames) -> None:
@@ -160,23 +158,21 @@ class TwilioCall:
         """A command failed: there is no one to tell on a phone line but the log."""
         log.warning("twilio call %s: %s", self.session.id, error.message)
 
-    def _interrupt(self) -> Frames | None:
-        """Stop the agent's audio where the caller is, and cut its messages to what was heard."""
-        if self._stream_sid is None or not self._playout.playing:
-            return None
-        for cut in self._playout.interrupt():
-            self.hosted.submit(TruncateItem(cut.item_id, 0, cut.heard_ms))
-        return (clear_frame(self._stream_sid),)
+    async def _send_clear(self) -> None:
+        """Tell Twilio to drop the audio it has not played."""
+        if self._stream_sid is not None:
+            await self.hosted.send((clear_frame(self._stream_sid),))
 
     async def _keys_entered(self, keys: str) -> None:
-        """The caller entered ``keys``: they interrupt the agent and the model answers them."""
-        cleared = self._interrupt()
-        if cleared is not None:
-            await self.hosted.send(cleared)
-        if self._responding:
-            self.hosted.submit(Cancel())
+        """The caller entered ``keys``: they interrupt the agent, and the model answers them."""
+        self.hosted.submit(ClearOutputAudio())
+        self.hosted.submit(self._cancel_response)
         self.hosted.submit(AddItem(MessageItem.of_text("user", KEYS_MESSAGE.format(keys=" ".join(keys)))))
         self.hosted.submit(Respond())
+
+    async def _cancel_response(self) -> None:
+        if self.session.responses.visible is not None:
+            await self.session.apply(Cancel())
 
 
 def _ulaw_pcm(payload: str) -> np.ndarray:

@@ -2,28 +2,27 @@
 
 What travels where, as on OpenAI's WebRTC service:
 
-- the ``oai-events`` data channel carries the Realtime client and server events, as text frames, the same events
-  as on ``/v1/realtime``, except the audio: ``response.output_audio.delta`` is played on the call's audio track
-  instead (:class:`~voxcall.webrtc.media.SpeechTrack`), and the microphone's track becomes the session's
+- the ``oai-events`` data channel carries the Realtime client and server events, as text frames, the same events as on
+  ``/v1/realtime``, except the audio: ``response.output_audio.delta`` is played on the call's audio track instead
+  (:class:`~voxcall.webrtc.media.SpeechTrack`), and the microphone's track becomes the session's
   ``input_audio_buffer.append`` (the audio formats of a ``session.update`` are ignored: the media are Opus);
 - ``output_audio_buffer.started`` / ``.stopped`` tell the client when a response's audio begins and ends playing;
 - barge-in: when the user speaks over the agent (``input_audio_buffer.speech_started``) or the client says so
-  (``output_audio_buffer.clear``, which the JS Agents SDK sends with ``response.cancel`` on every interruption),
-  the speech stops at once, ``output_audio_buffer.cleared`` is sent, and each message is truncated to what the
-  user heard, so the model's record of the conversation holds only the words the user got.
+  (``output_audio_buffer.clear``, which the JS Agents SDK sends with ``response.cancel`` on every interruption), the
+  session clears the track (its :class:`~voxcall.core.playout.Playout`): the speech stops at once,
+  ``output_audio_buffer.cleared`` is sent, and each message is truncated to what the user heard, so the model's record
+  of the conversation holds only the words the user got.
 
-The session starts when the data channel opens (its first event is ``session.created``), with the session
-configuration of the client secret and of the offer, in that order, applied before the client's own events. The
-client's events are the Realtime protocol's (:class:`~voxcall.realtime.connection.RealtimeConnection` reads them);
-they reach the session through its inbox, so they are handled one at a time and in order, the microphone's audio
-included. The call ends when the peer connection fails or closes, when the
-client hangs up, or when the session closes it (idle, drained).
+The session starts when the data channel opens (its first event is ``session.created``), with the session configuration
+of the client secret and of the offer, in that order, applied before the client's own events. The client's events are
+the Realtime protocol's (:class:`~voxcall.realtime.connection.RealtimeConnection` reads them); they reach the session
+through its inbox, so they are handled one at a time and in order, the microphone's audio included. The call ends when
+the peer connection fails or closes, when the client hangs up, or when the session closes it (idle, drained).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
@@ -31,9 +30,8 @@ from aiortc import RTCConfiguration, RTCDataChannel, RTCPeerConnection, RTCSessi
 from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from av import AudioFrame
 
-from voxcall.core.commands import AppendAudio, TruncateItem
+from voxcall.core.commands import AppendAudio
 from voxcall.core.errors import SessionError
-from voxcall.core.events import Event, OutputAudio, ResponseDone, SpeechStarted
 from voxcall.realtime.connection import RealtimeConnection, error_event
 from voxcall.serving.frames import Message, event, json_text
 from voxcall.serving.host import SessionHost
@@ -57,21 +55,18 @@ class WebRTCCall:
         """``initial``: the session configurations to apply before the client's events (``session.update``
         ``session`` objects)."""
         self.id = call_id
-        self.connection = RealtimeConnection(host, self._send, close=self.hang_up, play=self._play,
-                                             observe=self._observe)
+        self._speech = SpeechTrack(self._audio_started, self._audio_stopped)
+        self.connection = RealtimeConnection(host, self._send, close=self.hang_up, playout=self._speech)
         self.hosted = self.connection.hosted
         self.session = self.hosted.session
         self.ended = asyncio.Event()
         self._initial = initial
-        self._max_frame_bytes = host.shared.settings.session.max_frame_bytes
         self._pc = RTCPeerConnection(configuration)
-        self._speech = SpeechTrack(self._audio_started, self._audio_stopped)
         self._microphone = Microphone()
         self._channel: RTCDataChannel | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self._closer: asyncio.Task[None] | None = None
-        self._silenced: set[str] = set()  # responses cut short: audio still on its way from them is dropped
         self._pc.on("datachannel", self._on_channel)
         self._pc.on("track", self._on_track)
         self._pc.on("connectionstatechange", self._on_state)
@@ -154,15 +149,7 @@ class WebRTCCall:
                 self.hosted.submit(AppendAudio(pcm, RATE))
 
     def _on_message(self, data: str | bytes) -> None:
-        """A client event from the data channel, for the session in turn; ``output_audio_buffer.clear`` stops the
-        speech at once, before it waits its turn."""
-        if len(data) <= self._max_frame_bytes:
-            try:
-                ev = json.loads(data)
-            except (ValueError, UnicodeDecodeError):
-                ev = None  # the connection answers it with an error, in turn
-            if isinstance(ev, dict) and ev.get("type") == "output_audio_buffer.clear":
-                self._cut_short()
+        """A client event from the data channel, for the session in turn."""
 
         async def handle() -> None:
             await self.connection.handle_frame(data)
@@ -170,28 +157,6 @@ class WebRTCCall:
         self.hosted.submit(handle)
 
     # -- the session's way out ----------------------------------------------------------------------------------
-
-    def _play(self, audio: OutputAudio) -> None:
-        if audio.response_id not in self._silenced:
-            self._speech.play(audio.item_id, audio.response_id, audio.pcm)
-
-    def _observe(self, ev: Event) -> None:
-        if isinstance(ev, SpeechStarted) and self._speech.speaking is not None:
-            response_id = self._speech.speaking
-            self._cut_short()
-            self._send_now(event("output_audio_buffer.cleared", response_id=response_id))
-        elif isinstance(ev, ResponseDone):
-            self._speech.done(ev.response.id)
-            self._silenced.discard(ev.response.id)
-
-    def _cut_short(self) -> None:
-        """Stop the speech where the user is, truncate its messages to what was heard, and drop the rest of the
-        audio of the response cut short (its deltas may still be on their way)."""
-        if self._speech.speaking is not None:
-            self._silenced.add(self._speech.speaking)
-        for heard in self._speech.interrupt():
-            self._silenced.add(heard.response_id)
-            self.hosted.submit(TruncateItem(heard.item_id, 0, heard.heard_ms))
 
     def _audio_started(self, response_id: str) -> None:
         self._send_now(event("output_audio_buffer.started", response_id=response_id))

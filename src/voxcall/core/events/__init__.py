@@ -50,6 +50,7 @@ from voxcall.core.events.responses import (
     ResponseDone,
     ResponseState,
     ResponseTimed,
+    SpokenClause,
     TokenCounts,
     ToolTimes,
 )
@@ -67,8 +68,8 @@ Event = (SettingsApplied | ItemAdded | ItemDone | ItemDeleted | ItemRetrieved | 
          | SpeechStopped | AudioCommitted | AudioCleared | IdleTimedOut | TranscriptDelta | TranscriptCompleted
          | TranscriptFailed | ResponseCreated | ResponseDone | OutputItemAdded | OutputItemDone | ContentPartAdded
          | ContentPartDone | OutputTextDelta | OutputTextDone | OutputTranscriptDelta | OutputTranscriptDone
-         | OutputAudio | OutputAudioDone | OutputAudioCleared | ResponseTimed | ArgumentsDelta | ArgumentsDone
-         | ServerCallProgress | ToolCallMoved | ToolCallRejected)
+         | OutputAudio | SpokenClause | OutputAudioDone | OutputAudioCleared | ResponseTimed | ArgumentsDelta
+         | ArgumentsDone | ServerCallProgress | ToolCallMoved | ToolCallRejected)
 """Any event a session emits."""
 
 Emit = Callable[[Event], Awaitable[None]]
@@ -109,6 +110,7 @@ __all__ = [
     "SettingsApplied",
     "SpeechStarted",
     "SpeechStopped",
+    "SpokenClause",
     "TokenCounts",
     "ToolCallMoved",
     "ToolCallRejected",

@@ -160,6 +160,21 @@ class OutputAudio:
 
 
 @dataclass(frozen=True, slots=True)
+class SpokenClause:
+    """A clause of a spoken answer, sent just before its audio: its text, and where its audio starts and ends in
+    the message's audio (ms). An edge that shows the words as they are heard (GPT-Live's transcript, a device's
+    subtitles) paces them with it; the Realtime protocol has no such event."""
+
+    response_id: str
+    item_id: str
+    output_index: int
+    content_index: int
+    text: str
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class OutputAudioDone:
     """A spoken answer's audio is all out."""
 

@@ -1,33 +1,32 @@
 """What a session hears: input audio in, user turns and their transcripts out.
 
 :class:`HeardAudio` owns the ``input_audio_buffer`` (:class:`~voxcall.core.hearing.input_buffer.InputAudio`), the
-resampling of the client's format to the speech models' 16 kHz (one streaming resampler, continuous across
-appends), the turn detector (server VAD) and the transcription tasks. A turn, whether ended by the detector or
-committed by the client, becomes a user audio item in the conversation at once; its transcript follows from a
-worker thread. What a turn means for responses goes to the :class:`~voxcall.core.responses.lifecycle.ResponseLifecycle`:
-speech discards a hidden response and, with ``interrupt_response``, cancels the visible one (barge-in); a
-transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause of
-``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.hearing.eager_turn.EagerTurn`: the answer is prepared
-hidden and claimed when the turn ends, or dropped when the user speaks on. Under ``semantic_vad`` that pause's
+resampling of the client's format to the speech models' 16 kHz (one streaming resampler, continuous across appends), the
+turn detector (server VAD) and the transcription tasks. A turn, whether ended by the detector or committed by the
+client, becomes a user audio item in the conversation at once; its transcript follows from a worker thread. What a turn
+means for responses goes to the :class:`~voxcall.core.responses.lifecycle.ResponseLifecycle`: speech discards a hidden
+response and, with ``interrupt_response``, stops the assistant (the session's barge-in: its speech cleared, its response
+cancelled); a transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause
+of ``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.hearing.eager_turn.EagerTurn`: the answer is
+prepared hidden and claimed when the turn ends, or dropped when the user speaks on. Under ``semantic_vad`` that pause's
 transcript is also judged (the voice's :class:`~voxcall.llm.local.turn_end.TurnEndJudge`) and the verdict sets the
 silence that ends this turn (:data:`~voxcall.core.hearing.turn_detection.EAGERNESS_TURN_END`). While a turn is spoken, a
-:class:`~voxcall.core.hearing.partials.LiveTranscript` sends its partial transcripts (``live_transcript_ms``).
-Every transcription hears as the session's ``audio.input.transcription`` asks
-(:mod:`voxcall.core.hearing.transcription`).
+:class:`~voxcall.core.hearing.partials.LiveTranscript` sends its partial transcripts (``live_transcript_ms``). Every
+transcription hears as the session's ``audio.input.transcription`` asks (:mod:`voxcall.core.hearing.transcription`).
 
-A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back,
-the answer waits for the end of the whole sentence, which then answers every part of it.
+A turn is answered only if no new speech began after it: when the user resumes before a turn's transcript is back, the
+answer waits for the end of the whole sentence, which then answers every part of it.
 
 A turn lasts at most ``max_turn_ms``: there it ends as if the user had paused (``speech_stopped``, committed,
-transcribed, answered), so the audio held never grows past it. A user who speaks on starts a new turn at once, and,
-as above, the answer then waits for the end of everything they say. At most :data:`MAX_TRANSCRIBING` turns are
-transcribed at once: a client that sends audio faster than it can be transcribed waits (its next event is read when
-a transcript is done) rather than piling up turns in memory.
+transcribed, answered), so the audio held never grows past it. A user who speaks on starts a new turn at once, and, as
+above, the answer then waits for the end of everything they say. At most :data:`MAX_TRANSCRIBING` turns are transcribed
+at once: a client that sends audio faster than it can be transcribed waits (its next event is read when a transcript is
+done) rather than piling up turns in memory.
 
 ``idle_timeout_ms`` (``server_vad``) is kept on the audio stream's own clock: when that much audio has arrived with
-neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from
-its first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered,
-as OpenAI's server does.
+neither side speaking, counted from the end of the assistant's last audio as the client plays it (in real time from its
+first chunk), the silence is committed as a user item (``input_audio_buffer.timeout_triggered``) and answered, as
+OpenAI's server does.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from voxcall.audio.codec import StreamResampler
 from voxcall.core.conversation.conversation import Conversation
@@ -89,30 +88,46 @@ MAX_TRANSCRIBING = 2
 """Turns of one session being transcribed at once; committing another waits for one of them to finish."""
 
 
+class Hooks(Protocol):
+    """What heard audio asks of its session."""
+
+    async def respond_to_turn(self, turn: HeardTurn) -> None:
+        """Answer a user turn with the session's settings (under ``create_response``)."""
+        ...
+
+    async def barge_in(self) -> None:
+        """The user speaks over the assistant (under ``interrupt_response``): it stops talking."""
+        ...
+
+    def hearing(self) -> Hearing | None:
+        """How the session is heard (None: the server's model)."""
+        ...
+
+    def speech_began(self) -> None:
+        """A user turn began."""
+        ...
+
+    def hears_directly(self) -> bool:
+        """Whether the model hears turns themselves (:mod:`voxcall.core.hearing.direct_audio`): a turn is then
+        answered at once, its transcript following for the client only, and no eager answer is prepared."""
+        ...
+
+
 class HeardAudio:
     """A session's input audio: buffer, resampling, turn detection and transcription."""
 
     def __init__(self, voice: Voice | None, emit: Emit, conversation: Conversation,
-                 responses: ResponseLifecycle, respond: Callable[[HeardTurn], Awaitable[None]],
-                 metrics: Metrics, *, max_turn_ms: int, eager_turn_ms: int = 0, live_transcript_ms: int = 0,
-                 hearing: Callable[[], Hearing | None] = lambda: None,
-                 on_speech: Callable[[], None] = lambda: None, direct: Callable[[], bool] = lambda: False,
-                 max_direct_audio_bytes: int = 0) -> None:
-        """``respond`` answers a turn with the session's settings (under ``create_response``); ``max_turn_ms`` is
-        the longest turn under server VAD; ``eager_turn_ms`` (0: off) is the pause after which an answer is prepared
-        hidden; ``live_transcript_ms`` (0: off) the speech between partial transcripts; ``hearing`` says how the
-        session is heard (None: the server's model); ``on_speech`` is told when a turn begins. ``direct`` says
-        whether the model hears turns themselves (:mod:`voxcall.core.hearing.direct_audio`, at most
-        ``max_direct_audio_bytes`` kept): a turn is then answered at once, its transcript following for the client
-        only, and no eager answer is prepared."""
+                 responses: ResponseLifecycle, hooks: Hooks, metrics: Metrics, *, max_turn_ms: int,
+                 eager_turn_ms: int = 0, live_transcript_ms: int = 0, max_direct_audio_bytes: int = 0) -> None:
+        """``hooks`` is the session; ``max_turn_ms`` is the longest turn under server VAD; ``eager_turn_ms`` (0: off)
+        is the pause after which an answer is prepared hidden; ``live_transcript_ms`` (0: off) the speech between
+        partial transcripts; at most ``max_direct_audio_bytes`` of turns are kept for a model that hears them."""
         self.voice = voice
-        self._direct = direct
+        self._hooks = hooks
         self._max_direct_audio_bytes = max_direct_audio_bytes
         self._live_transcript_ms = live_transcript_ms
         self._live: LiveTranscript | None = None
-        self._hearing = hearing
         self._max_turn_ms = max_turn_ms
-        self._on_speech = on_speech
         self._eager_turn_ms = eager_turn_ms
         self._eager: EagerTurn | None = None
         self._turns_begun = 0  # user turns started so far (a transcript answers only the latest)
@@ -121,7 +136,6 @@ class HeardAudio:
         self._emit = emit
         self._conversation = conversation
         self._responses = responses
-        self._respond = respond
         self._turns: TurnDetection | None = None
         self._detector: TurnDetector | None = None
         self._pause: SpeechPaused | None = None  # the pause of the turn in progress, under semantic_vad
@@ -256,12 +270,12 @@ class HeardAudio:
         self._turns_begun += 1
         if self._live_transcript_ms > 0 and self.voice is not None:
             self._live = LiveTranscript(self._turn_item, start_ms, self._live_transcript_ms, self.voice,
-                                        self._hearing(), self._delta_sender(self._turn_item))
+                                        self._hooks.hearing(), self._delta_sender(self._turn_item))
         await self._emit(SpeechStarted(start_ms, self._turn_item))
         await self._responses.discard("user speech")
         if self._turns is not None and self._turns.interrupt_response:
-            await self._responses.cancel("turn_detected")
-        self._on_speech()
+            await self._hooks.barge_in()
+        self._hooks.speech_began()
 
     def _paused(self, pause: SpeechPaused) -> None:
         """A short silence inside the turn: transcribe what was said and prepare the answer, hidden (under
@@ -271,12 +285,12 @@ class HeardAudio:
         if judge is not None and self._turns is not None and self._turns.turn_end and self._detector is not None:
             self._pause = pause
             self._detector.end_after(self._turns.turn_end.unsure)
-        if self.voice is None or self._turn_item is None or self._eager is not None or self._direct():
+        if self.voice is None or self._turn_item is None or self._eager is not None or self._hooks.hears_directly():
             return
         item = MessageItem(self._turn_item, "user", [{"type": "input_audio", "transcript": None}])
         answer = self._responses.answer_early if self._turns is not None and self._turns.create_response else _no
         pcm = self.buffer.peek_turn(pause.audio_end_ms)
-        self._eager = EagerTurn(item, pcm, self._speech_end(pause.speech_end_ms), self.voice, self._hearing(),
+        self._eager = EagerTurn(item, pcm, self._speech_end(pause.speech_end_ms), self.voice, self._hooks.hearing(),
                                 self.transcribed, answer, None if judge is None else self._judging(judge, pcm))
 
     def _judging(self, judge: TurnEndJudge, pcm: PCM) -> Callable[[str], Awaitable[None]]:
@@ -354,7 +368,7 @@ class HeardAudio:
         if not respond or not transcript.text:
             await self._drop_eager(eager, "nothing to answer")
         elif not await self._responses.claim(None, turn=turn):
-            await self._respond(turn)
+            await self._hooks.respond_to_turn(turn)
 
     async def _commit(self, pcm: PCM, item_id: str, *, respond: bool, even_if_silent: bool = False,
                       speech_end: float | None = None, waited_ms: int = 0, said: str = "") -> None:
@@ -365,7 +379,7 @@ class HeardAudio:
             await asyncio.wait(self._transcriptions, return_when=asyncio.FIRST_COMPLETED)
         await self._responses.discard("new user audio")
         item = MessageItem(item_id, "user", [{"type": "input_audio", "transcript": None}])
-        direct = self._direct()
+        direct = self._hooks.hears_directly()
         if direct:
             item.heard_wav = wav_base64(pcm)
         previous = self._conversation.add(item)
@@ -379,14 +393,14 @@ class HeardAudio:
         self._transcriptions.add(task)
         task.add_done_callback(self._transcriptions.discard)
         if direct and respond and self._responses.phase is not Phase.VISIBLE:  # the model hears it: no waiting
-            await self._respond(HeardTurn(ended, waited_ms, time.monotonic()))
+            await self._hooks.respond_to_turn(HeardTurn(ended, waited_ms, time.monotonic()))
 
     async def _transcribe(self, item: MessageItem, pcm: PCM, respond: bool, even_if_silent: bool, speech_end: float,
                           waited_ms: int, turns_begun: int, said: str) -> None:
         voice = self.need_voice()
         started = time.monotonic()
         try:
-            transcript = await voice.transcribe(pcm, self._hearing())
+            transcript = await voice.transcribe(pcm, self._hooks.hearing())
         except Exception as exc:  # a model failure must not end the session
             log.exception("transcription of %s failed", item.id)
             await self._emit(TranscriptFailed(item.id, type(exc).__name__))
@@ -399,7 +413,7 @@ class HeardAudio:
             return  # nothing to answer, or the user spoke on: the end of what they say now answers this too
         await self.transcribed()
         if self._responses.phase is not Phase.VISIBLE and self._conversation.get(item.id) is item:
-            await self._respond(HeardTurn(speech_end, waited_ms, done))
+            await self._hooks.respond_to_turn(HeardTurn(speech_end, waited_ms, done))
 
     def _delta_sender(self, item_id: str) -> Callable[[str], Awaitable[None]]:
         async def send(delta: str) -> None:

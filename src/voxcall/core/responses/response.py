@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from voxcall.audio.codec import PCM
 from voxcall.core.conversation.conversation import to_chat_items
-from voxcall.core.conversation.items import CallItem, Item, McpCallItem, MessageItem
+from voxcall.core.conversation.items import CallItem, Item, McpCallItem, MessageItem, Spoken
 from voxcall.core.conversation.output_items import History, OutputItems
 from voxcall.core.events import (
     ArgumentsDelta,
@@ -53,6 +53,7 @@ from voxcall.core.events import (
     ResponseCreated,
     ResponseDone,
     ResponseState,
+    SpokenClause,
     ToolCallRejected,
 )
 from voxcall.core.events.responses import Status
@@ -270,19 +271,10 @@ class ResponseRun:
         await self.out.add(item)
         await self.emit(ContentPartAdded(self.id, item.id, self.out.index(item), 0, spoken))
         if spoken and self.inputs.tts is not None:
-            playback = self.inputs.playback
-            # Speaking ahead never starts the host's speech arbitration (music ducking) before the claim.
-            ready = _open_event() if self.speak_ahead and playback is None else self.released
-            self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain, self._send_audio,
-                                    ready, playback, speed=self.params.speed)
+            ready = _open_event() if self.speak_ahead else self.released
+            self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain,
+                                    _MessageSpeech(self, item), ready, speed=self.params.speed)
             item.spoken = self._speaker.audio  # the audio sent so far, also when the response is cut off
-
-    async def _send_audio(self, pcm: PCM, start_ms: int, duration_ms: int) -> None:
-        item = self._message
-        if item is not None:
-            self.timing.audio()
-            await self.emit(OutputAudio(self.id, item.id, self.out.index(item), 0, pcm, self.params.output_format,
-                                        start_ms, duration_ms))
 
     async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
         item = self._message
@@ -393,6 +385,25 @@ class ResponseRun:
                              self.history.conversation_id, tuple(self.params.output_modalities),
                              self.params.max_output_tokens, self.params.metadata,
                              self.usage.counts() if self.status != "in_progress" else None)
+
+
+class _MessageSpeech:
+    """The speech of one message of a response, out as the response's events."""
+
+    def __init__(self, run: ResponseRun, item: MessageItem) -> None:
+        self._run = run
+        self._item = item
+
+    async def clause(self, spoken: Spoken) -> None:
+        run, item = self._run, self._item
+        await run.emit(SpokenClause(run.id, item.id, run.out.index(item), 0, spoken.text, spoken.start_ms,
+                                    spoken.end_ms))
+
+    async def audio(self, pcm: PCM, start_ms: int, duration_ms: int) -> None:
+        run, item = self._run, self._item
+        run.timing.audio()
+        await run.emit(OutputAudio(run.id, item.id, run.out.index(item), 0, pcm, run.params.output_format, start_ms,
+                                   duration_ms))
 
 
 def _open_event() -> asyncio.Event:

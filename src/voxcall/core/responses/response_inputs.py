@@ -17,7 +17,6 @@ from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, TokenCounts
 from voxcall.core.metrics import Metrics
-from voxcall.core.playback import Playback
 from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.settings import SessionSettings
@@ -67,8 +66,7 @@ def _english() -> str:
 @dataclass
 class ResponseInputs:
     """What a response is given: the backend and the request for it, the settings, where its items and events go,
-    and what it may use (speech, server tools, the session's tool context and approvals, the pacing of its speech
-    on the host's audio output)."""
+    and what it may use (speech, server tools, the session's tool context and approvals)."""
 
     backend: LLMBackend
     request: LLMRequest
@@ -83,7 +81,6 @@ class ResponseInputs:
     approvals: Approvals | None = None
     timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
     repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
-    playback: Playback | None = None  # the session's speech as the client plays it, when music shares the host
     settings: SessionSettings | None = None  # the effective settings it is generated with (a claim compares them)
     ledger: ToolLedger = field(default_factory=_own_ledger)  # the session's tool calls, this response's among them
     acknowledge_after: float | None = None  # seconds tools may run before the response acknowledges them and ends

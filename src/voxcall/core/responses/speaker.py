@@ -5,46 +5,52 @@ resampled to the session's output rate and scaled by the session's voice gain in
 keeps generating, then sent in chunks of :data:`CHUNK_MS` (:class:`~voxcall.core.events.OutputAudio`). Tool syntax
 never gets here: the text is what the ``<code>`` parser released. A speaker of a hidden (speculative) response
 waits for its claim before it synthesises anything. Each clause is recorded with its audio span as its audio starts
-to go out, and every chunk sent is counted (:class:`~voxcall.core.conversation.items.SpokenAudio`), so a truncation
-can cut the transcript to what the user actually heard, wherever a cancel stopped the speech. Each chunk is also
-reported to the session's :class:`~voxcall.core.playback.Playback`, which keeps the host's music down until the
-client has played it.
+to go out (and sent, :class:`~voxcall.core.events.SpokenClause`, just before its audio), and every chunk sent is
+counted (:class:`~voxcall.core.conversation.items.SpokenAudio`), so a truncation can cut the transcript to what the
+user actually heard, wherever a cancel stopped the speech.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from typing import Protocol
 
 from voxcall.audio.codec import PCM, apply_gain, pcm_duration_ms, resample
 from voxcall.audio.formats import AudioFormat
 from voxcall.core.conversation.items import Spoken, SpokenAudio
-from voxcall.core.playback import Playback
 from voxcall.speech.clauses import ClauseSplitter
 from voxcall.speech.tts import TTS
 
 CHUNK_MS = 100
 """Audio per chunk sent."""
 
-SendAudio = Callable[[PCM, int, int], Awaitable[None]]
-"""Sends a chunk: its samples, where it starts in the message's audio (ms), and how long it lasts (ms)."""
+
+class SpeechOut(Protocol):
+    """Where a speaker's output goes: each clause as its audio starts, then that audio chunk by chunk."""
+
+    async def clause(self, spoken: Spoken) -> None:
+        """The clause whose audio follows, with its span in the message's audio."""
+        ...
+
+    async def audio(self, pcm: PCM, start_ms: int, duration_ms: int) -> None:
+        """A chunk: its samples, where it starts in the message's audio (ms), and how long it lasts (ms)."""
+        ...
 
 
 class Speaker:
     """Turns one message's text into audio events; ``finish()`` waits for the last chunk, ``cancel()`` stops."""
 
     def __init__(self, tts: TTS, fmt: AudioFormat, gain: Callable[[], float],
-                 send_audio: SendAudio, released: asyncio.Event,
-                 playback: Playback | None = None, *, speed: float = 1.0) -> None:
-        """``playback`` paces the session's speech on the host's audio output (music): the speaker holds it while
-        it speaks and reports every chunk sent. ``speed`` is the speaking rate the TTS is asked for."""
+                 out: SpeechOut, released: asyncio.Event, *, speed: float = 1.0) -> None:
+        """``out`` takes the clauses and their audio once ``released`` is set; ``speed`` is the speaking rate the
+        TTS is asked for."""
         self._tts = tts
         self._speed = speed
         self._fmt = fmt
         self._gain = gain
-        self._send_audio = send_audio
+        self._out = out
         self._released = released
-        self._playback = playback
         self._splitter = ClauseSplitter()
         self._clauses: asyncio.Queue[str | None] = asyncio.Queue()
         self.audio = SpokenAudio()
@@ -80,22 +86,12 @@ class Speaker:
 
     async def _speak(self) -> None:
         await self._released.wait()
-        if self._playback is None:
-            await self._speak_clauses()
-            return
-        self._playback.hold()  # the music stays down while this message is spoken, even between two clauses
-        try:
-            await self._speak_clauses()
-        finally:
-            self._playback.release()
-
-    async def _speak_clauses(self) -> None:
         while (clause := await self._clauses.get()) is not None:
             chunks = await asyncio.to_thread(self._render, clause)
             start = self.audio.sent_ms
-            self.audio.clauses.append(Spoken(clause, start, start + sum(ms for _, ms in chunks)))
+            spoken = Spoken(clause, start, start + sum(ms for _, ms in chunks))
+            self.audio.clauses.append(spoken)
+            await self._out.clause(spoken)
             for chunk, ms in chunks:
-                await self._send_audio(chunk, self.audio.sent_ms, ms)
+                await self._out.audio(chunk, self.audio.sent_ms, ms)
                 self.audio.sent_ms += ms
-                if self._playback is not None:
-                    self._playback.sent(self.audio, ms)
