@@ -9,9 +9,15 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from voxcall.config import ServerSettings, SessionOptions, ToolsSettings
+from voxcall.core.conversation.conversation import Conversation
+from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, Event
 from voxcall.core.metrics import Metrics
+from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.prefetch import SpeculationSlots
+from voxcall.core.responses.response_inputs import ResponseInputs, SessionContext
+from voxcall.core.settings import SessionSettings
+from voxcall.core.tools.tool_ledger import ToolLedger
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
 from voxcall.realtime.connection import RealtimeConnection
 from voxcall.realtime.encode import RealtimeEncoder
@@ -101,6 +107,17 @@ def host_for(backend: Any, *, slots: SpeculationSlots | None = None, voice: Any 
     tools = {k: options.pop(k) for k in list(options) if k in ToolsSettings.model_fields}
     settings = ServerSettings(session=SessionOptions(**options), tools=ToolsSettings(**tools))
     return SessionHost(Shared(settings, backend, slots or SpeculationSlots(4), Metrics(), voice, ServerTools(toolbox)))
+
+
+def run_inputs(backend: Any, history: History, emit: Emit, *, settings: SessionSettings | None = None,
+               request: LLMRequest | None = None, tts: Any = None) -> ResponseInputs:
+    """What a response run on its own is given: a session context of its own (a ledger over a conversation of its
+    own, English acknowledgements), the settings (text, unless given), a request of no items unless given."""
+    ledger = ToolLedger(Conversation(), Metrics(), client_wait=60, on_landed=lambda entry: None)
+    context = SessionContext(backend, ledger, llm_timeout=5, acknowledge=lambda: acknowledgement(None, "", 0),
+                             gain=lambda: 1.0)
+    return ResponseInputs(context, request or LLMRequest(items=[]), settings or SessionSettings(), history, emit,
+                          tts=tts)
 
 
 class Recorded:

@@ -13,12 +13,12 @@ from voxcall.core.metrics import Metrics
 from voxcall.core.responses.lifecycle import HiddenKind, Phase, ResponseLifecycle
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
-from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.settings import SessionSettings
 from voxcall.llm import LLMRequest
 from voxcall.realtime.server_events import check_server_event
 from voxcall.serving.outbox import Outbox
 
-from .harness import ControlledBackend, Turn, wired
+from .harness import ControlledBackend, Turn, run_inputs, wired
 
 
 class Parts:
@@ -40,10 +40,7 @@ class Parts:
         self.events.append(ev)
 
     def new_run(self, history: History, context: list[Item], emit: Emit) -> ResponseRun:
-        params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["text"],
-                                max_output_tokens=None)
-        return ResponseRun(ResponseInputs(self.backend, LLMRequest(items=to_chat_items(context)), params, history,
-                                          emit, llm_timeout=5))
+        return ResponseRun(run_inputs(self.backend, history, emit, request=LLMRequest(items=to_chat_items(context))))
 
     def visible(self) -> ResponseRun:
         return self.new_run(self.conversation, self.conversation.items, self.emit)
@@ -129,7 +126,7 @@ async def test_a_follow_up_is_hidden_then_claimed() -> None:
     await asyncio.wait_for(hidden.task, 5)
     assert parts.lifecycle.phase is Phase.HIDDEN  # finished, still waiting for its claim
     assert len(parts.of("response.created")) == 1  # only the visible one reached the client
-    assert await parts.lifecycle.claim({"k": "v"}) is True
+    assert await parts.lifecycle.claim({"k": "v"}, settings=SessionSettings()) is True
     await parts.settle()
     assert parts.lifecycle.phase is Phase.IDLE  # it had already finished
     done = parts.of("response.done")
@@ -144,7 +141,7 @@ async def test_a_running_follow_up_claimed_becomes_visible() -> None:
     await tool_turn(parts)
     parts.lifecycle.speculate()
     await asyncio.wait_for(follow.started.wait(), 5)
-    assert await parts.lifecycle.claim(None) is True
+    assert await parts.lifecycle.claim(None, settings=SessionSettings()) is True
     assert parts.lifecycle.phase is Phase.VISIBLE and parts.lifecycle.visible is not None
     follow.release.set()
     await parts.settle()

@@ -14,11 +14,10 @@ from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import OutOfBand
 from voxcall.core.errors import SessionError
 from voxcall.core.responses.response import ResponseRun
-from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
-from voxcall.llm import LLMRequest
+from voxcall.core.settings import SessionSettings
 from voxcall.realtime.server_events import check_server_event
 
-from .harness import ControlledBackend, Turn, wired
+from .harness import ControlledBackend, Turn, run_inputs, wired
 
 
 class Beeps:
@@ -32,11 +31,9 @@ class Beeps:
 
 
 def spoken_run(turn: Turn, emit: Any, conversation: Conversation | None = None, *, speed: float = 1.0) -> ResponseRun:
-    params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["audio"],
-                            max_output_tokens=None, speed=speed)
+    settings = SessionSettings(output_modalities=("audio",), speed=speed)
     history = conversation if conversation is not None else Conversation()
-    return ResponseRun(ResponseInputs(ControlledBackend(turn), LLMRequest(items=[]), params, history, wired(emit),
-                                      llm_timeout=5, tts=Beeps()))
+    return ResponseRun(run_inputs(ControlledBackend(turn), history, wired(emit), settings=settings, tts=Beeps()))
 
 
 async def test_a_spoken_response_with_a_lead_in_and_a_call() -> None:
@@ -135,10 +132,7 @@ async def test_out_of_band_items_join_no_conversation() -> None:
     async def emit(ev: dict[str, Any]) -> None:
         events.append(ev)
 
-    params = ResponseParams(instructions="", tools=[], tool_choice="auto", output_modalities=["text"],
-                            max_output_tokens=None)
-    run = ResponseRun(ResponseInputs(ControlledBackend(Turn("Aside.")), LLMRequest(items=[]), params, OutOfBand(),
-                                     wired(emit), llm_timeout=5))
+    run = ResponseRun(run_inputs(ControlledBackend(Turn("Aside.")), OutOfBand(), wired(emit)))
     await run.run()
     assert run.status == "completed" and run.state().conversation_id is None
     assert not [e for e in events if e["type"].startswith("conversation.")]

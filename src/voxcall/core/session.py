@@ -70,7 +70,7 @@ from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
-from voxcall.core.responses.response_inputs import ResponseInputs, ResponseParams
+from voxcall.core.responses.response_inputs import ResponseInputs, SessionContext
 from voxcall.core.responses.timing import HeardTurn, ResponseTiming
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.session_tools import SessionTools
@@ -127,6 +127,9 @@ class Session:
                                 max_turn_ms=round(options.max_turn_seconds * 1000), eager_turn_ms=options.eager_turn_ms,
                                 live_transcript_ms=options.live_transcript_ms,
                                 max_direct_audio_bytes=options.max_direct_audio_bytes)
+        self._context = SessionContext(backend, self.ledger, options.llm_timeout, self._acknowledgement,
+                                       lambda: self.voice_gain, self.tools.context, self.tools.approvals,
+                                       options.repair_tool_calls)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         self._handlers: dict[type[Any], Callable[[Any], Awaitable[None]]] = {
@@ -353,17 +356,10 @@ class Session:
                 context: list[Item], emit: Emit, timing: ResponseTiming | None = None) -> ResponseRun:
         """A response generated with ``settings`` from ``context``: its items go to ``history``, its events to
         ``emit``."""
-        params = ResponseParams(instructions=settings.instructions, tools=list(settings.tools),
-                                tool_choice=settings.tool_choice, output_modalities=list(settings.output_modalities),
-                                max_output_tokens=settings.max_output_tokens, temperature=settings.temperature,
-                                metadata=metadata, output_format=settings.output_format, speed=settings.speed)
         return ResponseRun(ResponseInputs(
-            self.backend, self._request(settings, context), params, history, emit,
-            llm_timeout=self.parts.options.llm_timeout, tts=self._speaking(settings), gain=lambda: self.voice_gain,
-            toolbox=self.tools.toolbox, context=self.tools.context, approvals=self.tools.approvals,
-            timing=timing or ResponseTiming(), repair_calls=self.parts.options.repair_tool_calls,
-            settings=settings, ledger=self.ledger,
-            acknowledge_after=self.acknowledge_after, acknowledge=self._acknowledgement))
+            self._context, self._request(settings, context), settings, history, emit, metadata,
+            tts=self._speaking(settings), toolbox=self.tools.toolbox, acknowledge_after=self.acknowledge_after,
+            timing=timing or ResponseTiming()))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         toolbox = self.tools.toolbox

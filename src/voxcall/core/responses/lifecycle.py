@@ -249,7 +249,7 @@ class ResponseLifecycle:
         wanted = HiddenKind.FOLLOW_UP if turn is None else HiddenKind.EAGER_TURN
         if self.phase is not Phase.HIDDEN or spec is None or kind is not wanted:
             return False
-        if turn is None and spec.run.inputs.settings != settings:
+        if turn is None and spec.run.settings != settings:
             return False
         self._forget_hidden()
         now = time.monotonic()

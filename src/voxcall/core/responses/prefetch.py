@@ -150,7 +150,7 @@ class Speculation:
             return False
         self.history.commit()
         self.run.history = self.conversation
-        self.run.params.metadata = metadata
+        self.run.metadata = metadata
 
         self.gate.patch_first(ResponseCreated, lambda ev: ResponseCreated(replace(ev.response, metadata=metadata)))
         self.gate.patch_first(ResponseDone, lambda ev: ResponseDone(replace(ev.response, metadata=metadata)))

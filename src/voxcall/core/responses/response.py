@@ -86,7 +86,9 @@ class ResponseRun:
     def __init__(self, inputs: ResponseInputs) -> None:
         self.inputs = inputs
         self.request = inputs.request  # grows by the server tool rounds of this response
-        self.params = inputs.params
+        self.settings = inputs.settings
+        self.metadata = inputs.metadata  # a claim sets the caller's
+        self.session = inputs.session
         self.id = new_id("resp")
         self.status: Status = "in_progress"
         self.status_details: dict[str, Any] | None = None
@@ -141,7 +143,7 @@ class ResponseRun:
             log.warning("response %s failed: %s", self.id, exc.message)
             await self._end("failed", _failure(exc.code, exc.message))
         except TimeoutError:
-            timeout = self.inputs.llm_timeout
+            timeout = self.session.llm_timeout
             log.warning("response %s: backend silent for %.0f s", self.id, timeout)
             await self._end("failed", _failure("timeout", f"the model did not answer within {timeout:g} s"))
         except Exception:  # a bug must not kill the session: report it without details
@@ -159,7 +161,7 @@ class ResponseRun:
         """Generate; while the model calls server tools, run them and generate again (up to the round limit); when
         it botched a call, show it why and generate again (once)."""
         rounds = 0
-        repairs = 1 if self.inputs.repair_calls else 0
+        repairs = 1 if self.session.repair_calls else 0
         toolbox = self.inputs.toolbox
         while True:
             start = len(self.output)
@@ -177,7 +179,7 @@ class ResponseRun:
                 rounds += 1
                 outcome = await self._tool_runner(toolbox).run_round(calls, rounds)
                 if outcome.running:  # slow tools: say so and end; the session speaks their results
-                    await self._text(self.inputs.acknowledge())
+                    await self._text(self.session.acknowledge())
                     break
                 to_report = outcome.to_report or to_report
             elif not repair:
@@ -198,19 +200,19 @@ class ResponseRun:
 
     def _tool_runner(self, toolbox: Toolbox) -> ServerCalls:
         if self._runner is None:
-            self._runner = ServerCalls(self.out, toolbox, self.inputs.context, self.inputs.approvals,
-                                       self.timing, self.inputs.ledger, self.inputs.acknowledge_after)
+            self._runner = ServerCalls(self.out, toolbox, self.session.context, self.session.approvals,
+                                       self.timing, self.session.ledger, self.inputs.acknowledge_after)
         return self._runner
 
     async def _generate(self) -> str:
         """One backend stream: its events become output items; returns its finish reason."""
-        stream: AsyncGenerator[LLMEvent, None] = self.inputs.backend.stream(self.request)
+        stream: AsyncGenerator[LLMEvent, None] = self.session.backend.stream(self.request)
         finish = "stop"
         self._client_calls = False
         self._botched = []
         try:
             while True:
-                async with asyncio.timeout(self.inputs.llm_timeout):
+                async with asyncio.timeout(self.session.llm_timeout):
                     try:
                         ev = await anext(stream)
                     except StopAsyncIteration:
@@ -246,7 +248,7 @@ class ResponseRun:
 
     @property
     def _spoken(self) -> bool:
-        return self.params.audio and self.inputs.tts is not None
+        return self.settings.audio_out and self.inputs.tts is not None
 
     async def _text(self, delta: str) -> None:
         if not delta:
@@ -272,8 +274,8 @@ class ResponseRun:
         await self.emit(ContentPartAdded(self.id, item.id, self.out.index(item), 0, spoken))
         if spoken and self.inputs.tts is not None:
             ready = _open_event() if self.speak_ahead else self.released
-            self._speaker = Speaker(self.inputs.tts, self.params.output_format, self.inputs.gain,
-                                    _MessageSpeech(self, item), ready, speed=self.params.speed)
+            self._speaker = Speaker(self.inputs.tts, self.settings.output_format, self.session.gain,
+                                    _MessageSpeech(self, item), ready, speed=self.settings.speed)
             item.spoken = self._speaker.audio  # the audio sent so far, also when the response is cut off
 
     async def _close_message(self, status: Literal["completed", "incomplete"]) -> None:
@@ -334,7 +336,7 @@ class ResponseRun:
             await self._tool_runner(self.inputs.toolbox).propose(item, call)
             self._server_calls.append((item, call))
             return
-        await self.inputs.ledger.propose(call, item, self.id, self.emit, server=False)
+        await self.session.ledger.propose(call, item, self.id, self.emit, server=False)
         item.status = "completed"
         self._client_calls = True
         await self.emit(ArgumentsDone(self.id, item.id, self.out.index(item), call.call_id, call.name,
@@ -370,7 +372,7 @@ class ResponseRun:
         if runner is not None:  # server calls that never ran, or were stopped: recorded, never dangling
             await runner.not_run(self._server_calls, self._not_run or f"the response was {status}")
             await runner.stop(f"the response was {status}")
-        ledger = self.inputs.ledger
+        ledger = self.session.ledger
         for output in self.output:  # the client's turn to run its tools: the ledger waits for their outputs
             entry = ledger.get(output.call_id) if isinstance(output, CallItem) else None
             if entry is not None and entry.state is CallState.PROPOSED:
@@ -382,8 +384,8 @@ class ResponseRun:
     def state(self) -> ResponseState:
         """The response as it stands (its usage once it ended)."""
         return ResponseState(self.id, self.status, self.status_details, tuple(i.snapshot() for i in self.output),
-                             self.history.conversation_id, tuple(self.params.output_modalities),
-                             self.params.max_output_tokens, self.params.metadata,
+                             self.history.conversation_id, self.settings.output_modalities,
+                             self.settings.max_output_tokens, self.metadata,
                              self.usage.counts() if self.status != "in_progress" else None)
 
 
@@ -402,7 +404,7 @@ class _MessageSpeech:
     async def audio(self, pcm: PCM, start_ms: int, duration_ms: int) -> None:
         run, item = self._run, self._item
         run.timing.audio()
-        await run.emit(OutputAudio(run.id, item.id, run.out.index(item), 0, pcm, run.params.output_format, start_ms,
+        await run.emit(OutputAudio(run.id, item.id, run.out.index(item), 0, pcm, run.settings.output_format, start_ms,
                                    duration_ms))
 
 

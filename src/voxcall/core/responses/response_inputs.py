@@ -1,7 +1,10 @@
 """What one response is given, and what it counts.
 
-:class:`ResponseParams` are the session's settings merged with the request's overrides; :class:`ResponseInputs`
-add the backend and its request, where the response's items and events go, and what it may use. A
+A :class:`SessionContext` is what every response of a session uses, built once with the session: its backend, its
+tool ledger, tool context and approvals, its voice gain and acknowledgement, and its limits. :class:`ResponseInputs`
+are one response's own: the request for the backend, the settings it is generated with (the session's, with a
+request's overrides: one frozen :class:`~voxcall.core.settings.SessionSettings`, never copied field by field), its
+metadata, where its items and events go, and the voice and server tools in force when it starts. A
 :class:`~voxcall.core.responses.response.ResponseRun` owns everything else it needs; :class:`UsageTotals` is its
 token count.
 """
@@ -11,13 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from voxcall.audio.formats import PCM24K, AudioFormat
-from voxcall.config import ToolsSettings
-from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, TokenCounts
-from voxcall.core.metrics import Metrics
-from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.server_calls import Approvals
@@ -25,66 +23,43 @@ from voxcall.core.tools.tool_ledger import ToolLedger
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMBackend, LLMRequest, Usage
 from voxcall.speech.tts import TTS
-from voxcall.tools import Tool, ToolContext
-from voxcall.tools.codecalls.prompt import ToolChoice
+from voxcall.tools import ToolContext
 
 
-@dataclass
-class ResponseParams:
-    """Everything one response is generated with: the session's settings merged with the request's overrides."""
+@dataclass(frozen=True)
+class SessionContext:
+    """What every response of one session uses: the ``backend``, the session's tool ``ledger``, tool ``context``
+    and ``approvals``; ``gain`` (the session's voice gain, read as each clause is spoken) and ``acknowledge`` (the
+    phrase a response says when its tools are slow); ``llm_timeout`` and ``repair_calls``
+    (``session.repair_tool_calls``: a botched native call gets one repair attempt)."""
 
-    instructions: str
-    tools: list[Tool]
-    tool_choice: ToolChoice
-    output_modalities: list[str]
-    max_output_tokens: int | None
-    temperature: float | None = None
-    metadata: dict[str, str] | None = None
-    output_format: AudioFormat = PCM24K
-    speed: float = 1.0  # speaking rate (``audio.output.speed``)
-
-    @property
-    def audio(self) -> bool:
-        """Whether the response is spoken."""
-        return "audio" in self.output_modalities
-
-
-def _unit_gain() -> float:
-    return 1.0
-
-
-def _own_ledger() -> ToolLedger:
-    """A ledger for a response run on its own (tests): a session gives its responses the session's."""
-    return ToolLedger(Conversation(), Metrics(), client_wait=ToolsSettings().client_tool_wait,
-                      on_landed=lambda entry: None)
-
-
-def _english() -> str:
-    return acknowledgement(None, "", 0)
+    backend: LLMBackend
+    ledger: ToolLedger
+    llm_timeout: float
+    acknowledge: Callable[[], str]
+    gain: Callable[[], float]
+    context: ToolContext = field(default_factory=ToolContext)
+    approvals: Approvals | None = None
+    repair_calls: bool = False
 
 
 @dataclass
 class ResponseInputs:
-    """What a response is given: the backend and the request for it, the settings, where its items and events go,
-    and what it may use (speech, server tools, the session's tool context and approvals)."""
+    """What one response is given: the ``request`` for the backend, the ``settings`` it is generated with (a claim
+    compares them), its ``metadata``, where its items (``history``) and events (``emit``) go, the voice (``tts``;
+    None: it is not spoken), the server tools, how long they may run before the response acknowledges them and ends
+    (``acknowledge_after``), and its ``timing`` (from ``response.create``, or the end of speech)."""
 
-    backend: LLMBackend
+    session: SessionContext
     request: LLMRequest
-    params: ResponseParams
+    settings: SessionSettings
     history: History
     emit: Emit
-    llm_timeout: float
+    metadata: dict[str, str] | None = None
     tts: TTS | None = None
-    gain: Callable[[], float] = _unit_gain  # the session's voice gain, read as each clause is spoken
     toolbox: Toolbox | None = None
-    context: ToolContext = field(default_factory=ToolContext)
-    approvals: Approvals | None = None
-    timing: ResponseTiming = field(default_factory=ResponseTiming)  # from response.create, or the end of speech
-    repair_calls: bool = False  # a botched native call gets one repair attempt (``session.repair_tool_calls``)
-    settings: SessionSettings | None = None  # the effective settings it is generated with (a claim compares them)
-    ledger: ToolLedger = field(default_factory=_own_ledger)  # the session's tool calls, this response's among them
-    acknowledge_after: float | None = None  # seconds tools may run before the response acknowledges them and ends
-    acknowledge: Callable[[], str] = _english  # the acknowledgement to say then
+    acknowledge_after: float | None = None
+    timing: ResponseTiming = field(default_factory=ResponseTiming)
 
 
 @dataclass
