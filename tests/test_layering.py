@@ -32,7 +32,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "voxcall.language": ("voxcall.",),
     "voxcall.serving": (*EDGES, *TOP),
     **{edge: (*(other for other in EDGES if other != edge), *TOP) for edge in EDGES},
-    "voxcall.core": (*EDGES, "voxcall.serving", *TOP),
+    "voxcall.core": (*EDGES, "voxcall.serving", *TOP, "voxcall.llm.local"),
     "voxcall.llm": (*SESSIONS, "voxcall.speech", "voxcall.audio", *TOP),
     "voxcall.speech": (*SESSIONS, "voxcall.llm", "voxcall.tools", *TOP),
     "voxcall.audio": (*SESSIONS, "voxcall.llm", "voxcall.tools", "voxcall.speech", *TOP),

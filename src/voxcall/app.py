@@ -33,16 +33,16 @@ from starlette.websockets import WebSocket
 
 from voxcall import __version__
 from voxcall.config import ServerSettings
-from voxcall.core.metrics import CONTENT_TYPE
 from voxcall.core.tools.toolbox import Toolbox
-from voxcall.core.voice import Voice
 from voxcall.live.endpoint import serve_live
 from voxcall.llm import LLMBackend
 from voxcall.realtime.endpoint import serve_realtime
 from voxcall.serving.admission import Admission
 from voxcall.serving.gate import EdgeCheck, Gate
 from voxcall.serving.host import SessionHost
+from voxcall.serving.metrics import CONTENT_TYPE
 from voxcall.serving.shared import Occupy, Shared
+from voxcall.speech.voice import Voice
 from voxcall.twilio import serve_twilio, twilio_check
 from voxcall.webrtc.endpoint import WebRTCEdge
 

@@ -14,8 +14,9 @@ import pytest
 from tests.realtime.harness import ControlledBackend, Harness, Turn
 from tests.realtime.test_eager_turn import eager, live, said
 from tests.realtime.test_voice import voice  # noqa: F401  (the shared speech models)
-from voxcall.core.voice import PCM, Voice
+from voxcall.audio.codec import PCM
 from voxcall.llm.local.turn_end import TurnEnd
+from voxcall.speech.voice import Voice
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

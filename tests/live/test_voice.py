@@ -17,8 +17,8 @@ import pytest
 from tests.realtime.harness import Recorded, heard_only
 from voxcall.audio.codec import decode_audio, encode_audio, resample
 from voxcall.audio.formats import PCM24K, PCMU, AudioFormat
-from voxcall.core.voice import Voice
 from voxcall.llm import ScriptedBackend
+from voxcall.speech.voice import Voice
 
 from .conftest import Factory, LiveClient, LiveServer
 

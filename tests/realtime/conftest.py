@@ -14,10 +14,10 @@ from openai import AsyncOpenAI
 from tests.llm.fake_server import FakeServer
 from voxcall.app import create_app
 from voxcall.config import ServerSettings
-from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, ScriptedBackend
 from voxcall.realtime.server_events import ENV_VAR
 from voxcall.serving.admission import Admission
+from voxcall.speech.voice import Voice
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}

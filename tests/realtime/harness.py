@@ -12,7 +12,6 @@ from voxcall.config import ServerSettings, SessionOptions, ToolsSettings
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, Event
-from voxcall.core.metrics import Metrics
 from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response_inputs import ResponseInputs, SessionContext
@@ -23,6 +22,7 @@ from voxcall.realtime.connection import RealtimeConnection
 from voxcall.realtime.encode import RealtimeEncoder
 from voxcall.realtime.server_events import check_server_event
 from voxcall.serving.host import CloseConnection, SessionHost
+from voxcall.serving.metrics import Metrics
 from voxcall.serving.rate import Clock
 from voxcall.serving.shared import ServerTools, Shared
 from voxcall.tools import ToolCall

@@ -12,7 +12,7 @@ import pytest
 
 from voxcall.audio.codec import encode_audio, resample
 from voxcall.audio.formats import PCM24K
-from voxcall.core.voice import Voice
+from voxcall.speech.voice import Voice
 
 from .harness import ControlledBackend, Harness, Turn
 from .test_voice import voice  # noqa: F401  (the shared speech models)
@@ -48,7 +48,7 @@ async def live(h: Harness, audio: bytes) -> None:
 
 
 def eager(h: Harness, event: str) -> float:
-    value = h.session.parts.metrics.registry.get_sample_value("voxcall_speculation_total",
+    value = h.host.shared.metrics.registry.get_sample_value("voxcall_speculation_total",
                                                         {"kind": "eager_turn", "event": event})
     return value or 0.0
 

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from voxcall.audio.codec import PCM
 from voxcall.core.hearing.heard_audio import MAX_TRANSCRIBING
-from voxcall.core.voice import PCM, Voice
 from voxcall.speech.stt import Transcript
+from voxcall.speech.voice import Voice
 
 from .harness import ControlledBackend, Harness, Turn
 

@@ -9,13 +9,13 @@ from voxcall.core.conversation.conversation import Conversation, to_chat_items
 from voxcall.core.conversation.items import CallOutputItem, Item
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit
-from voxcall.core.metrics import Metrics
 from voxcall.core.responses.lifecycle import HiddenKind, Phase, ResponseLifecycle
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.settings import SessionSettings
 from voxcall.llm import LLMRequest
 from voxcall.realtime.server_events import check_server_event
+from voxcall.serving.metrics import Metrics
 from voxcall.serving.outbox import Outbox
 
 from .harness import ControlledBackend, Turn, run_inputs, wired
@@ -33,7 +33,7 @@ class Parts:
         self.emit = wired(self.outbox.put)
         self.lifecycle = ResponseLifecycle(self.conversation, self.emit, SpeculationSlots(slots), self.new_run,
                                            prefetch=prefetch, max_hidden_events=64, max_history_items=100,
-                                           max_conversation_bytes=1_000_000, metrics=Metrics())
+                                           max_conversation_bytes=1_000_000, observer=Metrics())
 
     async def _record(self, ev: dict[str, Any]) -> None:
         check_server_event(ev)

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from voxcall.audio.codec import PCM
 from voxcall.core.hearing.partials import QUIET_MS, LiveTranscript, next_delta
-from voxcall.core.hearing.transcription import Hearing
-from voxcall.core.voice import PCM, Voice
-from voxcall.speech.stt import Transcript
+from voxcall.speech.stt import Hearing, Transcript
+from voxcall.speech.voice import Voice
 
 from .harness import ControlledBackend, Harness
 from .test_voice import speech, voice  # noqa: F401  (the module's shared models)

@@ -20,8 +20,8 @@ from voxcall.audio.output import AudioOutput, NullSink
 from voxcall.core.events import OutputAudio
 from voxcall.core.playout import Ducking
 from voxcall.core.tools.toolbox import Toolbox
-from voxcall.core.voice import Voice
 from voxcall.realtime.playout import ReckonedPlayout
+from voxcall.speech.voice import Voice
 
 from .harness import ControlledBackend, Harness, Turn
 from .test_heard_audio import EnergyVAD, SilentSTT, fake_voice

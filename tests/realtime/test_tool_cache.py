@@ -62,7 +62,7 @@ async def test_a_repeated_call_is_answered_from_the_cache_and_reported_so() -> N
         assert done["response"]["output"][0]["output"] == "sunny in Oslo"
         completed = h.of("voxcall.tool_call.completed")
         assert [e["cached"] for e in completed] == [False, True] and runs["weather"] == 1
-        page = h.session.parts.metrics.render().decode()
+        page = h.host.shared.metrics.render().decode()
         assert sample(page, "voxcall_tool_cache_hits_total", tool="weather") == 1
         assert sample(page, "voxcall_tool_calls_total", outcome="ok") == 2
 

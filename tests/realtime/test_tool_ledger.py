@@ -101,7 +101,7 @@ async def test_a_server_call_moves_proposed_running_done_and_retrieve_shows_it()
         ledger = h.of("conversation.item.retrieved")[0]["item"]["voxcall_tool_call"]
         assert ledger["state"] == "done" and [t["state"] for t in ledger["transitions"]] == [
             "proposed", "running", "done"]
-        metrics = h.session.parts.metrics.render().decode()
+        metrics = h.host.shared.metrics.render().decode()
         assert 'voxcall_tool_call_states_total{state="done"} 1.0' in metrics
 
 

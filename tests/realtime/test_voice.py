@@ -10,7 +10,7 @@ import pytest
 
 from voxcall.audio.codec import decode_audio, encode_audio, resample
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
-from voxcall.core.voice import Voice
+from voxcall.speech.voice import Voice
 
 from .harness import WEATHER, ControlledBackend, Harness, Turn
 

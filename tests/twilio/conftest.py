@@ -9,8 +9,8 @@ import pytest
 
 from tests.realtime.conftest import Server
 from voxcall.config import ServerSettings
-from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, ScriptedBackend
+from voxcall.speech.voice import Voice
 
 TOKEN = "twilio-test-auth-token"
 

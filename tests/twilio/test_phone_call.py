@@ -14,8 +14,8 @@ import pytest
 
 from tests.realtime.harness import Recorded, heard_only
 from voxcall.audio.codec import resample
-from voxcall.core.voice import Voice
 from voxcall.llm import ScriptedBackend
+from voxcall.speech.voice import Voice
 
 from .conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
 from .fake_twilio import RATE, FakeTwilio, to_ulaw

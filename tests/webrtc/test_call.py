@@ -15,8 +15,8 @@ from tests.realtime.conftest import Server
 from tests.realtime.harness import Recorded, heard_only
 from voxcall.audio.codec import resample
 from voxcall.config import ServerSettings
-from voxcall.core.voice import Voice
 from voxcall.llm import ScriptedBackend
+from voxcall.speech.voice import Voice
 
 from .peer import RATE, Peer
 

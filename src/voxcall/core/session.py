@@ -60,7 +60,7 @@ from voxcall.core.events import (
     SettingsApplied,
 )
 from voxcall.core.hearing.heard_audio import HeardAudio
-from voxcall.core.hearing.transcription import Hearing, choose_hearing
+from voxcall.core.hearing.transcription import choose_hearing
 from voxcall.core.ids import new_id
 from voxcall.core.landed import LandedResults
 from voxcall.core.parts import SessionParts
@@ -76,6 +76,7 @@ from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.session_tools import SessionTools
 from voxcall.core.tools.tool_ledger import ToolLedger
 from voxcall.llm import LLMRequest, Warmable, media_of, warm
+from voxcall.speech.stt import Hearing
 from voxcall.speech.tts import TTS
 
 log = logging.getLogger(__name__)
@@ -109,7 +110,7 @@ class Session:
         if playout is not None and self._ducking is not None:
             playout.watch(self._ducking)
         self.landed = LandedResults(self)
-        self.ledger = ToolLedger(self.conversation, parts.metrics, client_wait=parts.tools.client_tool_wait,
+        self.ledger = ToolLedger(self.conversation, parts.observer, client_wait=parts.tools.client_tool_wait,
                                  on_landed=self.landed.add)
         # seconds before a slow tool is acknowledged (None: never); an edge may change it for later responses
         self.acknowledge_after = parts.tools.acknowledge_after_ms / 1000 or None
@@ -121,9 +122,9 @@ class Session:
                                            max_hidden_events=options.max_hidden_events,
                                            max_history_items=options.max_history_items,
                                            max_conversation_bytes=options.max_conversation_bytes,
-                                           metrics=parts.metrics, drop_images="image" not in media_of(backend),
+                                           observer=parts.observer, drop_images="image" not in media_of(backend),
                                            ledger=self.ledger, on_idle=self.landed.answer)
-        self.audio = HeardAudio(voice, emit, self.conversation, self.responses, self, parts.metrics,
+        self.audio = HeardAudio(voice, emit, self.conversation, self.responses, self, parts.observer,
                                 max_turn_ms=round(options.max_turn_seconds * 1000), eager_turn_ms=options.eager_turn_ms,
                                 live_transcript_ms=options.live_transcript_ms,
                                 max_direct_audio_bytes=options.max_direct_audio_bytes)

@@ -25,9 +25,9 @@ from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket
 
 from voxcall.config import ServerSettings
-from voxcall.core.metrics import Metrics
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Connection, Refusal, Seat
 from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
+from voxcall.serving.metrics import Metrics
 from voxcall.serving.shared import Drainable, Occupy
 
 log = logging.getLogger(__name__)

@@ -35,6 +35,7 @@ from voxcall.core.responses.lifecycle import Phase
 from voxcall.core.session import Session
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMBackend
+from voxcall.serving.metrics import Metrics
 from voxcall.serving.outbox import Outbox
 from voxcall.serving.shared import Shared
 
@@ -97,19 +98,19 @@ class SessionHost:
         parts = SessionParts(backend or shared.backend, options or shared.settings.session, shared.settings.tools,
                              shared.voice, shared.toolbox if toolbox is True else toolbox or None, shared.slots,
                              shared.metrics)
-        return Hosted(parts, codec, close, playout)
+        return Hosted(parts, codec, shared.metrics, close, playout)
 
 
 class Hosted(Generic[M]):
     """One session, its way out (an :class:`~voxcall.serving.outbox.Outbox` writing with its codec), its inbox
     and its idle watch."""
 
-    def __init__(self, parts: SessionParts, codec: Codec[M], close: CloseConnection | None,
+    def __init__(self, parts: SessionParts, codec: Codec[M], metrics: Metrics, close: CloseConnection | None,
                  playout: Playout | None = None) -> None:
         self.codec = codec
         self.outbox: Outbox[M] = Outbox(codec.write)
         self.session = Session(parts, self._emit, playout)
-        self._metrics = parts.metrics
+        self._metrics = metrics
         self._idle_timeout = parts.options.idle_timeout
         self._close_connection = close
         self._inbox: deque[Command | Work | None] = deque()

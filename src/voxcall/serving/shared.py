@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from voxcall.config import ServerSettings
-from voxcall.core.metrics import Metrics
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.tools.toolbox import Toolbox
-from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend
+from voxcall.serving.metrics import Metrics
+from voxcall.speech.voice import Voice
 
 
 class Drainable(Protocol):

@@ -24,7 +24,10 @@ Realtime ``input_audio_buffer.speech_started`` / ``speech_stopped`` events carry
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +35,29 @@ import numpy.typing as npt
 from voxcall.speech.vad import VAD
 
 _HYSTERESIS = 0.15
+
+
+class TurnVerdict(Protocol):
+    """A judge's verdict on whether a user has finished speaking: finished, unfinished, or neither (unsure)."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def unfinished(self) -> bool: ...
+
+
+class TurnJudge(Protocol):
+    """Judges, at a pause, whether the user has finished (``semantic_vad``): on the words heard so far and on the
+    sound of the turn (listened to beside the transcription)."""
+
+    def listen(self, pcm16k: npt.NDArray[np.int16]) -> asyncio.Future[float] | None:
+        """Start hearing how the turn so far sounds (None: the judge reads the words only)."""
+        ...
+
+    async def judge(self, text: str, sound: Awaitable[float] | None = None) -> TurnVerdict:
+        """The verdict on ``text`` (and the sound, when listened to)."""
+        ...
 
 
 @dataclass(frozen=True)

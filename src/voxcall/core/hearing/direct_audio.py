@@ -15,8 +15,9 @@ import io
 import wave
 from collections.abc import Iterable
 
+from voxcall.audio.codec import PCM
 from voxcall.core.conversation.items import Item, MessageItem
-from voxcall.core.voice import PCM, RATE
+from voxcall.speech.stt import SAMPLE_RATE
 
 
 def wav_base64(pcm: PCM) -> str:
@@ -25,7 +26,7 @@ def wav_base64(pcm: PCM) -> str:
     with wave.open(out, "wb") as wav:
         wav.setnchannels(1)
         wav.setsampwidth(2)
-        wav.setframerate(RATE)
+        wav.setframerate(SAMPLE_RATE)
         wav.writeframes(pcm.tobytes())
     return base64.b64encode(out.getvalue()).decode("ascii")
 

@@ -22,10 +22,10 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from voxcall.audio.codec import PCM
 from voxcall.core.conversation.items import MessageItem
-from voxcall.core.hearing.transcription import Hearing
-from voxcall.core.voice import PCM, Voice
-from voxcall.speech.stt import Transcript
+from voxcall.speech.stt import Hearing, Transcript
+from voxcall.speech.voice import Voice
 
 log = logging.getLogger(__name__)
 

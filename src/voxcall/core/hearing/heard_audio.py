@@ -9,8 +9,8 @@ response and, with ``interrupt_response``, stops the assistant (the session's ba
 cancelled); a transcribed turn under ``create_response`` asks the session to respond. Under ``create_response`` a pause
 of ``eager_turn_ms`` inside the turn starts an :class:`~voxcall.core.hearing.eager_turn.EagerTurn`: the answer is
 prepared hidden and claimed when the turn ends, or dropped when the user speaks on. Under ``semantic_vad`` that pause's
-transcript is also judged (the voice's :class:`~voxcall.llm.local.turn_end.TurnEndJudge`) and the verdict sets the
-silence that ends this turn (:data:`~voxcall.core.hearing.turn_detection.EAGERNESS_TURN_END`). While a turn is spoken, a
+transcript is also judged (the voice's :class:`~voxcall.speech.turns.TurnJudge`) and the verdict sets the silence that
+ends this turn (:data:`~voxcall.core.hearing.turn_detection.EAGERNESS_TURN_END`). While a turn is spoken, a
 :class:`~voxcall.core.hearing.partials.LiveTranscript` sends its partial transcripts (``live_transcript_ms``). Every
 transcription hears as the session's ``audio.input.transcription`` asks (:mod:`voxcall.core.hearing.transcription`).
 
@@ -35,9 +35,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from voxcall.audio.codec import StreamResampler
+from voxcall.audio.codec import PCM, StreamResampler
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import MessageItem
 from voxcall.core.errors import SessionError
@@ -58,24 +58,20 @@ from voxcall.core.hearing.direct_audio import keep_recent_audio, wav_base64
 from voxcall.core.hearing.eager_turn import EagerTurn
 from voxcall.core.hearing.input_buffer import AudioBufferFull, InputAudio
 from voxcall.core.hearing.partials import LiveTranscript, next_delta
-from voxcall.core.hearing.transcription import Hearing
 from voxcall.core.hearing.turn_detection import TurnDetection
 from voxcall.core.ids import new_id
-from voxcall.core.metrics import Metrics
+from voxcall.core.observer import Observer
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.timing import HeardTurn
-from voxcall.core.voice import PCM, RATE, Voice
 from voxcall.speech import turns
-from voxcall.speech.stt import Transcript
-from voxcall.speech.turns import SpeechPaused, SpeechResumed, TurnDetector
-
-if TYPE_CHECKING:
-    from voxcall.llm.local.turn_end import TurnEndJudge
+from voxcall.speech.stt import SAMPLE_RATE, Hearing, Transcript
+from voxcall.speech.turns import SpeechPaused, SpeechResumed, TurnDetector, TurnJudge
+from voxcall.speech.voice import Voice
 
 log = logging.getLogger(__name__)
 
-VAD_SLICE_SAMPLES = RATE // 2
+VAD_SLICE_SAMPLES = SAMPLE_RATE // 2
 """The most audio (16 kHz samples: half a second) the turn detector reads in one go; an append holding more is read
 slice by slice, handing the event loop back between slices, so a client streaming far faster than real time never
 holds the loop (and every other session's pings) for the length of its append; each slice, the first too, waits
@@ -117,7 +113,7 @@ class HeardAudio:
     """A session's input audio: buffer, resampling, turn detection and transcription."""
 
     def __init__(self, voice: Voice | None, emit: Emit, conversation: Conversation,
-                 responses: ResponseLifecycle, hooks: Hooks, metrics: Metrics, *, max_turn_ms: int,
+                 responses: ResponseLifecycle, hooks: Hooks, observer: Observer, *, max_turn_ms: int,
                  eager_turn_ms: int = 0, live_transcript_ms: int = 0, max_direct_audio_bytes: int = 0) -> None:
         """``hooks`` is the session; ``max_turn_ms`` is the longest turn under server VAD; ``eager_turn_ms`` (0: off)
         is the pause after which an answer is prepared hidden; ``live_transcript_ms`` (0: off) the speech between
@@ -131,7 +127,7 @@ class HeardAudio:
         self._eager_turn_ms = eager_turn_ms
         self._eager: EagerTurn | None = None
         self._turns_begun = 0  # user turns started so far (a transcript answers only the latest)
-        self._metrics = metrics
+        self._observer = observer
         self.buffer = InputAudio()
         self._emit = emit
         self._conversation = conversation
@@ -161,7 +157,7 @@ class HeardAudio:
         self._detector = detector
         self.buffer.use_detector(detector)
 
-    def _judge(self, turns: TurnDetection | None) -> TurnEndJudge | None:
+    def _judge(self, turns: TurnDetection | None) -> TurnJudge | None:
         """The judge of whether the user has finished, under ``semantic_vad`` with pauses reported (the eager
         turn's transcript is what it judges) and a judge installed; else None (fixed silences)."""
         if turns is None or not turns.semantic or self.voice is None or self._eager_turn_ms <= 0:
@@ -181,7 +177,7 @@ class HeardAudio:
         """Heard ``audio`` at ``rate``: resample to 16 kHz, detect turn boundaries and act on them."""
         self.need_voice()
         if self._resampler is None or self._resampler.src_rate != rate:
-            self._resampler = StreamResampler(rate, RATE)
+            self._resampler = StreamResampler(rate, SAMPLE_RATE)
         pcm = self._resampler.process(audio)
         for start in range(0, len(pcm), VAD_SLICE_SAMPLES):
             await asyncio.sleep(0)  # each slice waits its turn on the event loop, also of a flood of small appends
@@ -293,7 +289,7 @@ class HeardAudio:
         self._eager = EagerTurn(item, pcm, self._speech_end(pause.speech_end_ms), self.voice, self._hooks.hearing(),
                                 self.transcribed, answer, None if judge is None else self._judging(judge, pcm))
 
-    def _judging(self, judge: TurnEndJudge, pcm: PCM) -> Callable[[str], Awaitable[None]]:
+    def _judging(self, judge: TurnJudge, pcm: PCM) -> Callable[[str], Awaitable[None]]:
         """What an eager turn's transcript is handed to: the judge's verdict, on the words and on the sound of
         ``pcm`` (heard from now on, beside the transcription), sets the silence that ends the turn (finished:
         short; unfinished: the eagerness's maximum; unsure: as it is). A verdict that comes after the user spoke
@@ -360,7 +356,7 @@ class HeardAudio:
         could be prepared, answer now). ``said``: what live deltas already said of it."""
         item = eager.item
         transcript = eager.transcript or Transcript("", "en")
-        self._metrics.transcribed(eager.stt_seconds)
+        self._observer.transcribed(eager.stt_seconds)
         previous = self._conversation.add(item)
         await self._emit(AudioCommitted(previous, item.id))
         await self._emit(ItemAdded(item.snapshot(), previous))
@@ -406,7 +402,7 @@ class HeardAudio:
             await self._emit(TranscriptFailed(item.id, type(exc).__name__))
             return
         done = time.monotonic()
-        self._metrics.transcribed(done - started)
+        self._observer.transcribed(done - started)
         item.content[0]["transcript"] = transcript.text
         await self._transcript_events(item, transcript, pcm, said)
         if not respond or not (transcript.text or even_if_silent) or self._turns_begun != turns_begun:
@@ -426,7 +422,7 @@ class HeardAudio:
         if delta:
             await self._delta_sender(item.id)(delta)
         await self._emit(TranscriptCompleted(item.id, transcript.text, transcript.language,
-                                             round(len(pcm) / RATE, 3)))
+                                             round(len(pcm) / SAMPLE_RATE, 3)))
         await self._emit(ItemDone(item.snapshot()))
 
 

@@ -15,13 +15,14 @@ from collections import deque
 
 import numpy as np
 
-from voxcall.core.voice import PCM, RATE
+from voxcall.audio.codec import PCM
+from voxcall.speech.stt import SAMPLE_RATE
 from voxcall.speech.turns import SpeechStarted, TurnDetector, TurnEvent
 
 MAX_BUFFER_MS = 5 * 60 * 1000
 """Push-to-talk audio kept before a commit; more is an error (and the buffer is cleared)."""
 
-_IDLE_KEEP = 2 * RATE  # with server VAD, samples kept while nobody speaks (enough for any prefix padding)
+_IDLE_KEEP = 2 * SAMPLE_RATE  # with server VAD, samples kept while nobody speaks (enough for any prefix padding)
 
 
 class AudioBufferFull(Exception):
@@ -41,12 +42,12 @@ class InputAudio:
     @property
     def duration_ms(self) -> int:
         """Milliseconds of audio held."""
-        return self._held * 1000 // RATE
+        return self._held * 1000 // SAMPLE_RATE
 
     @property
     def position_ms(self) -> int:
         """The stream clock now: milliseconds of audio appended since the session began."""
-        return (self._base + self._held) * 1000 // RATE
+        return (self._base + self._held) * 1000 // SAMPLE_RATE
 
     @property
     def in_turn(self) -> bool:
@@ -73,7 +74,8 @@ class InputAudio:
                 raise AudioBufferFull(f"more than {MAX_BUFFER_MS // 60000} minutes of audio without a commit")
             return []
         events = self._detector.feed(pcm)
-        self._turn_starts.extend(ev.audio_start_ms * RATE // 1000 for ev in events if isinstance(ev, SpeechStarted))
+        self._turn_starts.extend(ev.audio_start_ms * SAMPLE_RATE // 1000 for ev in events
+                                 if isinstance(ev, SpeechStarted))
         if not self._turn_starts and not self._detector.in_speech and self._held > 2 * _IDLE_KEEP:
             self._drop_before(self._base + self._held - _IDLE_KEEP)  # silence costs nothing: it is never hoarded
         return events
@@ -81,13 +83,13 @@ class InputAudio:
     def peek_turn(self, end_ms: int) -> PCM:
         """The audio of the turn in progress up to ``end_ms``, leaving it held (an eager turn's copy)."""
         start = self._turn_starts[0] if self._turn_starts else self._base
-        return self._slice(start, end_ms * RATE // 1000)
+        return self._slice(start, end_ms * SAMPLE_RATE // 1000)
 
     def take_turn(self, end_ms: int) -> PCM:
         """The audio of the oldest turn not yet taken, which ended at ``end_ms`` (from its start, padding
         included)."""
         start = self._turn_starts.popleft() if self._turn_starts else self._base
-        end = end_ms * RATE // 1000
+        end = end_ms * SAMPLE_RATE // 1000
         audio = self._slice(start, end)
         self._drop_before(end)
         return audio

@@ -27,8 +27,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from voxcall.core.hearing.transcription import Hearing
-from voxcall.core.voice import PCM, Voice
+from voxcall.audio.codec import PCM
+from voxcall.speech.stt import Hearing
+from voxcall.speech.voice import Voice
 
 log = logging.getLogger(__name__)
 

@@ -10,23 +10,15 @@ language, a multilingual model detects it on every turn (and reports it in ``.co
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from voxcall.core.errors import SessionError
+from voxcall.speech.stt import Hearing
 
 OPENAI_TRANSCRIPTION_MODELS = frozenset({"whisper-1", "gpt-4o-transcribe", "gpt-4o-mini-transcribe",
                                          "gpt-4o-transcribe-latest", "gpt-4o-mini-transcribe-2025-03-20",
                                          "gpt-4o-transcribe-diarize", "gpt-realtime-whisper"})
 """Names OpenAI clients send; voxcall hears them with its own model (and warns)."""
-
-
-@dataclass(frozen=True)
-class Hearing:
-    """The model (by the server's name for it) and the language (None: detected, or English-only) of a session."""
-
-    model: str
-    language: str | None = None
 
 
 def choose_hearing(transcription: Any, models: Mapping[str, frozenset[str]], default: str, *,

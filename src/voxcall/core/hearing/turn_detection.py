@@ -1,12 +1,12 @@
 """Turn detection settings: ``server_vad`` as the protocol defines it, and ``semantic_vad``.
 
 voxcall ends a user turn after a stretch of silence its VAD hears (:class:`voxcall.speech.turns.TurnDetector`).
-``server_vad`` sets that detector directly, exactly as the client sent it. ``semantic_vad`` ends a turn when the
-user has finished: at a pause, the words heard so far are judged
-(:class:`~voxcall.llm.local.turn_end.TurnEndJudge`), and the silence that ends the turn follows from the verdict
-and the requested ``eagerness`` (:data:`EAGERNESS_TURN_END`): short after a finished-sounding utterance, up to the
-eagerness's maximum after one whose last word cannot end a sentence, and :data:`EAGERNESS_SILENCE_MS` when unsure
-(or when no judge is installed). The setting is reported back as ``semantic_vad``, as the client sent it.
+``server_vad`` sets that detector directly, exactly as the client sent it. ``semantic_vad`` ends a turn when the user
+has finished: at a pause, the words heard so far are judged (the voice's :class:`~voxcall.speech.turns.TurnJudge`), and
+the silence that ends the turn follows from the verdict and the requested ``eagerness`` (:data:`EAGERNESS_TURN_END`):
+short after a finished-sounding utterance, up to the eagerness's maximum after one whose last word cannot end a
+sentence, and :data:`EAGERNESS_SILENCE_MS` when unsure (or when no judge is installed). The setting is reported back as
+``semantic_vad``, as the client sent it.
 """
 
 from __future__ import annotations

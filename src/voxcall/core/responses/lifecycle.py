@@ -39,7 +39,7 @@ from voxcall.core.conversation.images import holds_images, strip_images
 from voxcall.core.conversation.items import Item, MessageItem
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, ItemDeleted
-from voxcall.core.metrics import Metrics
+from voxcall.core.observer import Observer
 from voxcall.core.responses.gate import OutputGate
 from voxcall.core.responses.prefetch import DeferredHistory, ParkedWork, Speculation, SpeculationSlots
 from voxcall.core.responses.response import CancelReason, ResponseRun
@@ -77,7 +77,7 @@ class ResponseLifecycle:
 
     def __init__(self, conversation: Conversation, emit: Emit, slots: SpeculationSlots, new_run: NewRun, *,
                  prefetch: bool, max_hidden_events: int, max_history_items: int, max_conversation_bytes: int,
-                 metrics: Metrics, drop_images: bool = False, ledger: ToolLedger | None = None,
+                 observer: Observer, drop_images: bool = False, ledger: ToolLedger | None = None,
                  on_idle: Callable[[], None] = lambda: None) -> None:
         """``new_run`` builds a response with the session's settings of the moment (follow-ups use it); every
         response that ends, and every hidden one's fate, is counted in ``metrics``. ``drop_images``: the backend
@@ -90,7 +90,7 @@ class ResponseLifecycle:
         self.hidden: Speculation | None = None
         self.hidden_kind: HiddenKind | None = None
         self.slots = slots
-        self._metrics = metrics
+        self._observer = observer
         self._conversation = conversation
         self._emit = emit
         self._new_run = new_run
@@ -154,7 +154,7 @@ class ResponseLifecycle:
         if self.visible is run:
             self.phase, self.visible, self._task = Phase.IDLE, None, None
         client_calls = sum(1 for item in run.output if item.type == "function_call")
-        self._metrics.response_ended(run.status, run.usage.input_tokens, run.usage.output_tokens, run.timing,
+        self._observer.response_ended(run.status, run.usage.input_tokens, run.usage.output_tokens, run.timing,
                                      client_calls)
         if run.status == "completed" and run.history is self._conversation:
             self._last_done = run
@@ -213,7 +213,7 @@ class ResponseLifecycle:
         run.released.clear()  # no server tool (and for a follow-up, no speech) before the claim
         run.speak_ahead = kind is HiddenKind.EAGER_TURN
         self.phase, self.hidden_kind = Phase.HIDDEN, kind
-        self._metrics.hidden(kind.value, "started")
+        self._observer.hidden(kind.value, "started")
         self.hidden = Speculation(run, gate, history, self._conversation, self.slots, parked,
                                   on_end=self._hidden_ended)
 
@@ -231,7 +231,7 @@ class ResponseLifecycle:
         if self._ledger is not None:
             self._ledger.forget(spec.run.id)
         kind = self.hidden_kind or HiddenKind.FOLLOW_UP
-        self._metrics.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
+        self._observer.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
                              output_tokens=spec.run.usage.output_tokens)
 
     def _forget_hidden(self) -> None:
@@ -263,7 +263,7 @@ class ResponseLifecycle:
         if not finished:
             self.phase, self.visible, self._task = Phase.VISIBLE, spec.run, spec.task
         if await spec.claim(metadata):
-            self._metrics.hidden(wanted.value, "claimed")
+            self._observer.hidden(wanted.value, "claimed")
             self.heard = spec.run
             if finished:
                 self._ended(spec.run)
@@ -271,7 +271,7 @@ class ResponseLifecycle:
         self.phase, self.visible, self._task = Phase.IDLE, None, None
         if self._ledger is not None:
             self._ledger.forget(spec.run.id)
-        self._metrics.hidden(wanted.value, "discarded", input_tokens=spec.run.usage.input_tokens,
+        self._observer.hidden(wanted.value, "discarded", input_tokens=spec.run.usage.input_tokens,
                              output_tokens=spec.run.usage.output_tokens)
         return False
 

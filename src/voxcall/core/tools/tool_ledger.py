@@ -43,7 +43,7 @@ from voxcall.core.conversation.items import CallItem, CallOutputItem, McpCallIte
 from voxcall.core.events import Emit, ItemAdded, ItemDone, ToolCallMoved
 from voxcall.core.events.tools import CallState
 from voxcall.core.ids import new_id
-from voxcall.core.metrics import Metrics
+from voxcall.core.observer import Observer
 from voxcall.tools import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
@@ -106,12 +106,12 @@ class LedgerCall:
 class ToolLedger:
     """Every tool call of one session, its state, its task or timer, and the events of each move."""
 
-    def __init__(self, conversation: Conversation, metrics: Metrics, *, client_wait: float,
+    def __init__(self, conversation: Conversation, observer: Observer, *, client_wait: float,
                  on_landed: Landed) -> None:
         """``client_wait``: seconds a client tool's output is awaited; ``on_landed`` lets the session answer a
         detached result, or a client tool that never answered."""
         self._conversation = conversation
-        self._metrics = metrics
+        self._observer = observer
         self._client_wait = client_wait
         self._on_landed = on_landed
         self.calls: dict[str, LedgerCall] = {}
@@ -293,7 +293,7 @@ class ToolLedger:
         entry.transitions.append((state, time.monotonic()))
         if "reason" in fields:
             entry.reason = fields["reason"]
-        self._metrics.tool_call_state(state.value)
+        self._observer.tool_call_state(state.value)
         await entry.emit(ToolCallMoved(entry.response_id, entry.call.call_id, entry.item.id, state,
                                        entry.call.name, entry.server, **fields))
 

@@ -3,8 +3,8 @@
 :class:`Voice` holds the server's speech-to-text model, its default text-to-speech voice and the voice-activity model;
 each session gets cheap per-stream state from it (a turn detector), never a model copy. A session may speak with
 another voice of the server's :class:`~voxcall.speech.voices.VoiceCatalog`, loaded when first used, and hear with
-another installed Whisper model (:mod:`voxcall.core.hearing.transcription`): it is loaded on its first turn, in the
-worker thread, and shared from then on. Blocking inference runs in worker threads.
+another installed Whisper model (as the session's transcription settings choose): it is loaded on its first turn, in
+the worker thread, and shared from then on. Blocking inference runs in worker threads.
 """
 
 from __future__ import annotations
@@ -12,25 +12,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
-from voxcall.core.hearing.transcription import Hearing
+from voxcall.audio.codec import PCM
 from voxcall.speech.catalog import MODELS, installed_models
 from voxcall.speech.models import get_whisper
-from voxcall.speech.stt import Transcript, WhisperSTT
+from voxcall.speech.stt import Hearing, Transcript, WhisperSTT
 from voxcall.speech.tts import TTS
+from voxcall.speech.turns import TurnJudge
 from voxcall.speech.vad import VAD
 from voxcall.speech.voices import LazyVoice, VoiceCatalog, verbalizing
-
-if TYPE_CHECKING:
-    from voxcall.llm.local.turn_end import TurnEndJudge
-
-PCM = npt.NDArray[np.int16]
-RATE = 16_000
-"""The sample rate the speech models hear (Hz)."""
 
 
 @dataclass
@@ -43,7 +33,7 @@ class Voice:
     tts: TTS
     vad: Callable[[], VAD]
     voices: VoiceCatalog = field(default_factory=lambda: VoiceCatalog({}))
-    turn_end: TurnEndJudge | None = None
+    turn_end: TurnJudge | None = None
     models: dict[str, frozenset[str]] = field(init=False)
     """The Whisper models sessions may choose, by name, with the languages each transcribes (the server's first)."""
 

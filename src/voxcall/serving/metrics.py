@@ -1,9 +1,10 @@
 """The process's Prometheus metrics, served at ``GET /metrics``.
 
-One :class:`Metrics` per app (an instance with its own registry, so tests can make their own). The session parts
-report to it at the points where a figure is final: the heard audio after each transcription, the response
-lifecycle when a response ends (its status, tokens and :class:`~voxcall.core.responses.timing.ResponseTiming`) and when
-a hidden response starts, is claimed or discarded; the app counts sessions, and connections refused one.
+One :class:`Metrics` per app (an instance with its own registry, so tests can make their own). It is every session's
+:class:`~voxcall.core.observer.Observer`: the session parts report to it at the points where a figure is final (the
+heard audio after each transcription, the response lifecycle when a response ends, with its status, tokens and
+:class:`~voxcall.core.responses.timing.ResponseTiming`, and when a hidden response starts, is claimed or discarded,
+the tool ledger at each move of a call); the session host counts sessions, the gate connections refused one.
 
 Names (all prefixed ``voxcall_``): histograms ``end_of_turn_seconds``, ``stt_seconds``, ``llm_first_token_seconds``,
 ``first_audio_seconds`` (end of speech, or ``response.create``, to the first audio), ``tool_duration_seconds``
