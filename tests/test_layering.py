@@ -27,9 +27,19 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 TOP = ("voxcall.cli", "voxcall.server", "voxcall.app", "voxcall.client")
 EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.webrtc")
 SESSIONS = ("voxcall.core", "voxcall.serving", *EDGES)
+PARTS = tuple(sorted(f"voxcall.{path.stem}" for path in (SRC / "voxcall").iterdir()
+                    if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()))
+"""Every top-level part of voxcall (its packages and modules)."""
+
+
+def floor(part: str) -> tuple[str, ...]:
+    """What a floor part may not import: anything of voxcall's own but itself."""
+    return tuple(other for other in PARTS if other != part)
+
+
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "voxcall.config": ("voxcall.",),  # anything of voxcall's own
-    "voxcall.language": ("voxcall.",),
+    "voxcall.config": floor("voxcall.config"),
+    "voxcall.language": floor("voxcall.language"),
     "voxcall.serving": (*EDGES, *TOP),
     **{edge: (*(other for other in EDGES if other != edge), *TOP) for edge in EDGES},
     "voxcall.core": (*EDGES, "voxcall.serving", *TOP, "voxcall.llm.local"),

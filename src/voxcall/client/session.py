@@ -34,6 +34,10 @@ AudioSink = Callable[[str, npt.NDArray[np.int16]], None]
 """Receives output audio: the assistant item's id and a chunk of 24 kHz samples."""
 
 
+
+ANSWER_TIMEOUT = 120.0
+"""Seconds a client waits for a complete answer unless told otherwise."""
+
 class Reporter(Protocol):
     """Is told what happens in the conversation, as it happens (a console, a test's recorder …)."""
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Protocol
 
+from voxcall.config import default_of
 from voxcall.serving.frames import Message
 
 if TYPE_CHECKING:
@@ -20,6 +21,17 @@ if TYPE_CHECKING:
     from voxcall.config import SessionOptions
     from voxcall.llm import LLMBackend
     from voxcall.realtime.connection import RealtimeConnection
+
+def default_url(path: str) -> str:
+    """The WebSocket URL of ``path`` on ``voxcall serve`` run with its defaults (host and port)."""
+    return f"ws://{default_of('host')}:{default_of('port')}{path}"
+
+
+REALTIME_URL = default_url("/v1/realtime")
+"""Where ``voxcall talk`` connects by default."""
+
+LIVE_URL = default_url("/v1/live/sessions")
+"""Where ``voxcall talk --live`` connects by default."""
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest server message the client accepts (audio deltas are a few kilobytes)."""

@@ -23,9 +23,6 @@ from voxcall.audio.codec import (
 from voxcall.audio.formats import PCM24K, AudioFormat
 from voxcall.live.config import LiveConfig, LiveError
 
-FIXTURE_RATE = 24000
-"""Output audio fixtures are PCM16 at 24 kHz, whatever the session's format."""
-
 
 class AudioBridge:
     """Converts one session's input and output audio; ``muted`` silences the input."""
@@ -51,7 +48,7 @@ class AudioBridge:
 
     def fixture(self, audio: str) -> tuple[str, int]:
         """A fixture's audio in the wire format, and how long it plays (ms)."""
-        pcm = resample(_decode(audio, PCM24K), FIXTURE_RATE, self.wire_rate)
+        pcm = resample(_decode(audio, PCM24K), PCM24K.rate, self.wire_rate)  # fixtures are PCM16 at 24 kHz
         return encode_audio(pcm, self.core), pcm_duration_ms(len(pcm), self.wire_rate)
 
 

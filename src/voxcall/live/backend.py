@@ -52,7 +52,7 @@ from voxcall.serving.host import SessionHost
 EmitLive = Callable[[Message], Awaitable[None]]
 Step = Callable[[], Awaitable[None]]
 
-DEFAULT_INSTRUCTIONS = ("You are the back office of a voice assistant. Do the task you are given with your tools, "
+BACK_OFFICE_INSTRUCTIONS = ("You are the back office of a voice assistant. Do the task you are given with your tools, "
                         "then answer in one or two plain sentences the assistant can read out.")
 
 _ENDED = {"completed": "response.completed", "incomplete": "response.incomplete", "cancelled": "response.incomplete",
@@ -102,7 +102,7 @@ class Backend:
                                          limit=self._max_tools)
             settings = dataclasses.replace(
                 self.session.settings, output_modalities=("text",), tools=tools, mcp_servers=servers,
-                instructions=responses.get("instructions") or DEFAULT_INSTRUCTIONS,
+                instructions=responses.get("instructions") or BACK_OFFICE_INSTRUCTIONS,
                 tool_choice=parse_tool_choice(responses.get("tool_choice") or "auto", tools,
                                               where=f"{_SETTINGS}.tool_choice"))
             if responses.get("max_output_tokens") is not None:

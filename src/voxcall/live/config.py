@@ -25,13 +25,13 @@ from voxcall.core.errors import SessionError
 DelegationKind = Literal["client", "responses"]
 
 LIVE_FORMATS: dict[tuple[str, int], AudioFormat] = {
-    ("audio/pcm", 24000): PCM24K, ("audio/pcm", 16000): PCM24K, ("audio/pcmu", 8000): PCMU,
+    ("audio/pcm", PCM24K.rate): PCM24K, ("audio/pcm", 16000): PCM24K, ("audio/pcmu", 8000): PCMU,
     ("audio/pcma", 8000): PCMA,
 }
 """The Live wire formats and the core format each is carried in: PCM16 at 16 kHz is resampled to and from 24 kHz
 at the edge; the others are the core's own."""
 
-DEFAULT_FORMAT = {"type": "audio/pcm", "rate": 24000}
+DEFAULT_FORMAT = PCM24K.to_wire()
 """The format of a session that names none (the protocol does not say; OpenAI's examples use PCM16 at 24 kHz)."""
 
 _IMMUTABLE = ("model", "instructions", "audio", "input", "client", "store", "safety_identifier")

@@ -27,6 +27,7 @@ from voxcall.core.settings import (
     still_valid_choice,
 )
 from voxcall.realtime.session_fields import SettingWarning, review_fields
+from voxcall.speech.catalog import DEFAULT_MODEL
 from voxcall.speech.voices import VoiceCatalog
 from voxcall.tools.codecalls.prompt import ToolChoice, forced_tool_name
 
@@ -52,9 +53,9 @@ class ServerSpeech:
 
     speaks: bool = False  # a text-to-speech voice is loaded: audio output is possible
     voices: VoiceCatalog = field(default_factory=lambda: VoiceCatalog({}))  # the voices a session may name
-    models: Mapping[str, frozenset[str]] = field(default_factory=lambda: {"tiny.en": frozenset({"en"})})
+    models: Mapping[str, frozenset[str]] = field(default_factory=lambda: {DEFAULT_MODEL: frozenset({"en"})})
     """The speech-to-text models a session may choose, by name, with the languages each understands."""
-    stt_model: str = "tiny.en"  # the server's own (the one a session that names none hears with)
+    stt_model: str = DEFAULT_MODEL  # the server's own (the one a session that names none hears with)
 
 
 def settings_wire(settings: SessionSettings) -> dict[str, Any]:

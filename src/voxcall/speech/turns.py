@@ -99,12 +99,14 @@ TurnEvent = SpeechStarted | SpeechPaused | SpeechResumed | SpeechStopped
 class TurnDetector:
     """Turn detection for one stream of 16 kHz int16 audio fed in chunks of any size."""
 
-    def __init__(self, vad: VAD, *, threshold: float = 0.5, prefix_padding_ms: int = 300,
-                 silence_duration_ms: int = 500, min_speech_ms: int = 60, silence_floor: int = 8,
-                 pause_ms: int | None = None, max_turn_ms: int | None = None) -> None:
-        """``silence_floor``: frames whose peak magnitude is at most this (int16 units; 8 ≈ -72 dBFS) are silence
-        without asking the VAD. ``pause_ms``: report pauses of that length (shorter than ``silence_duration_ms``;
-        None: no pause events). ``max_turn_ms``: the longest turn (None: no limit)."""
+    def __init__(self, vad: VAD, *, threshold: float, prefix_padding_ms: int, silence_duration_ms: int,
+                 min_speech_ms: int = 60, silence_floor: int = 8, pause_ms: int | None = None,
+                 max_turn_ms: int | None = None) -> None:
+        """``threshold``, ``prefix_padding_ms`` and ``silence_duration_ms`` are the session's (their defaults are
+        :class:`~voxcall.core.hearing.turn_detection.TurnDetection`'s). ``silence_floor``: frames whose peak
+        magnitude is at most this (int16 units; 8 ≈ -72 dBFS) are silence without asking the VAD. ``pause_ms``:
+        report pauses of that length (shorter than ``silence_duration_ms``; None: no pause events). ``max_turn_ms``:
+        the longest turn (None: no limit)."""
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, not {threshold!r}")
         self.vad = vad

@@ -28,13 +28,14 @@ from aiortc.mediastreams import MediaStreamError
 from av import AudioFrame
 
 from voxcall.audio.codec import StreamResampler
+from voxcall.audio.formats import PCM24K
 from voxcall.core.events import OutputAudio
 from voxcall.core.playout import Cleared, Heard, PlaybackListener
 
 PCM = npt.NDArray[np.int16]
 
-RATE = 24_000
-"""The session's audio rate, in and out (PCM16)."""
+RATE = PCM24K.rate
+"""The session's audio rate, in and out (PCM16 at the Realtime default rate: a call takes no formats)."""
 
 FRAME_SAMPLES = RATE // 50
 """One 20 ms frame, the packet time WebRTC audio uses."""

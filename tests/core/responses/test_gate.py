@@ -17,14 +17,14 @@ async def test_gate_holds_then_flushes_in_order_or_drops() -> None:
     def said(n: int) -> TranscriptDelta:
         return TranscriptDelta("item_1", str(n))
 
-    gate = OutputGate(emit)
+    gate = OutputGate(emit, limit=8)
     await gate.emit(said(1))
     await gate.emit(said(2))
     await asyncio.sleep(0)
     assert sent == [] and [e.delta for e in gate.buffered if isinstance(e, TranscriptDelta)] == ["1", "2"]
     await gate.open()
     await gate.emit(said(3))
-    dropped = OutputGate(emit)
+    dropped = OutputGate(emit, limit=8)
     await dropped.emit(said(4))
     dropped.drop()
     await dropped.emit(said(5))

@@ -20,7 +20,8 @@ E = TypeVar("E", bound=Event)
 class OutputGate:
     """Holds a hidden response's events until it is claimed (``open``) or discarded (``drop``)."""
 
-    def __init__(self, emit: Emit, *, limit: int = 2048) -> None:
+    def __init__(self, emit: Emit, *, limit: int) -> None:
+        """``limit``: the events it holds before the producer waits (``session.max_hidden_events``)."""
         self._emit = emit
         self._limit = limit
         self._buffer: deque[Event] = deque()

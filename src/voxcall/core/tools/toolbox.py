@@ -12,6 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from voxcall.config import ToolsSettings
 from voxcall.tools import Tool, ToolContext, ToolRegistry, ToolResult
 from voxcall.tools.builtin import register_builtins
 from voxcall.tools.cache import ToolCache
@@ -42,7 +43,7 @@ class Toolbox:
     """One registry of server tools plus what the protocol needs to know about each."""
 
     registry: ToolRegistry = field(default_factory=ToolRegistry)
-    max_rounds: int = 5
+    max_rounds: int = ToolsSettings().max_tool_rounds
     details: dict[str, ServerTool] = field(default_factory=dict)
     mcp: MCPManager | None = None
     output: AudioOutput | None = None  # the host's audio output, when the music tools play on it

