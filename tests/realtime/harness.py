@@ -12,11 +12,11 @@ from voxcall.config import ServerSettings, SessionOptions, ToolsSettings
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import History
 from voxcall.core.events import Emit, Event
-from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response_inputs import ResponseInputs, SessionContext
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.tool_ledger import ToolLedger
+from voxcall.language import acknowledgement
 from voxcall.llm import Done, LLMError, LLMEvent, LLMRequest, ToolCallArgumentsDelta, ToolCallStart, Usage
 from voxcall.realtime.connection import RealtimeConnection
 from voxcall.realtime.encode import RealtimeEncoder

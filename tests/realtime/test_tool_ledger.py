@@ -7,9 +7,9 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from voxcall.core.responses.acknowledgement import PHRASES, acknowledgement, language_of
 from voxcall.core.tools.tool_ledger import REPEAT_NOTE, CallState
 from voxcall.core.tools.toolbox import Toolbox
+from voxcall.language import ACKNOWLEDGEMENTS, acknowledgement, language_of
 from voxcall.llm import Done, FunctionCallItem, FunctionOutputItem, LLMEvent, LLMRequest, ToolCallStart
 from voxcall.tools import Tool, ToolCall, ToolRegistry
 from voxcall.tools.codecalls import TextDelta
@@ -197,7 +197,7 @@ async def test_a_slow_tool_is_acknowledged_and_its_result_answered_when_it_lands
         assert done["response"]["status"] == "completed"
         assert [o["type"] for o in output] == ["mcp_call", "message"]
         assert output[0]["status"] == "in_progress"
-        assert output[1]["content"][0]["text"] == PHRASES["en"][0]
+        assert output[1]["content"][0]["text"] == ACKNOWLEDGEMENTS["en"][0]
         call_id = h.of("voxcall.tool_call.proposed")[0]["call_id"]
         assert h.session.ledger.calls[call_id].state is CallState.RUNNING
         gates.release["lookup"].set()
@@ -256,7 +256,7 @@ async def test_the_acknowledgement_speaks_the_users_language() -> None:
     backend = ControlledBackend(Turn("", [("lookup", {"city": "北京"})]), Turn("北京晴。"))
     async with Harness(backend, toolbox=gates.toolbox, acknowledge_after_ms=20) as h:
         done = await ask(h, "北京天气怎么样？")
-        assert done["response"]["output"][1]["content"][0]["text"] == PHRASES["zh"][0]
+        assert done["response"]["output"][1]["content"][0]["text"] == ACKNOWLEDGEMENTS["zh"][0]
         gates.release["lookup"].set()
         await h.wait("response.done", 2)
 
@@ -264,8 +264,8 @@ async def test_the_acknowledgement_speaks_the_users_language() -> None:
 def test_acknowledgement_languages_and_turns() -> None:
     assert language_of("北京天气怎么样？") == "zh" and language_of("東京の天気は？") == "ja"
     assert language_of("서울 날씨") == "ko" and language_of("weather in Paris") is None
-    assert acknowledgement("fr-FR", "quel temps", 0) == PHRASES["fr"][0]
-    assert acknowledgement(None, "hi", 1) == PHRASES["en"][1] != acknowledgement(None, "hi", 0)
+    assert acknowledgement("fr-FR", "quel temps", 0) == ACKNOWLEDGEMENTS["fr"][0]
+    assert acknowledgement(None, "hi", 1) == ACKNOWLEDGEMENTS["en"][1] != acknowledgement(None, "hi", 0)
 
 
 # -- interruptions -----------------------------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from tests.realtime.harness import Harness
 from tests.realtime.test_heard_audio import EnergyVAD, SilentSTT
 from voxcall.audio import resample
+from voxcall.language import SPOKEN_FORMS
+from voxcall.language.rules import Form, Money, SpokenForms
 from voxcall.llm.scripted import ScriptedBackend
 from voxcall.speech import PiperTTS, WhisperSTT
-from voxcall.speech.spoken_forms import SPOKEN_FORMS, Form, Money, SpokenForms
 from voxcall.speech.verbalizer import Verbalizer, verbalizer_for
 from voxcall.speech.voice import Voice
 from voxcall.speech.voices import VoiceCatalog, verbalizing

@@ -66,7 +66,6 @@ from voxcall.core.landed import LandedResults
 from voxcall.core.parts import SessionParts
 from voxcall.core.playout import Ducking, Heard, Playout
 from voxcall.core.requests import llm_request
-from voxcall.core.responses.acknowledgement import acknowledgement
 from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
@@ -75,6 +74,7 @@ from voxcall.core.responses.timing import HeardTurn, ResponseTiming
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.session_tools import SessionTools
 from voxcall.core.tools.tool_ledger import ToolLedger
+from voxcall.language import acknowledgement
 from voxcall.llm import LLMRequest, Warmable, media_of, warm
 from voxcall.speech.stt import Hearing
 from voxcall.speech.tts import TTS

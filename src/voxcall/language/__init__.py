@@ -1,27 +1,53 @@
-"""Language rules as data, one module per language (:mod:`~voxcall.language.en`, :mod:`~voxcall.language.zh`), and
-the few functions that read them. This package imports nothing of voxcall's: every other part may use it.
+"""Language rules as data, one module per language (:mod:`~voxcall.language.en`, :mod:`~voxcall.language.zh` …),
+each a :class:`~voxcall.language.rules.Language`, and the few functions that read them. A second language is a second
+module, listed in :data:`LANGUAGES`. This package imports nothing of voxcall's: every other part may use it (the local
+model's lexicon, :mod:`voxcall.llm.local.lexicon`, still holds its own).
 """
 
 from __future__ import annotations
 
-__all__ = ["spaced"]
+from collections.abc import Mapping
+from types import MappingProxyType
 
-_NO_SPACE_BEFORE = frozenset(",.;:!?)]}»”’…。，、；：！？）」』")
+from voxcall.language import de, en, es, fr, it, ja, ko, pt, zh
+from voxcall.language.rules import Language, SpokenForms
+from voxcall.language.scripts import language_of, spaced
+
+__all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "in_digits", "language_of",
+           "spaced"]
+
+LANGUAGES: Mapping[str, Language] = MappingProxyType({
+    language.code: language
+    for language in (en.LANGUAGE, zh.LANGUAGE, ja.LANGUAGE, ko.LANGUAGE, es.LANGUAGE, fr.LANGUAGE, de.LANGUAGE,
+                     it.LANGUAGE, pt.LANGUAGE)
+})
+"""Every language the server has rules for, by ISO 639-1 code."""
+
+ACKNOWLEDGEMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    code: language.acknowledgements for code, language in LANGUAGES.items()})
+"""What the agent says while a slow server tool runs, by language, in the order the phrases take turns."""
+
+SPOKEN_FORMS: Mapping[str, SpokenForms] = MappingProxyType({
+    code: language.spoken_forms for code, language in LANGUAGES.items() if language.spoken_forms is not None})
+"""How symbols are read aloud, by language (as :meth:`~voxcall.speech.voices.VoiceCatalog.language` names them)."""
 
 
-def _unspaced(char: str) -> bool:
-    """Whether ``char`` belongs to a script written without spaces between words (Han, kana, Hangul syllables are
-    spaced in Korean, but a clause boundary needs none either way)."""
-    code = ord(char)
-    return (0x2E80 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xF900 <= code <= 0xFAFF
-            or 0xFF00 <= code <= 0xFFEF or 0x3000 <= code <= 0x303F)
+def acknowledgement(language: str | None, user_text: str, turn: int) -> str:
+    """The phrase for the ``turn``-th acknowledgement of a session whose transcription ``language`` (or None) is
+    set and whose user last said ``user_text``: in that language when it names one, else in the language of the
+    user's script (Han characters: Chinese, kana: Japanese, Hangul: Korean), else in English. Phrases take turns, so
+    a second slow tool in one conversation does not sound like a recording."""
+    chosen = (language or "").split("-")[0].lower()
+    if chosen not in ACKNOWLEDGEMENTS:
+        chosen = language_of(user_text) or "en"
+    phrases = ACKNOWLEDGEMENTS[chosen]
+    return phrases[turn % len(phrases)]
 
 
-def spaced(said: str, text: str) -> str:
-    """``text`` as it follows ``said`` in one running text: with a space between them where the language puts one
-    (two sentences of English), and none where it does not (Chinese, punctuation, a space already there)."""
-    if not said or not text or said[-1].isspace() or text[0].isspace() or text[0] in _NO_SPACE_BEFORE:
-        return text
-    if _unspaced(said[-1]) or _unspaced(text[0]):
-        return text
-    return f" {text}"
+def in_digits(text: str) -> str:
+    """``text`` with the spoken numbers of every language that has a reader written in Arabic digits (百分之三十 →
+    ``30%``); everything else is left as it was."""
+    for language in LANGUAGES.values():
+        if language.digits is not None:
+            text = language.digits(text)
+    return text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.tools.builtin.chinese_numbers import arabic, chinese_number
+from voxcall.language.zh import arabic, chinese_number
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Chinese numbers in spoken levels, rewritten as the Arabic forms the volume parser reads.
+"""Chinese (Mandarin): the rules of :class:`~voxcall.language.rules.Language`, and its spoken numbers read as digits.
 
 People say a volume in Chinese as 百分之三十 (30 %), 三十 (30, a percentage like any number above 1), 八成
 (80 %: 成 counts tenths; 七成五 is 75 %), 零点五 (0.5) or 百分之百 (100 %), with digits mixed in
@@ -14,8 +14,11 @@ digits is read digit by digit (三五 is 35), as are the decimals after 点.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 
-__all__ = ["arabic", "chinese_number"]
+from voxcall.language.rules import Form, Language, Money, SpokenForms, units
+
+__all__ = ["LANGUAGE", "SPOKEN_FORMS", "arabic", "chinese_number"]
 
 _DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
            "九": 9}
@@ -72,3 +75,64 @@ def arabic(text: str) -> str:
     """``text`` with every Chinese number written in digits: 百分之三十 → 30%, 八成 → 80%, 三十 → 30,
     零点五 → 0.5; Arabic numbers and other words are left as they are."""
     return _PHRASES.sub(_rewrite, text)
+
+
+SPOKEN_FORMS = SpokenForms(
+    language="zh",
+    operators=MappingProxyType({
+        "*": "乘以", "×": "乘以", "x": "乘以", "/": "除以", "÷": "除以", "+": "加", "-": "减", "−": "减",
+        "=": "等于",
+    }),
+    negative="负{n}",
+    space="",
+    units=units({
+        ("%",): Form("百分之{n}"),
+        ("°C", "ºC", "℃"): Form("{n}摄氏度"),
+        ("°F", "ºF", "℉"): Form("华氏{n}度"),
+        ("°", "º"): Form("{n}度"),
+        ("km/h", "kph"): Form("每小时{n}公里"),
+        ("mph",): Form("每小时{n}英里"),
+        ("m/s",): Form("每秒{n}米"),
+        ("km",): Form("{n}公里"),
+        ("m",): Form("{n}米"),
+        ("cm",): Form("{n}厘米"),
+        ("mm",): Form("{n}毫米"),
+        ("kg",): Form("{n}公斤"),
+        ("g",): Form("{n}克"),
+        ("mg",): Form("{n}毫克"),
+        ("L",): Form("{n}升"),
+        ("ml", "mL"): Form("{n}毫升"),
+        ("h", "hr", "hrs"): Form("{n}小时"),
+        ("min", "mins"): Form("{n}分钟"),
+        ("sec", "secs"): Form("{n}秒"),
+    }),
+    currencies=MappingProxyType({
+        "$": Money(Form("{n}美元")),
+        "€": Money(Form("{n}欧元")),
+        "£": Money(Form("{n}英镑")),
+        "¥": Money(Form("{n}元")),
+        "￥": Money(Form("{n}元")),
+    }),
+    scales=MappingProxyType({"万": "万", "亿": "亿"}),
+    words=MappingProxyType({"e.g.": "例如", "etc.": "等等", "&": "和"}),
+)
+"""Chinese (Mandarin), for a Chinese voice such as espeak-ng's ``cmn-latn-pinyin``: 12 × 8 = 96 is 12乘以8等于96."""
+
+LANGUAGE = Language(
+    code="zh",
+    acknowledgements=("请稍等，我查一下。", "稍等一下，我正在处理。"),
+    spoken_forms=SPOKEN_FORMS,
+    volume_words=MappingProxyType({
+        "max": ("最大", "最高", "最响", "满"),
+        "half": ("一半", "半", "中等"),
+        "min": ("最小", "最低"),
+        "mute": ("静音", "关", "关闭"),
+    }),
+    volume_filler=r"音量|[声聲]音|[把将將请請的吧。，！]|[帮幫]我|[调調设設改](?:到|成|至|为|為)|[设設]置[为為成到]",
+    volume_changes=MappingProxyType({
+        "调大": "+", "調大": "+", "调高": "+", "調高": "+", "提高": "+", "增加": "+", "加大": "+",
+        "调小": "-", "調小": "-", "调低": "-", "調低": "-", "降低": "-", "减少": "-", "減少": "-", "减小": "-",
+        "減小": "-",
+    }),
+    digits=arabic,
+)
