@@ -5,8 +5,8 @@ web app: the routes of every edge) and ``voxcall.client``; then the protocol edg
 ``voxcall.live`` (GPT-Live), ``voxcall.twilio`` (phone calls) and ``voxcall.webrtc`` (browser calls), which know
 nothing of each other; under them ``voxcall.serving`` (the session host, the gate: auth, admission, draining); all
 over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and
-``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree) and ``voxcall.language`` (language rules) are
-read by every part and import none.
+``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree), ``voxcall.language`` (language rules) and
+``voxcall.validation`` (pydantic's errors as one problem) are read by every part and import none.
 ``llm`` may import ``tools`` (backends offer tools and yield tool calls); the built-in tools that play sound
 (``voxcall.tools.builtin``: music, volume) may import ``voxcall.audio``, the one way ``tools`` reaches another part.
 
@@ -40,6 +40,7 @@ def floor(part: str) -> tuple[str, ...]:
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "voxcall.config": floor("voxcall.config"),
     "voxcall.language": floor("voxcall.language"),
+    "voxcall.validation": floor("voxcall.validation"),
     "voxcall.serving": (*EDGES, *TOP),
     **{edge: (*(other for other in EDGES if other != edge), *TOP) for edge in EDGES},
     "voxcall.core": (*EDGES, "voxcall.serving", *TOP, "voxcall.llm.local"),

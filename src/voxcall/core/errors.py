@@ -16,3 +16,13 @@ class SessionError(Exception):
         self.code = code
         self.param = param
         self.kind = kind
+
+
+def refuse_unknown(data: dict[str, object], known: frozenset[str] | set[str], where: str, *, of: str = "") -> None:
+    """Raise an ``unknown_parameter`` :class:`SessionError` for the first field of ``data`` (an object found at
+    ``where``; "" for the top level) not in ``known``; ``of`` says whose parameters they are (``"server_vad"``)."""
+    unknown = sorted(set(data) - known)
+    if unknown:
+        param = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise SessionError(f"unknown parameter '{param}'{f' for {of}' if of else ''}", code="unknown_parameter",
+                           param=param)

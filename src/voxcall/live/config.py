@@ -20,7 +20,8 @@ from openai.types.live import SessionConfig, SessionUpdateConfig
 from pydantic import BaseModel, ValidationError
 
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
-from voxcall.core.errors import SessionError
+from voxcall.core.errors import SessionError, refuse_unknown
+from voxcall.validation import Problem, first_problem
 
 DelegationKind = Literal["client", "responses"]
 
@@ -219,10 +220,7 @@ def _known(data: Any, fields: frozenset[str], where: str) -> None:
     """Refuse a field the protocol does not have (the SDK's models would let it pass)."""
     if not isinstance(data, dict):
         raise LiveError(f"'{where}' must be an object", code="invalid_type", param=where)
-    unknown = sorted(set(data) - fields)
-    if unknown:
-        raise LiveError(f"unknown parameter '{where}.{unknown[0]}'", code="unknown_parameter",
-                        param=f"{where}.{unknown[0]}")
+    refuse_unknown(data, fields, where)
 
 
 def _validate(model: type[BaseModel], data: dict[str, Any], where: str) -> None:
@@ -230,7 +228,10 @@ def _validate(model: type[BaseModel], data: dict[str, Any], where: str) -> None:
     try:
         model.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        path = ".".join(str(part) for part in error["loc"])
-        code = "missing_required_parameter" if error["type"] == "missing" else "invalid_value"
-        raise LiveError(f"invalid '{where}.{path}': {error['msg']}", code=code, param=f"{where}.{path}") from None
+        raise invalid(first_problem(exc, within=where)) from None
+
+
+def invalid(problem: Problem) -> LiveError:
+    """The error a client gets for a value the SDK's models refuse."""
+    code = "missing_required_parameter" if problem.missing else "invalid_value"
+    return LiveError(f"invalid '{problem.where}': {problem.message}", code=code, param=problem.where)

@@ -32,9 +32,7 @@ from voxcall.core.playout import Cleared, Heard, PlaybackListener
 from voxcall.language import spaced
 from voxcall.live.audio_bridge import AudioBridge
 from voxcall.live.timeline import Timeline
-from voxcall.serving.frames import event
-
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+from voxcall.serving.frames import Send, event
 
 
 @dataclass

@@ -25,7 +25,6 @@ import base64
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from openai.types.live import ClientEvent
@@ -44,23 +43,24 @@ from voxcall.core.events import (
     TranscriptCompleted,
     TranscriptDelta,
 )
+from voxcall.core.hearing.partials import next_delta
 from voxcall.core.hearing.turn_detection import TurnDetection
 from voxcall.core.ids import new_id
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.audio_bridge import AudioBridge
 from voxcall.live.backend import Backend
-from voxcall.live.config import LiveConfig, LiveError, error_wire, read_update
+from voxcall.live.config import LiveConfig, LiveError, error_wire, invalid, read_update
 from voxcall.live.delegation import Announce, Delegations
 from voxcall.live.playout import PacedPlayout
 from voxcall.live.timeline import Timeline
-from voxcall.serving.frames import Message, event
+from voxcall.serving.frames import Message, Send, event
 from voxcall.serving.host import CloseConnection, SessionHost
 from voxcall.serving.shared import Shared
+from voxcall.validation import first_problem
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[Message], Awaitable[None]]
 
 MAX_FIXTURE_MS = 30_000
 """Longest output audio fixture (the protocol's limit)."""
@@ -275,7 +275,7 @@ class LiveSession:
             self._heard[ev.item_id] = self._heard.get(ev.item_id, "") + ev.delta
             return self._heard_delta(ev.item_id, ev.delta)
         elif isinstance(ev, TranscriptCompleted):
-            rest = missing_words(self._heard.pop(ev.item_id, ""), ev.transcript)
+            rest = next_delta(self._heard.pop(ev.item_id, ""), ev.transcript, final=True, catch_up=True)
             if rest:
                 return self._heard_delta(ev.item_id, rest)
         return None
@@ -377,17 +377,6 @@ def backend_models(shared: Shared) -> frozenset[str]:
         shared.delegates)
 
 
-def missing_words(sent: str, final: str) -> str:
-    """What a turn's final transcript adds to the deltas ``sent`` while the user spoke. The core's deltas add up to
-    its final transcript when that begins with them (nothing is missing then); when the final one revised earlier
-    words ("12" became "twelve"), Live deltas cannot take them back, so the client gets the final transcript's
-    words past as many words as it already has: "What is 12" + " times eight?", never a turn cut short."""
-    if final.startswith(sent):
-        return final[len(sent):]
-    words = final.split()
-    return "".join(f" {word}" for word in words[len(sent.split()):])
-
-
 def _checked(ev: Message) -> Message:
     """``ev`` checked against the SDK's client event models (unknown types and bad fields refused)."""
     kind = ev.get("type")
@@ -396,10 +385,7 @@ def _checked(ev: Message) -> Message:
     try:
         _CLIENT_EVENT.validate_python(ev)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        path = ".".join(str(part) for part in error["loc"][1:])
-        code = "missing_required_parameter" if error["type"] == "missing" else "invalid_value"
-        raise LiveError(f"invalid '{path}': {error['msg']}", code=code, param=path) from None
+        raise invalid(first_problem(exc, skip=1)) from None
     return ev
 
 

@@ -23,10 +23,10 @@ from typing import Any
 from voxcall.audio.formats import AudioFormatError, parse_format
 from voxcall.core.errors import SessionError
 from voxcall.core.ids import new_id
+from voxcall.serving.frames import Message
 
 __all__ = ["from_beta", "to_beta"]
 
-Event = dict[str, Any]
 
 _BETA_AUDIO = {"input_audio_format": ("input", "format"), "turn_detection": ("input", "turn_detection"),
                "input_audio_transcription": ("input", "transcription"),
@@ -48,7 +48,7 @@ _BETA_DROPPED = frozenset({"conversation.item.done"})
 _BETA_CONTENT_TYPES = {"output_text": "text", "output_audio": "audio"}
 
 
-def from_beta(ev: Event) -> Event:
+def from_beta(ev: Message) -> Message:
     """``ev`` in the GA shape (a new dict; ``ev`` is not changed). Values that are not objects are left for the
     validation to name."""
     kind = ev.get("type")
@@ -66,7 +66,7 @@ def from_beta(ev: Event) -> Event:
     return ev
 
 
-def _beta_settings(data: Event, where: str) -> Event:
+def _beta_settings(data: Message, where: str) -> Message:
     """Session or response settings with beta names moved to their GA places (a GA field wins over its alias)."""
     out = {_BETA_RENAMES.get(k, k): v for k, v in data.items() if k not in _BETA_AUDIO}
     for old, new in _BETA_RENAMES.items():
@@ -125,7 +125,7 @@ def _assistant_part(part: Any) -> Any:
     return {**part, "type": _BETA_ASSISTANT_PARTS[kind]}
 
 
-def to_beta(ev: Event) -> Event | None:
+def to_beta(ev: Message) -> Message | None:
     """The event as a beta-protocol client expects it, or None when beta has no such event."""
     kind = ev["type"]
     if kind in _BETA_DROPPED:

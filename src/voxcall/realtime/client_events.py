@@ -31,10 +31,10 @@ from pydantic_core import ErrorDetails
 
 from voxcall.core.errors import SessionError
 from voxcall.realtime.beta import from_beta
+from voxcall.serving.frames import Message
 
 __all__ = ["ItemReference", "ParsedEvent", "event_id_of", "parse_client_event"]
 
-Event = dict[str, Any]
 
 
 class ItemReference(BaseModel):
@@ -77,16 +77,16 @@ class ParsedEvent:
 
     kind: str
     model: BaseModel
-    data: Event
+    data: Message
 
 
-def event_id_of(ev: Event) -> str | None:
+def event_id_of(ev: Message) -> str | None:
     """The client's ``event_id`` of a decoded event, when it gave a string one."""
     event_id = ev.get("event_id")
     return event_id if isinstance(event_id, str) else None
 
 
-def parse_client_event(ev: Event) -> ParsedEvent:
+def parse_client_event(ev: Message) -> ParsedEvent:
     """Check ``ev`` (a decoded JSON object) against the SDK's client event models; a ``SessionError`` if not."""
     kind = ev.get("type")
     if kind is None:

@@ -53,14 +53,12 @@ from voxcall.realtime.playout import ReckonedPlayout
 from voxcall.realtime.rate_limits import ResponseRate
 from voxcall.realtime.server_events import check_server_event, validation_enabled
 from voxcall.realtime.settings import ServerSpeech, parse_metadata, read_settings, response_settings
-from voxcall.serving.frames import Message, event, read_json
+from voxcall.serving.frames import Message, Send, event, read_json
 from voxcall.serving.host import CloseConnection, Hosted, SessionHost, Work
 from voxcall.serving.rate import EventFate, EventRate
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[Message], Awaitable[None]]
-"""Writes one server event to the transport."""
 
 
 

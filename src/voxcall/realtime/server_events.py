@@ -19,6 +19,8 @@ from typing import Any, get_args
 from openai.types.realtime import RealtimeServerEvent
 from pydantic import BaseModel, ValidationError
 
+from voxcall.validation import first_problem
+
 __all__ = ["ENV_VAR", "SERVER_EVENT_MODELS", "InvalidServerEvent", "check_server_event", "validation_enabled"]
 
 ENV_VAR = "VOXCALL_VALIDATE_EVENTS"
@@ -48,6 +50,5 @@ def check_server_event(ev: dict[str, Any]) -> None:
     try:
         model.model_validate(ev, strict=True)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise InvalidServerEvent(f"invalid {kind} event at '{where}': {first['msg']}") from exc
+        problem = first_problem(exc)
+        raise InvalidServerEvent(f"invalid {kind} event at '{problem.where}': {problem.message}") from exc

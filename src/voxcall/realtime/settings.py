@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from voxcall.audio.formats import AudioFormat, AudioFormatError, parse_format
-from voxcall.core.errors import SessionError
+from voxcall.core.errors import SessionError, refuse_unknown
 from voxcall.core.hearing.turn_detection import parse_turn_detection
 from voxcall.core.settings import (
     SessionSettings,
@@ -93,10 +93,7 @@ def read_settings(current: SessionSettings, data: dict[str, Any], *, where: str,
     warning). ``extra`` names further
     fields the caller reads itself (``response.create``'s metadata, input …); ``max_tools`` caps the function tools.
     """
-    unknown = sorted(set(data) - _SETTINGS - _ECHOED - extra)
-    if unknown:
-        raise SessionError(f"unknown parameter '{where}{unknown[0]}'", code="unknown_parameter",
-                            param=f"{where}{unknown[0]}")
+    refuse_unknown(data, _SETTINGS | _ECHOED | extra, where.removesuffix("."))
     changes: dict[str, Any] = {}
     if data.get("instructions") is not None:
         changes["instructions"] = _typed(data, "instructions", str, where)
@@ -161,10 +158,7 @@ def _audio_changes(audio: Any, where: str) -> dict[str, Any]:
 def _object(value: Any, where: str, known: frozenset[str]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SessionError(f"'{where}' must be an object", code="invalid_type", param=where)
-    unknown = sorted(set(value) - known)
-    if unknown:
-        raise SessionError(f"unknown parameter '{where}.{unknown[0]}'", code="unknown_parameter",
-                            param=f"{where}.{unknown[0]}")
+    refuse_unknown(value, known, where)
     return value
 
 

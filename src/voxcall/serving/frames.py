@@ -10,7 +10,7 @@ answers in its protocol.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -20,6 +20,9 @@ from voxcall.core.ids import LONE_SURROGATE, new_id
 
 Message = dict[str, Any]
 """A JSON object as a WebSocket message carries it (a client's event, or a server's)."""
+
+Send = Callable[[Message], Awaitable[None]]
+"""Writes one message to the client."""
 
 
 async def frames(ws: WebSocket) -> AsyncIterator[str | bytes]:

@@ -39,11 +39,18 @@ QUIET_MS = 100
 """Silence after which no partial starts (a gap between words is shorter; a turn's closing silence is longer)."""
 
 
-def next_delta(said: str, heard: str, *, final: bool) -> str:
+def next_delta(said: str, heard: str, *, final: bool, catch_up: bool = False) -> str:
     """What to append to ``said`` for the hypothesis ``heard`` ("" for nothing); ``final`` for the turn's own
-    transcript, whose last word stands."""
+    transcript, whose last word stands.
+
+    A final transcript that revised words already said ("12" became "twelve") adds nothing: the ``.completed``
+    transcript is authoritative. With ``catch_up``, for a protocol that has no final transcript to replace the
+    deltas (GPT-Live), it adds its words past as many words as were said: "What is 12" + " times eight?", never a
+    turn cut short."""
     if final:
-        return heard[len(said):] if heard.startswith(said) else ""
+        if heard.startswith(said):
+            return heard[len(said):]
+        return "".join(f" {word}" for word in heard.split()[len(said.split()):]) if catch_up else ""
     words, sent = heard.split()[:-1], said.split()
     if words[:len(sent)] != sent or len(words) <= len(sent):
         return ""
@@ -76,10 +83,6 @@ class LiveTranscript:
             return
         self._due_ms = position_ms + self._every_ms
         self._task = asyncio.create_task(self._partial(turn(position_ms)), name=f"voxcall-live-{self.item_id}")
-
-    def final_delta(self, transcript: str) -> str:
-        """The last delta for the turn's final ``transcript`` (see :func:`next_delta`); call after :meth:`stop`."""
-        return next_delta(self.said, transcript, final=True)
 
     async def stop(self) -> None:
         """No more partials; waits for one still running, which costs no time: it holds the model the turn's final

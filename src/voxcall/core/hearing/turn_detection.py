@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from voxcall.core.errors import SessionError
+from voxcall.core.errors import SessionError, refuse_unknown
 
 Eagerness = Literal["low", "medium", "high", "auto"]
 
@@ -101,10 +101,7 @@ def parse_turn_detection(value: Any, *, where: str) -> TurnDetection | None:
         raise SessionError(f"'{where}.type' must be 'server_vad' or 'semantic_vad'", code="invalid_value",
                             param=f"{where}.type")
     known = _SERVER_VAD if kind == "server_vad" else _SEMANTIC_VAD
-    unknown = sorted(set(value) - known)
-    if unknown:
-        raise SessionError(f"unknown parameter '{where}.{unknown[0]}' for {kind}", code="unknown_parameter",
-                            param=f"{where}.{unknown[0]}")
+    refuse_unknown(value, known, where, of=kind)
     create, interrupt = (_flag(value, key, where) for key in ("create_response", "interrupt_response"))
     if kind == "semantic_vad":
         eagerness = _EAGERNESS.get(value.get("eagerness") or "auto")
