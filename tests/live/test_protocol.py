@@ -14,7 +14,7 @@ import pytest
 import websockets
 from openai import AsyncOpenAI
 
-from .conftest import Factory, LiveServer
+from tests.live.conftest import Factory, LiveServer
 
 WEATHER_SCRIPT = {
     "rules": [{"match": "weather", "reply": "Let me ask.", "calls": [

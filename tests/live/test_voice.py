@@ -14,13 +14,12 @@ import time
 import numpy as np
 import pytest
 
-from tests.realtime.harness import Recorded, heard_only
+from tests.harness import Recorded, heard_only
+from tests.live.conftest import Factory, LiveClient, LiveServer
 from voxcall.audio.codec import decode_audio, encode_audio, resample
 from voxcall.audio.formats import PCM24K, PCMU, AudioFormat
 from voxcall.llm import ScriptedBackend
 from voxcall.speech.voice import Voice
-
-from .conftest import Factory, LiveClient, LiveServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

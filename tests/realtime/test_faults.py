@@ -20,12 +20,11 @@ from typing import Any, Self
 
 import pytest
 
+from tests.core.hearing.test_heard_audio import fake_voice
+from tests.harness import WEATHER, Harness
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import OpenAIChatBackend, ScriptedBackend
 from voxcall.tools import ToolRegistry
-
-from .harness import WEATHER, Harness
-from .test_heard_audio import fake_voice
 
 ROOT = Path(__file__).resolve().parents[2]
 

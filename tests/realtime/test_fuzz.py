@@ -29,15 +29,14 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.core.hearing.test_heard_audio import fake_voice
+from tests.harness import Harness
+from tests.realtime.fuzz_events import NASTY, Frame, Known, frames, resolve
 from voxcall.core.conversation.items import ApprovalRequestItem, CallItem
 from voxcall.core.tools.toolbox import ServerTool, Toolbox
 from voxcall.llm import ScriptedBackend
 from voxcall.realtime.server_events import InvalidServerEvent, check_server_event
 from voxcall.tools import ToolRegistry
-
-from .fuzz_events import NASTY, Frame, Known, frames, resolve
-from .harness import Harness
-from .test_heard_audio import fake_voice
 
 EXAMPLES = int(os.environ.get("VOXCALL_FUZZ_EXAMPLES", "120"))
 FRAMES = (20, 30)  # frames per example, at least and at most

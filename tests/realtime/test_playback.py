@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.core.hearing.test_heard_audio import EnergyVAD, SilentSTT, fake_voice
+from tests.harness import ControlledBackend, Harness, Turn
 from voxcall.audio.formats import PCM24K
 from voxcall.audio.output import AudioOutput, NullSink
 from voxcall.core.events import OutputAudio
@@ -22,9 +24,6 @@ from voxcall.core.playout import Ducking
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.realtime.playout import ReckonedPlayout
 from voxcall.speech.voice import Voice
-
-from .harness import ControlledBackend, Harness, Turn
-from .test_heard_audio import EnergyVAD, SilentSTT, fake_voice
 
 
 class Clock:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.harness import ControlledBackend, Harness
 from voxcall.serving.rate import EventFate, EventRate, TokenBucket
-
-from .harness import ControlledBackend, Harness
 
 
 class FakeClock:

@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 
+from tests.harness import ControlledBackend, host_for
 from voxcall.realtime.connection import RealtimeConnection
 from voxcall.realtime.server_events import ENV_VAR, InvalidServerEvent, check_server_event, validation_enabled
 from voxcall.serving.frames import event
-
-from .harness import ControlledBackend, host_for
 
 
 class Socket:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from openai.types.realtime import RealtimeSessionCreateRequest
 
+from tests.harness import ControlledBackend, Harness, Turn
 from voxcall.audio.formats import PCMU
 from voxcall.core.errors import SessionError
 from voxcall.core.hearing.turn_detection import EAGERNESS_SILENCE_MS
@@ -14,8 +15,6 @@ from voxcall.core.settings import DEFAULT_VOICE, SessionSettings
 from voxcall.realtime.client_events import parse_client_event
 from voxcall.realtime.session_fields import OPENAI_VOICES
 from voxcall.realtime.settings import NO_AUDIO_OUTPUT, ServerSpeech, read_settings, response_settings, settings_wire
-
-from .harness import ControlledBackend, Harness, Turn
 
 
 def update(data: dict[str, Any], current: SessionSettings | None = None) -> tuple[SessionSettings, dict[str, str]]:

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.servers import ServerFactory
 from voxcall.language import ACKNOWLEDGEMENTS
 from voxcall.llm import ScriptedBackend
-
-from .conftest import ServerFactory
 
 DEMO = str(Path(__file__).resolve().parent.parent / "tools" / "mcp" / "demo_server.py")
 SCRIPT = {"rules": [

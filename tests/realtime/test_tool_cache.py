@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
+from tests.harness import ControlledBackend, Harness, Turn
+from tests.realtime.test_endpoint import sample
 from voxcall.config import ConfigError, ServerSettings
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolContext, ToolError, ToolRegistry
-
-from .harness import ControlledBackend, Harness, Turn
-from .test_server import sample
 
 
 def make_toolbox() -> tuple[Toolbox, dict[str, int]]:

@@ -10,12 +10,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from tests.core.hearing.test_heard_audio import fake_voice
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.core.conversation.items import MessageItem
 from voxcall.serving.frames import Message
 from voxcall.serving.outbox import Outbox
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
-from .test_heard_audio import fake_voice
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:

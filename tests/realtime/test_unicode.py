@@ -7,12 +7,11 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from tests.harness import ControlledBackend, Harness, Turn
 from voxcall.core.ids import unicode_text
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.serving.frames import event, json_text
 from voxcall.tools import ToolRegistry
-
-from .harness import ControlledBackend, Harness, Turn
 
 LONE = "\ud800"
 

@@ -8,11 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.audio.codec import decode_audio, encode_audio, resample
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
 from voxcall.speech.voice import Voice
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

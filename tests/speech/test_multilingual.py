@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.realtime.harness import ControlledBackend, Harness
+from tests.harness import ControlledBackend, Harness
 from tests.requirements import require_package_dir, require_program
 from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio

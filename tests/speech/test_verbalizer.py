@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.realtime.harness import Harness
-from tests.realtime.test_heard_audio import EnergyVAD, SilentSTT
+from tests.core.hearing.test_heard_audio import EnergyVAD, SilentSTT
+from tests.harness import Harness
 from voxcall.audio import resample
 from voxcall.language import SPOKEN_FORMS
 from voxcall.language.rules import Form, Money, SpokenForms

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.realtime.harness import ControlledBackend, Harness, Turn
+from tests.harness import ControlledBackend, Harness, Turn
 from tests.requirements import require_package_dir, require_program
 from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio

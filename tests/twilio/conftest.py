@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.realtime.conftest import Server
+from tests.servers import Server
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend, ScriptedBackend
 from voxcall.speech.voice import Voice

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.realtime.harness import ControlledBackend, Turn, host_for
+from tests.harness import ControlledBackend, Turn, host_for
 from voxcall.audio.formats import PCMU
 from voxcall.audio.g711 import ulaw_decode
 from voxcall.config import AgentProfile

@@ -12,13 +12,12 @@ import urllib.request
 import numpy as np
 import pytest
 
-from tests.realtime.harness import Recorded, heard_only
+from tests.harness import Recorded, heard_only
+from tests.twilio.conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
+from tests.twilio.fake_twilio import RATE, FakeTwilio, to_ulaw
 from voxcall.audio.codec import resample
 from voxcall.llm import ScriptedBackend
 from voxcall.speech.voice import Voice
-
-from .conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
-from .fake_twilio import RATE, FakeTwilio, to_ulaw
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -9,11 +9,10 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from tests.twilio.conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
 from voxcall.config import ConfigError, ServerSettings
 from voxcall.llm import ScriptedBackend
 from voxcall.twilio.signature import signature
-
-from .conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
 
 
 async def refusal(url: str, caplog: pytest.LogCaptureFixture, headers: dict[str, str] | None = None) -> str:

@@ -11,14 +11,13 @@ import httpx2 as httpx
 import numpy as np
 import pytest
 
-from tests.realtime.conftest import Server
-from tests.realtime.harness import Recorded, heard_only
+from tests.harness import Recorded, heard_only
+from tests.servers import Server
+from tests.webrtc.peer import RATE, Peer
 from voxcall.audio.codec import resample
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
 from voxcall.speech.voice import Voice
-
-from .peer import RATE, Peer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from tests.realtime.harness import ControlledBackend, Harness, Turn
+from tests.harness import ControlledBackend, Harness, Turn
 from tests.serve import serve
 from voxcall import cli
 from voxcall.config import ServerSettings

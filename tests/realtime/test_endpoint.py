@@ -10,10 +10,9 @@ import httpx2 as httpx
 import pytest
 import websockets
 
+from tests.servers import SCRIPT, WEATHER_TOOL, ServerFactory
 from voxcall.llm import ScriptedBackend
 from voxcall.realtime.server_events import check_server_event
-
-from .conftest import SCRIPT, WEATHER_TOOL, ServerFactory
 
 
 async def sdk_tool_loop(server: Any, turns: int) -> list[str]:

@@ -10,12 +10,11 @@ import json
 import numpy as np
 import pytest
 
+from tests.harness import ControlledBackend, Harness, Turn
+from tests.realtime.test_voice import voice  # noqa: F401  (the shared speech models)
 from voxcall.audio.codec import encode_audio, resample
 from voxcall.audio.formats import PCM24K
 from voxcall.speech.voice import Voice
-
-from .harness import ControlledBackend, Harness, Turn
-from .test_voice import voice  # noqa: F401  (the shared speech models)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.core.tools.toolbox import ServerTool, Toolbox
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
 from voxcall.tools import ToolContext, ToolRegistry
 from voxcall.tools.builtin import register_builtins
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 
 def make_toolbox(max_rounds: int = 5, timeout: float = 30.0) -> tuple[Toolbox, dict[str, int]]:

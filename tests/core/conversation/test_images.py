@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from tests.llm.fake_server import FakeServer, Reply, chat_sse, responses_sse
 from tests.llm.test_openai_chat import text
 from tests.llm.test_openai_responses import completed, text_delta
 from voxcall.core.conversation.images import UNSEEN_IMAGE
 from voxcall.llm import Message, OpenAIChatBackend, OpenAIResponsesBackend
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 PNG = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(64)).decode()
 

@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMRequest, ScriptedBackend
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 RESPONSE_EVENTS = [
     "response.created",

@@ -12,12 +12,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tests.harness import ControlledBackend, Harness, Turn
 from voxcall.audio.codec import PCM
 from voxcall.core.hearing.heard_audio import MAX_TRANSCRIBING
 from voxcall.speech.stt import Transcript
 from voxcall.speech.voice import Voice
-
-from .harness import ControlledBackend, Harness, Turn
 
 CHUNK_MS = 40
 

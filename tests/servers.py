@@ -1,21 +1,17 @@
-"""A real voxcall server on a free loopback port, and the official SDK's realtime client connected to it."""
+"""A real voxcall server on a free loopback port, and the official SDK's realtime client connected to it (the
+fixtures that make them are in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
 
-import pytest
 import uvicorn
 from openai import AsyncOpenAI
 
-from tests.llm.fake_server import FakeServer
 from voxcall.app import create_app
 from voxcall.config import ServerSettings
-from voxcall.llm import LLMBackend, ScriptedBackend
-from voxcall.realtime.server_events import ENV_VAR
+from voxcall.llm import LLMBackend
 from voxcall.serving.admission import Admission
 from voxcall.speech.voice import Voice
 
@@ -77,30 +73,3 @@ class Server:
 
 
 ServerFactory = Callable[..., Awaitable[Server]]
-
-
-@pytest.fixture(autouse=True)
-def validate_server_events(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every server event of these tests is checked against the SDK's models as it is queued."""
-    monkeypatch.setenv(ENV_VAR, "1")
-
-
-@pytest.fixture
-async def make_server() -> AsyncIterator[ServerFactory]:
-    stack = contextlib.AsyncExitStack()
-
-    async def make(backend: LLMBackend | None = None, **settings: Any) -> Server:
-        backend = backend or ScriptedBackend(SCRIPT)
-        return await stack.enter_async_context(Server(ServerSettings(**settings), backend))
-
-    async with stack:
-        yield make
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    """A real OpenAI-compatible HTTP server that answers with the replies a test queues."""
-    fake = FakeServer()
-    await fake.start()
-    yield fake
-    await fake.stop()

@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 
+from tests.core.hearing.test_heard_audio import CHUNK_MS, CountingSTT, GatedSTT, fake_voice, silence, tone
+from tests.harness import ControlledBackend, Harness
 from tests.llm.fake_server import FakeServer, Reply, chat_sse
 from tests.llm.test_openai_chat import text
 from voxcall.config import ConfigError, ServerSettings
 from voxcall.llm import OpenAIChatBackend
 from voxcall.server import build_backend
-
-from .harness import ControlledBackend, Harness
-from .test_heard_audio import CHUNK_MS, CountingSTT, GatedSTT, fake_voice, silence, tone
 
 
 def hearing(server: FakeServer) -> OpenAIChatBackend:

@@ -10,14 +10,13 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.harness import ControlledBackend, Turn, run_inputs, wired
 from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.output_items import OutOfBand
 from voxcall.core.errors import SessionError
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.settings import SessionSettings
 from voxcall.realtime.server_events import check_server_event
-
-from .harness import ControlledBackend, Turn, run_inputs, wired
 
 
 class Beeps:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from tests.harness import ControlledBackend, Turn, run_inputs, wired
 from voxcall.core.conversation.conversation import Conversation, to_chat_items
 from voxcall.core.conversation.items import CallOutputItem, Item
 from voxcall.core.conversation.output_items import History
@@ -17,8 +18,6 @@ from voxcall.llm import LLMRequest
 from voxcall.realtime.server_events import check_server_event
 from voxcall.serving.metrics import Metrics
 from voxcall.serving.outbox import Outbox
-
-from .harness import ControlledBackend, Turn, run_inputs, wired
 
 
 class Parts:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.realtime.harness import ControlledBackend, Harness, Turn
-from tests.realtime.test_eager_turn import eager, live, said
+from tests.core.hearing.test_eager_turn import eager, live, said
+from tests.harness import ControlledBackend, Harness, Turn
 from tests.realtime.test_voice import voice  # noqa: F401  (the shared speech models)
 from voxcall.audio.codec import PCM
 from voxcall.llm.local.turn_end import TurnEnd

@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from tests.harness import ControlledBackend, Harness
+from tests.realtime.test_voice import speech, voice  # noqa: F401  (the module's shared models)
 from voxcall.audio.codec import PCM
 from voxcall.core.hearing.partials import QUIET_MS, LiveTranscript, next_delta
 from voxcall.speech.stt import Hearing, Transcript
 from voxcall.speech.voice import Voice
-
-from .harness import ControlledBackend, Harness
-from .test_voice import speech, voice  # noqa: F401  (the module's shared models)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

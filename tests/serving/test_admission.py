@@ -19,12 +19,11 @@ import pytest
 import websockets
 from starlette.types import Message
 
+from tests.servers import SCRIPT, Server, ServerFactory
 from voxcall.app import create_app
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
 from voxcall.serving.admission import GOING_AWAY, RETRY_AFTER_SECONDS, SERVICE_RESTART, Admission, Refusal, Seat
-
-from .conftest import SCRIPT, Server, ServerFactory
 
 ANSWER = " ".join(f"w{n}" for n in range(20))
 DRAIN_SCRIPT = {**SCRIPT, "rules": [{"match": "tell", "reply": ANSWER}, *SCRIPT["rules"]]}

@@ -7,14 +7,13 @@ import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.core.tools.tool_ledger import REPEAT_NOTE, CallState
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.language import ACKNOWLEDGEMENTS, acknowledgement, language_of
 from voxcall.llm import Done, FunctionCallItem, FunctionOutputItem, LLMEvent, LLMRequest, ToolCallStart
 from voxcall.tools import Tool, ToolCall, ToolRegistry
 from voxcall.tools.codecalls import TextDelta
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 
 class Gates:

@@ -6,9 +6,8 @@ import asyncio
 import json
 from typing import Any
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.core.responses.prefetch import SpeculationSlots
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
 
 
 async def tool_turn(h: Harness, *, answer: bool = True) -> str:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from tests.harness import ControlledBackend, Harness, Turn
 from tests.tools.mcp.conftest import http_url  # noqa: F401  (the demo MCP server over streamable HTTP)
-
-from .harness import ControlledBackend, Harness, Turn
 
 
 def mcp_tool(url: str, **extra: object) -> dict[str, object]:
