@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import httpx2 as httpx
 import pytest
 import websockets
 
-from tests.servers import SCRIPT, WEATHER_TOOL, ServerFactory
+from tests.core.hearing.test_heard_audio import CountingSTT, fake_voice, tone
+from tests.servers import SCRIPT, WEATHER_TOOL, Server, ServerFactory
+from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
 from voxcall.realtime.server_events import check_server_event
 
@@ -230,3 +233,54 @@ async def test_browser_pages_of_other_sites_cannot_connect(make_server: ServerFa
             assert json.loads(await ws.recv())["type"] == "session.created"
     async with websockets.connect(url) as ws:  # no Origin: an SDK or a server, not a browser
         assert json.loads(await ws.recv())["type"] == "session.created"
+
+
+class SlowSTT(CountingSTT):
+    """Takes 50 ms a second of audio to hear it (tiny.en on a busy small CPU), in the worker thread."""
+
+    def transcribe(self, pcm: Any) -> str:
+        time.sleep(len(pcm) / 16_000 * 0.05)
+        return super().transcribe(pcm)
+
+
+async def test_an_audio_flood_leaves_every_other_session_answered() -> None:
+    """One client streams speech far faster than real time (1 MB appends, a long silence setting, no responses): its
+    turns are capped (each said), and while the server works through the flood another session's pings and
+    ``/healthz`` are answered at once. (The flooder's own pings wait behind the audio it sent before them, as TCP
+    orders them: that is the client's backpressure.)"""
+    stt = SlowSTT()
+    async with Server(ServerSettings(), ScriptedBackend(SCRIPT), voice=fake_voice(stt)) as server:
+        url = f"ws://127.0.0.1:{server.port}/v1/realtime"
+        async with websockets.connect(url, max_size=None) as flooder, websockets.connect(url) as other:
+            await flooder.send(json.dumps({"type": "session.update", "session": {"type": "realtime", "audio": {
+                "input": {"turn_detection": {"type": "server_vad", "silence_duration_ms": 10_000,
+                                             "create_response": False}}}}}))
+            frame = json.dumps({"type": "input_audio_buffer.append", "audio": tone(15_800)})
+            capped: list[dict[str, Any]] = []
+
+            async def flood() -> None:
+                for _ in range(12):  # three minutes of speech: six capped turns
+                    await flooder.send(frame)
+                async for message in flooder:
+                    ev = json.loads(message)
+                    if ev["type"] == "voxcall.input_audio_buffer.turn_capped":
+                        capped.append(ev)
+                        if len(capped) == 6:
+                            return
+
+            flooding = asyncio.create_task(flood())
+            others, health = [], []
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}") as http:
+                deadline = time.perf_counter() + 90
+                while not flooding.done() and time.perf_counter() < deadline:
+                    started = time.perf_counter()
+                    await asyncio.wait_for(await other.ping(), 5)
+                    others.append(time.perf_counter() - started)
+                    started = time.perf_counter()
+                    assert (await http.get("/healthz")).status_code == 200
+                    health.append(time.perf_counter() - started)
+                    await asyncio.sleep(0.05)
+            await asyncio.wait_for(flooding, 1)
+        assert len(others) > 10 and max(others) < 1.0 and max(health) < 1.0, (len(others), max(others), max(health))
+        assert [ev["max_turn_ms"] for ev in capped] == [30_000] * 6
+        assert max(stt.heard) <= 30_000 * 16 + 512  # no transcription grew with the flood

@@ -44,9 +44,11 @@ class SessionOptions(BaseModel):
     """Speech (ms) between two partial transcripts of a turn still being spoken under server VAD
     (``conversation.item.input_audio_transcription.delta`` while the user speaks); 0 turns them off (the whole
     transcript then comes as one delta just before ``.completed``)."""
-    max_turn_seconds: float = Field(default=120.0, gt=0, le=300)
-    """Longest spoken turn under server VAD: at this length the turn ends (is committed) as if the speaker had
-    paused. Push-to-talk buffers are capped at 5 minutes without a commit."""
+    max_turn_seconds: float = Field(default=30.0, gt=0, le=300)
+    """Longest spoken turn under server VAD: at this length the turn ends (is committed, and the client told with
+    ``voxcall.input_audio_buffer.turn_capped``) as if the speaker had paused. The default is one Whisper window, so
+    that no transcription grows with a client that streams audio faster than it is spoken. Push-to-talk buffers are
+    capped at 5 minutes without a commit."""
     events_per_second: int = Field(default=200, ge=1)
     """Client events a session may send per second, sustained (bursts up to one second's worth); more are dropped,
     the first of each burst with a ``rate_limit_exceeded`` error naming this limit."""

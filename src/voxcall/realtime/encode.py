@@ -49,6 +49,7 @@ from voxcall.core.events import (
     TranscriptCompleted,
     TranscriptDelta,
     TranscriptFailed,
+    TurnCapped,
 )
 from voxcall.core.settings import SessionSettings
 from voxcall.realtime.settings import settings_wire
@@ -181,6 +182,8 @@ _ENCODERS: dict[type[Any], Callable[[Any], Wire]] = {
                                     item_id=ev.item_id),
     SpeechStopped: lambda ev: event("input_audio_buffer.speech_stopped", audio_end_ms=ev.audio_end_ms,
                                     item_id=ev.item_id),
+    TurnCapped: lambda ev: event("voxcall.input_audio_buffer.turn_capped", item_id=ev.item_id,
+                                 audio_end_ms=ev.audio_end_ms, max_turn_ms=ev.max_turn_ms),
     AudioCommitted: lambda ev: event("input_audio_buffer.committed", previous_item_id=ev.previous_item_id,
                                      item_id=ev.item_id),
     AudioCleared: lambda ev: event("input_audio_buffer.cleared"),

@@ -19,6 +19,8 @@ from voxcall.speech.stt import Transcript
 from voxcall.speech.voice import Voice
 
 CHUNK_MS = 40
+WHISPER_WINDOW_MS = 30_000
+"""What Whisper hears at once: the longest a turn should last, so that no transcription grows with a flood."""
 
 
 class EnergyVAD:
@@ -231,3 +233,27 @@ async def test_a_long_append_hands_the_event_loop_back_while_the_vad_reads_it() 
         ticker.cancel()
         assert during >= 15 * 2 - 1  # one turn of the loop per slice at least
         assert h.session.audio.buffer.position_ms > 14_900 and not h.of("error")  # the resampler holds a few ms
+
+
+async def test_a_flood_of_speech_is_cut_into_capped_turns_each_said_and_none_transcribed_longer() -> None:
+    """A client streaming speech far faster than real time with a long silence setting and no responses (the flood
+    that once had the server transcribe two-minute turns): at the default cap each turn ends, a
+    ``voxcall.input_audio_buffer.turn_capped`` event says so (before that turn's ``speech_stopped``), and no
+    transcription holds more than the cap, one Whisper window."""
+    stt = CountingSTT()
+    async with Harness(ControlledBackend(), voice=fake_voice(stt)) as h:
+        await h.send(type="session.update", session={"type": "realtime", "audio": {"input": {"turn_detection": {
+            "type": "server_vad", "silence_duration_ms": 10_000, "create_response": False}}}})
+        flood = tone(15_800)  # 758 kB of audio, 1 MB as a frame
+        for _ in range(8):  # two minutes, without a pause
+            await h.send(type="input_audio_buffer.append", audio=flood)
+        capped = h.of("voxcall.input_audio_buffer.turn_capped")
+        stopped = h.of("input_audio_buffer.speech_stopped")
+        assert len(capped) == len(stopped) == 4 and [e["item_id"] for e in capped] == [e["item_id"] for e in stopped]
+        assert all(e["max_turn_ms"] == WHISPER_WINDOW_MS for e in capped)
+        assert [e["audio_end_ms"] for e in capped] == [e["audio_end_ms"] for e in stopped]
+        kinds = [e["type"] for e in h.events]
+        assert kinds.index("voxcall.input_audio_buffer.turn_capped") < kinds.index("input_audio_buffer.speech_stopped")
+        await h.wait("conversation.item.input_audio_transcription.completed", 4)
+        assert max(stt.heard) <= WHISPER_WINDOW_MS * 16 + 512  # 16 samples a ms at 16 kHz; a frame of rounding
+        assert not h.of("error")

@@ -33,6 +33,7 @@ from voxcall.core.events.hearing import (
     TranscriptCompleted,
     TranscriptDelta,
     TranscriptFailed,
+    TurnCapped,
 )
 from voxcall.core.events.responses import (
     ContentPartAdded,
@@ -65,11 +66,11 @@ from voxcall.core.events.tools import (
 )
 
 Event = (SettingsApplied | ItemAdded | ItemDone | ItemDeleted | ItemRetrieved | ItemTruncated | SpeechStarted
-         | SpeechStopped | AudioCommitted | AudioCleared | IdleTimedOut | TranscriptDelta | TranscriptCompleted
-         | TranscriptFailed | ResponseCreated | ResponseDone | OutputItemAdded | OutputItemDone | ContentPartAdded
-         | ContentPartDone | OutputTextDelta | OutputTextDone | OutputTranscriptDelta | OutputTranscriptDone
-         | OutputAudio | SpokenClause | OutputAudioDone | OutputAudioCleared | ResponseTimed | ArgumentsDelta
-         | ArgumentsDone | ServerCallProgress | ToolCallMoved | ToolCallRejected)
+         | SpeechStopped | TurnCapped | AudioCommitted | AudioCleared | IdleTimedOut | TranscriptDelta
+         | TranscriptCompleted | TranscriptFailed | ResponseCreated | ResponseDone | OutputItemAdded | OutputItemDone
+         | ContentPartAdded | ContentPartDone | OutputTextDelta | OutputTextDone | OutputTranscriptDelta
+         | OutputTranscriptDone | OutputAudio | SpokenClause | OutputAudioDone | OutputAudioCleared | ResponseTimed
+         | ArgumentsDelta | ArgumentsDone | ServerCallProgress | ToolCallMoved | ToolCallRejected)
 """Any event a session emits."""
 
 Emit = Callable[[Event], Awaitable[None]]
@@ -118,4 +119,5 @@ __all__ = [
     "TranscriptCompleted",
     "TranscriptDelta",
     "TranscriptFailed",
+    "TurnCapped",
 ]

@@ -23,6 +23,17 @@ class SpeechStopped:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnCapped:
+    """The user turn ``item_id`` reached the longest a turn may last (``max_turn_ms``, the session's
+    ``max_turn_seconds``) at ``audio_end_ms`` and was ended there, with no pause; what the user says next is a new
+    turn. Sent just before that turn's :class:`SpeechStopped`."""
+
+    audio_end_ms: int
+    item_id: str
+    max_turn_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class AudioCommitted:
     """The held audio became the user item ``item_id`` (after ``previous_item_id``)."""
 

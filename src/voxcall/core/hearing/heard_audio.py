@@ -53,6 +53,7 @@ from voxcall.core.events import (
     TranscriptCompleted,
     TranscriptDelta,
     TranscriptFailed,
+    TurnCapped,
 )
 from voxcall.core.hearing.direct_audio import keep_recent_audio, wav_base64
 from voxcall.core.hearing.eager_turn import EagerTurn
@@ -339,6 +340,8 @@ class HeardAudio:
         if live is not None:
             await live.stop()
             said = live.said
+        if cut:
+            await self._emit(TurnCapped(end_ms, item_id, self._max_turn_ms))
         await self._emit(SpeechStopped(end_ms, item_id))
         respond = self._turns is not None and self._turns.create_response
         pcm = self.buffer.take_turn(end_ms)
