@@ -26,6 +26,10 @@ class LiveSettings(BaseModel):
     delegation_timeout: float = Field(default=600.0, gt=0)
     """Seconds a delegated task may take (the application's commentary, or the Responses backend's answer); then
     the voice is told the task failed."""
+    strict_models: bool = False
+    """Refuse a Responses delegation whose ``model`` names no backend of this server (``model_not_found``). By
+    default any name is taken, as the Realtime endpoint takes any ``model``: an unknown one is served by the server's
+    own backend, and the backend's responses name the model that answered."""
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """More LLM backends, by name, for the tasks a Live voice delegates (``delegation.responses.model`` names one;
     the server's own backend is always there under its ``llm``/``model`` names): each holds the backend settings

@@ -48,6 +48,7 @@ from voxcall.live.config import LiveError
 from voxcall.live.delegation import Announce
 from voxcall.serving.frames import Message, event
 from voxcall.serving.host import SessionHost
+from voxcall.serving.shared import Shared
 
 EmitLive = Callable[[Message], Awaitable[None]]
 Step = Callable[[], Awaitable[None]]
@@ -78,12 +79,20 @@ class Backend:
         options = shared.settings.session.model_copy(update={"prefetch": False})
         self._max_tools = options.max_tools
         self._model = str(responses.get("model"))
+        named = shared.delegates.get(self._model)
+        settings = shared.settings
+        own = (settings.model, settings.llm, shared.backend.name)
+        self.answered_by = self._model if named is not None or self._model in own else (
+            settings.model or settings.llm or shared.backend.name)
+        """The model that answers: the one the delegation names, or the server's own when it names none of the
+        server's backends (unless ``live.strict_models``)."""
         self._emit = emit
-        self.hosted = host.open(self, backend=shared.delegates.get(self._model, shared.backend), options=options)
+        self.hosted = host.open(self, backend=named or shared.backend, options=options)
         self.session = self.hosted.session
         self._responses = dict(responses)
         self._lock = asyncio.Lock()
         self._task: _Task | None = None
+        self._typed: list[Item] = []  # messages for the next task the client starts (the text flow)
         self._sequence = itertools.count()
 
     async def start(self) -> None:
@@ -114,22 +123,39 @@ class Backend:
                 "type": err.kind, "code": err.code or "invalid_value",
                 "message": f"the Responses backend refused its settings: {err.message}", "param": _SETTINGS}))
 
-    async def run(self, delegation_id: str, text: str, announce: Announce) -> str:
-        """Run one task to its answer (tasks wait for the one before)."""
+    @property
+    def typed(self) -> bool:
+        """Whether the client has given messages for a task of its own (``response.item.create`` with no task
+        running), which its ``response.create`` starts."""
+        return bool(self._typed) and self._task is None
+
+    def take_typed(self) -> list[Item]:
+        typed, self._typed = self._typed, []
+        return typed
+
+    async def run(self, delegation_id: str, text: str, announce: Announce, items: list[Item] | None = None) -> str:
+        """Run one task to its answer (tasks wait for the one before): ``text`` as the user's message, or the
+        client's own ``items`` (the text flow; ``text`` then names the task)."""
         async with self._lock:
             task = self._task = _Task(delegation_id, text, announce, asyncio.get_running_loop().create_future())
             try:
-                await self._command(task, AddItem(MessageItem.of_text("user", text)))
+                for item in items or [MessageItem.of_text("user", text)]:
+                    await self._command(task, AddItem(item))
                 await self._command(task, Respond())
                 return await task.answer
             finally:
                 self._task = None
 
     async def item_create(self, item: Any, client_event_id: str | None) -> None:
-        """``response.item.create``: an item (a function's output) for the running task's conversation."""
+        """``response.item.create``: an item (a function's output) for the running task's conversation; with no task
+        running, a message for the task the client's next ``response.create`` starts (the protocol's text flow)."""
+        converted = _backend_item(item)
+        if self._task is None and isinstance(converted, MessageItem):
+            self._typed.append(converted)
+            return
         task = self._require("response.item.create")
         task.client_event_id = client_event_id
-        await self._command(task, AddItem(_backend_item(item)))
+        await self._command(task, AddItem(converted))
 
     async def response_create(self, client_event_id: str | None) -> None:
         """``response.create``: continue the running task (after the outputs of its function calls)."""
@@ -144,8 +170,8 @@ class Backend:
 
     def _require(self, command: str) -> _Task:
         if self._task is None:
-            raise LiveError(f"{command} continues a delegated task, and none is running",
-                            code="no_active_delegation")
+            raise LiveError(f"{command} continues a delegated task, and none is running (a task of your own starts "
+                            "with a message: response.item.create, then response.create)", code="no_active_delegation")
         return self._task
 
     async def _command(self, task: _Task, command: AddItem | Respond) -> None:
@@ -198,8 +224,8 @@ class Backend:
 
     def _snapshot(self, response: ResponseState, status: str) -> dict[str, Any]:
         """A lifecycle snapshot: the response without its output (the granular events carry it)."""
-        snapshot: dict[str, Any] = {"id": response.id, "object": "response", "status": status, "model": self._model,
-                                    "output": []}
+        snapshot: dict[str, Any] = {"id": response.id, "object": "response", "status": status,
+                                    "model": self.answered_by, "output": []}
         usage = response.usage
         if usage is not None:
             snapshot["usage"] = {"total_tokens": usage.input_tokens + usage.output_tokens,
@@ -264,3 +290,14 @@ def _backend_item(item: Any) -> Item:
         return MessageItem.of_text(role, text)
     raise LiveError("response.item.create takes a function_call_output (with its call_id) or a text message",
                     param="item")
+
+
+def backend_models(shared: Shared) -> frozenset[str] | None:
+    """The names a Responses delegation's ``model`` may take: under ``live.strict_models`` the server's LLM backend,
+    by any of its names, and the named backends of ``live.backends``; otherwise None (any name: an unknown one is
+    served by the server's own backend)."""
+    settings = shared.settings
+    if not settings.live.strict_models:
+        return None
+    return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name) | set(
+        shared.delegates)

@@ -117,9 +117,10 @@ class LiveConfig:
         return wire
 
 
-def read_start(data: Any, *, backend_models: Collection[str]) -> LiveConfig:
+def read_start(data: Any, *, backend_models: Collection[str] | None) -> LiveConfig:
     """The configuration of ``session.start``'s ``session``; ``backend_models`` are the names a Responses
-    delegation's ``model`` may take (the server's LLM backends)."""
+    delegation's ``model`` may take (the server's LLM backends; None: any, the unknown ones served by the server's
+    own)."""
     session = _object(data, "session")
     _known(session, _START_FIELDS, "session")
     _validate(SessionConfig, session, "session")
@@ -143,7 +144,7 @@ def read_start(data: Any, *, backend_models: Collection[str]) -> LiveConfig:
                       input=tuple(session.get("input") or ()), safety_identifier=session.get("safety_identifier"))
 
 
-def read_update(current: LiveConfig, data: Any, *, backend_models: Collection[str]) -> LiveConfig:
+def read_update(current: LiveConfig, data: Any, *, backend_models: Collection[str] | None) -> LiveConfig:
     """``current`` changed by ``session.update``'s ``session``: only ``delegation`` (of the same type) and
     ``triggers`` may change."""
     update = _object(data, "session")
@@ -159,7 +160,7 @@ def read_update(current: LiveConfig, data: Any, *, backend_models: Collection[st
     return replace(current, delegation=_delegation(update["delegation"], current.delegation, backend_models))
 
 
-def _delegation(data: Any, current: Delegation | None, backend_models: Collection[str]) -> Delegation:
+def _delegation(data: Any, current: Delegation | None, backend_models: Collection[str] | None) -> Delegation:
     """A delegation from its wire form; under ``current`` (an update) omitted settings keep their values and the
     type may not change."""
     if data is None:
@@ -186,11 +187,11 @@ def _delegation(data: Any, current: Delegation | None, backend_models: Collectio
     return Delegation("responses", delay, responses)
 
 
-def _check_responses(responses: dict[str, Any], backend_models: Collection[str]) -> None:
+def _check_responses(responses: dict[str, Any], backend_models: Collection[str] | None) -> None:
     where = "session.delegation.responses"
     _known(responses, _RESPONSES_FIELDS, where)
     model = responses.get("model")
-    if model not in backend_models:
+    if backend_models is not None and model not in backend_models:
         raise LiveError(f"no backend model {model!r} on this server; its models are {sorted(backend_models)} "
                         "(the operator configures them)", code="model_not_found", param=f"{where}.model")
     for n, tool in enumerate(responses.get("tools") or []):

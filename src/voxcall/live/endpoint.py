@@ -20,8 +20,9 @@ from starlette import status
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voxcall.core.errors import SessionError
+from voxcall.live.backend import backend_models
 from voxcall.live.config import LiveError, error_wire, read_start
-from voxcall.live.session import LiveSession, backend_models
+from voxcall.live.session import LiveSession
 from voxcall.serving.frames import Message, event, frames, json_text, read_json
 from voxcall.serving.host import SessionHost
 from voxcall.serving.rate import EventFate, EventRate

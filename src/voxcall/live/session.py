@@ -49,14 +49,13 @@ from voxcall.core.ids import new_id
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.audio_bridge import AudioBridge
-from voxcall.live.backend import Backend
+from voxcall.live.backend import Backend, backend_models
 from voxcall.live.config import LiveConfig, LiveError, error_wire, invalid, read_update
 from voxcall.live.delegation import Announce, Delegations
 from voxcall.live.playout import PacedPlayout
 from voxcall.live.timeline import Timeline
 from voxcall.serving.frames import Message, Send, event
 from voxcall.serving.host import CloseConnection, SessionHost
-from voxcall.serving.shared import Shared
 from voxcall.validation import first_problem
 
 log = logging.getLogger(__name__)
@@ -76,7 +75,9 @@ _KINDS = frozenset({"session.start", "session.update", "session.input_audio.appe
 _CONTEXT = {
     "instructions": "Instruction from the application: {}",
     "thinking": "Background for you only (do not read it out): {}",
-    "commentary": "Tell the user this, in your own words: {}",
+    "commentary": "Speak to the user about this (answer it if it is their question or request; pass it on if it is "
+                  "news for them): {}",
+    "answer": "The back office answered the user's message; tell the user, in your own words: {}",
 }
 
 
@@ -174,7 +175,9 @@ class LiveSession:
         elif kind in ("response.item.create", "response.create"):
             if self._backend is None:
                 raise LiveError(f"{kind} requires Responses delegation.", code="invalid_request")
-            if kind == "response.create":
+            if kind == "response.create" and self._backend.typed:
+                self._start_typed_task()
+            elif kind == "response.create":
                 await self._backend.response_create(client_event_id)
             else:
                 await self._backend.item_create(ev["item"], client_event_id)
@@ -306,6 +309,24 @@ class LiveSession:
             delegation["response_id"] = response_id
         await self._send(event("session.delegation.created", offset_ms=self.timeline.now_ms(), delegation=delegation))
 
+    def _start_typed_task(self) -> None:
+        """The text flow: the client's messages (``response.item.create``) and ``response.create`` with no task
+        running feed the backend; the task is announced like the voice's own, and the voice says its answer."""
+        assert self._backend is not None
+        items = self._backend.take_typed()
+        text = " ".join(item.text for item in items if isinstance(item, MessageItem) and item.text)
+
+        async def run() -> None:
+            assert self._backend is not None
+            for item in items:
+                if isinstance(item, MessageItem) and item.role == "user":
+                    self.hosted.submit(AddItem(MessageItem.of_text("user", item.text)))
+            answer = await self._backend.run(new_id("deleg"), text, self._announce, items)
+            self.hosted.submit(AddItem(MessageItem.of_text("system", _CONTEXT["answer"].format(answer))))
+            self.hosted.submit(self._say)
+
+        self._tasks.append(asyncio.create_task(run(), name=f"voxcall-live-typed-{self.id}"))
+
     async def _run_task(self, delegation_id: str, task: str, announce: Announce) -> str:
         if self._backend is None:
             raise RuntimeError("a responses task without a backend")
@@ -340,7 +361,7 @@ class LiveSession:
                 settings = dataclasses.replace(settings, voice=self.config.voice)
         return settings
 
-    def _shared_models(self) -> frozenset[str]:
+    def _shared_models(self) -> frozenset[str] | None:
         return backend_models(self._shared)
 
     def _resource(self) -> dict[str, Any]:
@@ -367,14 +388,6 @@ class LiveSession:
     async def _idle(self, code: int, reason: str) -> None:
         """The host found the session idle for ``session.idle_timeout``: it ends as expired."""
         await self.close_session("expired")
-
-
-def backend_models(shared: Shared) -> frozenset[str]:
-    """The names a Responses delegation's ``model`` may take: the server's LLM backend, by any of its names, and
-    the named backends of ``live.backends``."""
-    settings = shared.settings
-    return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name) | set(
-        shared.delegates)
 
 
 def _checked(ev: Message) -> Message:
