@@ -51,6 +51,7 @@ from voxcall.core.events import (
     TranscriptFailed,
     TurnCapped,
 )
+from voxcall.core.ids import new_id
 from voxcall.core.settings import SessionSettings
 from voxcall.realtime.settings import settings_wire
 from voxcall.serving.frames import Message, event
@@ -78,11 +79,14 @@ class RealtimeEncoder:
 
     def __call__(self, ev: Event) -> Wire | None:
         """The server event for ``ev`` (None: the protocol has none, such as a spoken clause)."""
+        encode = _ENCODERS.get(type(ev))
+        if encode is not None:  # the hot path: one lookup (streamed deltas are most of a session's events)
+            return encode(ev)
         if isinstance(ev, SettingsApplied):
             return event("session.updated", session=self.session(ev.settings))
         if isinstance(ev, SpokenClause):
             return None
-        return _ENCODERS[type(ev)](ev)
+        raise TypeError(f"no Realtime server event for {type(ev).__name__}")
 
 
 def response_object(state: ResponseState) -> Wire:
@@ -120,8 +124,22 @@ def _part(spoken: bool, text: str) -> Wire:
 
 def _content(kind: str, ev: Any, **fields: Any) -> Wire:
     """An event about part ``content_index`` of an output message."""
-    return event(kind, response_id=ev.response_id, item_id=ev.item_id, output_index=ev.output_index,
-                 content_index=ev.content_index, **fields)
+    return {"type": kind, "event_id": new_id("event"), "response_id": ev.response_id, "item_id": ev.item_id,
+            "output_index": ev.output_index, "content_index": ev.content_index, **fields}
+
+
+def _delta(kind: str) -> Callable[[Any], Wire]:
+    """The encoder of a streamed text delta of type ``kind`` (the most frequent events: built in one step)."""
+    def encode(ev: Any) -> Wire:
+        return {"type": kind, "event_id": new_id("event"), "response_id": ev.response_id, "item_id": ev.item_id,
+                "output_index": ev.output_index, "content_index": ev.content_index, "delta": ev.delta}
+    return encode
+
+
+def _audio_delta(ev: OutputAudio) -> Wire:
+    return {"type": "response.output_audio.delta", "event_id": new_id("event"), "response_id": ev.response_id,
+            "item_id": ev.item_id, "output_index": ev.output_index, "content_index": ev.content_index,
+            "delta": encode_audio(ev.pcm, ev.fmt)}
 
 
 def _arguments_delta(ev: ArgumentsDelta) -> Wire:
@@ -205,11 +223,11 @@ _ENCODERS: dict[type[Any], Callable[[Any], Wire]] = {
                                      output_index=ev.output_index, item=ev.item.to_wire()),
     ContentPartAdded: lambda ev: _content("response.content_part.added", ev, part=_part(ev.spoken, ev.text)),
     ContentPartDone: lambda ev: _content("response.content_part.done", ev, part=_part(ev.spoken, ev.text)),
-    OutputTextDelta: lambda ev: _content("response.output_text.delta", ev, delta=ev.delta),
+    OutputTextDelta: _delta("response.output_text.delta"),
     OutputTextDone: lambda ev: _content("response.output_text.done", ev, text=ev.text),
-    OutputTranscriptDelta: lambda ev: _content("response.output_audio_transcript.delta", ev, delta=ev.delta),
+    OutputTranscriptDelta: _delta("response.output_audio_transcript.delta"),
     OutputTranscriptDone: lambda ev: _content("response.output_audio_transcript.done", ev, transcript=ev.transcript),
-    OutputAudio: lambda ev: _content("response.output_audio.delta", ev, delta=encode_audio(ev.pcm, ev.fmt)),
+    OutputAudio: _audio_delta,
     OutputAudioDone: lambda ev: _content("response.output_audio.done", ev),
     OutputAudioCleared: lambda ev: event("output_audio_buffer.cleared", response_id=ev.response_id),
     ResponseTimed: _timed,
