@@ -12,22 +12,42 @@ response gives way to the user: a new turn cancels it (:attr:`LandedResults.repo
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from voxcall.core.conversation.conversation import Conversation
 from voxcall.core.conversation.items import Item, MessageItem
-from voxcall.core.responses.lifecycle import Phase
+from voxcall.core.conversation.output_items import History
+from voxcall.core.events import Emit
+from voxcall.core.hearing.heard_audio import HeardAudio
+from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.timing import ResponseTiming
+from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.tool_ledger import LedgerCall
 
-if TYPE_CHECKING:
-    from voxcall.core.session import Session
+
+class Answering(Protocol):
+    """What landed results need of their session (:class:`~voxcall.core.session.Session`)."""
+
+    id: str
+    settings: SessionSettings
+    conversation: Conversation
+    responses: ResponseLifecycle
+    audio: HeardAudio
+    emit: Emit
+    closed: bool
+
+    @property
+    def handling(self) -> bool: ...
+
+    def new_run(self, settings: SessionSettings, metadata: dict[str, str] | None, history: History,
+                context: list[Item], emit: Emit, timing: ResponseTiming | None = None) -> ResponseRun: ...
 
 
 class LandedResults:
     """The calls of one session that landed and await their answer."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Answering) -> None:
         self._session = session
         self._unanswered: list[LedgerCall] = []  # landed results (and unanswered client calls) awaiting a response
         self.task: asyncio.Task[None] | None = None  # discarding a hidden response to answer them
