@@ -239,10 +239,10 @@ def _serve(prefetch: bool, ttft: float, token_delay: float) -> None:
     """Serve the benchmark script on a free loopback port until interrupted; print the port first."""
     import uvicorn
 
+    from voxcall.app import create_app
     from voxcall.config import ServerSettings, SessionOptions
     from voxcall.llm import ScriptedBackend
     from voxcall.server import WS_IMPLEMENTATION
-    from voxcall.serving.app import create_app
 
     app = create_app(ServerSettings(session=SessionOptions(prefetch=prefetch), log_level="warning"),
                      ScriptedBackend(SCRIPT, ttft=ttft, token_delay=token_delay))

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any
 
 from voxcall.config import SessionOptions
+from voxcall.core.commands import AddItem, Respond
+from voxcall.core.conversation.items import MessageItem
+from voxcall.core.events import CallState, Event, ResponseDone, ToolCallMoved
+from voxcall.core.parts import SessionParts
 from voxcall.core.session import Session
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMEvent, LLMRequest, ScriptedBackend
 from voxcall.tools import ToolRegistry
 
@@ -126,19 +128,17 @@ async def three_round_turns(turns: int, ttft: float, token_delay: float) -> None
         done = asyncio.Event()
         rounds: list[int] = []
 
-        async def send(ev: dict[str, Any], done: asyncio.Event = done, rounds: list[int] = rounds) -> None:
-            if ev["type"] == "voxcall.tool_call.completed":
-                rounds.append(ev["round"])
-            if ev["type"] == "response.done":
+        async def emit(ev: Event, done: asyncio.Event = done, rounds: list[int] = rounds) -> None:
+            if isinstance(ev, ToolCallMoved) and ev.state is CallState.DONE and ev.round is not None:
+                rounds.append(ev.round)
+            if isinstance(ev, ResponseDone):
                 done.set()
 
-        session = Session(backend, send, options=SessionOptions(prefetch=False),
-                          toolbox=Toolbox(registry, max_rounds=5))
-        await session.start()
-        await session.handle_frame(json.dumps({"type": "conversation.item.create", "item": {
-            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}}))
+        session = Session(SessionParts(backend, SessionOptions(prefetch=False),
+                                       toolbox=Toolbox(registry, max_rounds=5)), emit)
+        await session.apply(AddItem(MessageItem.of_text("user", "go")))
         start = time.perf_counter()
-        await session.handle_frame('{"type": "response.create"}')
+        await session.apply(Respond())
         await done.wait()
         total = time.perf_counter() - start
         await session.close()

@@ -47,7 +47,7 @@ from bench_voice import CHUNK_MS, Measure, measure, run_session, session_tools, 
 from turn_set import PAUSES_MS, TURNS
 from voice_set import RATE, Clip, speak, speak_paused, voices
 from voxcall.audio.codec import resample
-from voxcall.core.turn_detection import EAGERNESS_TURN_END
+from voxcall.core.hearing.turn_detection import EAGERNESS_TURN_END
 from voxcall.speech import smart_turn
 
 TARGET_MEDIAN_S = 0.45

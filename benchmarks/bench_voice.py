@@ -59,7 +59,7 @@ from voice_set import ARITHMETIC, PAUSED, RATE, REQUESTS, Clip, speak_paused, sp
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.client.transport import WebSocketTransport
-from voxcall.core.protocol import Event
+from voxcall.serving.frames import Message
 
 TARGET_MEDIAN_S = 0.8
 TARGET_P90_S = 1.0
@@ -154,7 +154,7 @@ class Outcome:
     part_ends: list[float]
     audio_end_ms: float
     """The utterance's last speech sample, in ms of the session's input audio stream."""
-    events: list[tuple[float, Event]] = field(default_factory=list)
+    events: list[tuple[float, Message]] = field(default_factory=list)
     client_calls: int = 0
     error: str | None = None
 
@@ -212,7 +212,7 @@ class Microphone:
 class Listener:
     """Timestamps every server event."""
 
-    def __init__(self, transport: WebSocketTransport, log: list[tuple[float, Event]]) -> None:
+    def __init__(self, transport: WebSocketTransport, log: list[tuple[float, Message]]) -> None:
         self._transport = transport
         self.log = log
         self.changed = asyncio.Event()
@@ -223,7 +223,7 @@ class Listener:
             self.log.append((time.perf_counter(), ev))
             self.changed.set()
 
-    async def wait_for(self, kind: str, after: int = 0, timeout: float = ANSWER_TIMEOUT_S) -> Event:
+    async def wait_for(self, kind: str, after: int = 0, timeout: float = ANSWER_TIMEOUT_S) -> Message:
         """The first event of type ``kind`` at log index ≥ ``after``."""
         async with asyncio.timeout(timeout):
             while True:
@@ -332,8 +332,8 @@ class Measure:
     """Partial transcripts (``input_audio_transcription.delta`` events) received before end of speech."""
 
 
-def _first(events: list[tuple[float, Event]], kind: str, after: float,
-           where: Callable[[Event], bool] = lambda ev: True) -> tuple[float, Event] | None:
+def _first(events: list[tuple[float, Message]], kind: str, after: float,
+           where: Callable[[Message], bool] = lambda ev: True) -> tuple[float, Message] | None:
     return next(((t, ev) for t, ev in events if ev["type"] == kind and t >= after and where(ev)), None)
 
 
@@ -368,7 +368,7 @@ def measure(outcome: Outcome) -> Measure:
                      for t, ev in events))
 
 
-def discarded_audio(events: list[tuple[float, Event]]) -> int:
+def discarded_audio(events: list[tuple[float, Message]]) -> int:
     """How many audio deltas belong to a response whose ``response.done`` status was neither completed nor
     incomplete."""
     abandoned = {ev["response"]["id"] for _, ev in events
@@ -377,7 +377,7 @@ def discarded_audio(events: list[tuple[float, Event]]) -> int:
                if ev["type"] == "response.output_audio.delta" and ev.get("response_id") in abandoned)
 
 
-def server_timing(events: list[tuple[float, Event]], response_id: str | None) -> dict[str, float]:
+def server_timing(events: list[tuple[float, Message]], response_id: str | None) -> dict[str, float]:
     """The ``timings_ms`` of the ``voxcall.response.timing`` event of ``response_id``, in seconds ({} if none)."""
     for _, ev in events:
         if ev["type"] == "voxcall.response.timing" and ev.get("response_id") == response_id:
@@ -386,7 +386,7 @@ def server_timing(events: list[tuple[float, Event]], response_id: str | None) ->
     return {}
 
 
-def tool_to_audio(events: list[tuple[float, Event]], response_id: str | None) -> list[float]:
+def tool_to_audio(events: list[tuple[float, Message]], response_id: str | None) -> list[float]:
     """Seconds from each server tool's result to the next audio: ``to_audio_ms`` of the timing event when the
     server sends one, else ``voxcall.tool_call.completed`` → the next ``response.output_audio.delta``."""
     for _, ev in events:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from voxcall.core.server_events import ENV_VAR as VALIDATE_EVENTS
+from voxcall.realtime.server_events import ENV_VAR as VALIDATE_EVENTS
 
 _RUNNING = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 START_TIMEOUT_S = 60

@@ -2,7 +2,7 @@
 anything listens, otherwise the server is built and handed to uvicorn.
 
 uvicorn never really serves here: ``uvicorn.Server.serve`` is replaced by a fake that records its config, and
-``voxcall.serving.app.create_app`` by one that records what it was given, so these tests exercise the command,
+``voxcall.app.create_app`` by one that records what it was given, so these tests exercise the command,
 not the protocol. The speech models and the local LLM are stood in for too (see ``models``), except where a test
 loads the real ones. :mod:`voxcall.server` itself is tested in ``test_server.py``; ``talk`` and ``chat`` end to end
 in ``tests/client``.
@@ -89,7 +89,7 @@ def apps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[ServerSettings, Any]]:
         created.append((settings, backend))
         return Starlette()
 
-    monkeypatch.setattr("voxcall.serving.app.create_app", create_app)
+    monkeypatch.setattr("voxcall.app.create_app", create_app)
     return created
 
 

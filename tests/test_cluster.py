@@ -30,8 +30,8 @@ import websockets
 import yaml
 
 from tests.requirements import require_program, require_smollm2
+from tests.test_server import descendants
 
-from .test_server import descendants
 from .tools.mcp.conftest import process_alive
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals and /proc")

@@ -117,7 +117,9 @@ def test_the_live_sdk_script(spoken_server: ServeProcess, tmp_path: Path) -> Non
                           capture_output=True, text=True, timeout=TIMEOUT_S)
     assert done.returncode == 0, f"{done.stdout}\n{done.stderr}\n{spoken_server.output}"
     heard, said, audio = done.stdout.splitlines()
-    assert heard.startswith("you › ") and "weather in paris" in heard.lower(), done.stdout
+    # Whisper may hear Piper's "Paris" as "pairs" (Piper's synthesis varies run to run): the question is asserted,
+    # the city reaches the app through the voice's delegation, checked by the answer below.
+    assert heard.startswith("you › ") and "what is the weather in" in heard.lower(), done.stdout
     assert said.startswith("voice › Let me check.") and said.endswith("It is sunny in Paris, 21 degrees."), done.stdout
     assert (seconds := re.fullmatch(r"\((\d+\.\d) s of audio\)", audio)) and float(seconds[1]) > 1, done.stdout
 

@@ -1,11 +1,12 @@
 """Layering: every module of ``voxcall`` imports downward only.
 
-From the top: ``voxcall.cli`` (thin commands) over ``voxcall.server`` (the composition root) and ``voxcall.client``;
-then ``voxcall.serving`` (the web app: routes, auth, admission, draining) over the protocol edges,
-``voxcall.realtime``, ``voxcall.live`` (GPT-Live) and ``voxcall.twilio`` (phone calls), which know nothing of each
-other; all over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and
-``voxcall.tools``; and ``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree) is read by every
-part and imports none.
+From the top: ``voxcall.cli`` (thin commands) over ``voxcall.server`` (the composition root), ``voxcall.app`` (the
+web app: the routes of every edge) and ``voxcall.client``; then the protocol edges, ``voxcall.realtime``,
+``voxcall.live`` (GPT-Live), ``voxcall.twilio`` (phone calls) and ``voxcall.webrtc`` (browser calls), which know
+nothing of each other; under them ``voxcall.serving`` (the session host, the gate: auth, admission, draining); all
+over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and
+``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree), ``voxcall.language`` (language rules) and
+``voxcall.validation`` (pydantic's errors as one problem) are read by every part and import none.
 ``llm`` may import ``tools`` (backends offer tools and yield tool calls); the built-in tools that play sound
 (``voxcall.tools.builtin``: music, volume) may import ``voxcall.audio``, the one way ``tools`` reaches another part.
 
@@ -23,14 +24,26 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-TOP = ("voxcall.cli", "voxcall.server", "voxcall.client")
-SESSIONS = ("voxcall.core", "voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.serving")
-EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio")
+TOP = ("voxcall.cli", "voxcall.server", "voxcall.app", "voxcall.client")
+EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.webrtc")
+SESSIONS = ("voxcall.core", "voxcall.serving", *EDGES)
+PARTS = tuple(sorted(f"voxcall.{path.stem}" for path in (SRC / "voxcall").iterdir()
+                    if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()))
+"""Every top-level part of voxcall (its packages and modules)."""
+
+
+def floor(part: str) -> tuple[str, ...]:
+    """What a floor part may not import: anything of voxcall's own but itself."""
+    return tuple(other for other in PARTS if other != part)
+
+
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "voxcall.config": ("voxcall.",),  # anything of voxcall's own
-    "voxcall.serving": TOP,
-    **{edge: (*(other for other in EDGES if other != edge), "voxcall.serving", *TOP) for edge in EDGES},
-    "voxcall.core": (*EDGES, "voxcall.serving", *TOP),
+    "voxcall.config": floor("voxcall.config"),
+    "voxcall.language": floor("voxcall.language"),
+    "voxcall.validation": floor("voxcall.validation"),
+    "voxcall.serving": (*EDGES, *TOP),
+    **{edge: (*(other for other in EDGES if other != edge), *TOP) for edge in EDGES},
+    "voxcall.core": (*EDGES, "voxcall.serving", *TOP, "voxcall.llm.local"),
     "voxcall.llm": (*SESSIONS, "voxcall.speech", "voxcall.audio", *TOP),
     "voxcall.speech": (*SESSIONS, "voxcall.llm", "voxcall.tools", *TOP),
     "voxcall.audio": (*SESSIONS, "voxcall.llm", "voxcall.tools", "voxcall.speech", *TOP),
@@ -40,6 +53,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 
 ALLOWED: dict[tuple[str, str], str] = {
     ("voxcall.tools.builtin", "voxcall.audio"): "the music and volume tools drive the host's audio output",
+    ("voxcall.webrtc", "voxcall.realtime"): "a WebRTC call carries the Realtime protocol's events on its data channel: "
+                                            "it speaks them with the Realtime edge's connection",
 }
 """Documented exceptions to :data:`FORBIDDEN`: (importing module prefix, imported prefix) and why."""
 

@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     import uvicorn
     from starlette.applications import Starlette
 
-    from voxcall.core.voice import Voice
     from voxcall.llm import LLMBackend
     from voxcall.llm.local.turn_end import TurnEndJudge
     from voxcall.serving.admission import Admission
     from voxcall.speech import TTS
+    from voxcall.speech.voice import Voice
     from voxcall.speech.voices import VoiceCatalog
 
 FRAME_SLACK_BYTES = 1_048_576
@@ -95,8 +95,8 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     when the backend cannot be built (unknown kind, missing model, an option it cannot honour, unreadable script …)
     or when speech is required (``speech.enabled: true``) and a model is missing.
     """
+    from voxcall.app import create_app
     from voxcall.serving.admission import Admission
-    from voxcall.serving.app import create_app
 
     startup = startup or Startup()
     warn_if_open(settings)
@@ -170,8 +170,8 @@ def model_inputs(settings: ServerSettings) -> frozenset[ModelInput]:
 def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
     """The shared speech models ``speech`` asks for, each loaded once as a ``startup`` step; None when speech is
     off, or (with a note) when a model is missing and speech was not required."""
-    from voxcall.core.voice import Voice
     from voxcall.speech import VAD, SileroVAD, SpeechModelError, WebRtcVAD, get_silero, get_whisper
+    from voxcall.speech.voice import Voice
 
     if speech.enabled is False:
         return None

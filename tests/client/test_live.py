@@ -20,12 +20,11 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from tests.client.conftest import ServeProcess
 from voxcall.client import talk_gpt_live as gpt_live
 from voxcall.client.display import ConsoleReporter
 from voxcall.client.talk import TalkOptions, talk_live
 from voxcall.client.wavfile import read_wav
-
-from .conftest import ServeProcess
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

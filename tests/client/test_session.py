@@ -12,8 +12,8 @@ from voxcall.client.session import ClientSession
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, InProcessTransport
 from voxcall.config import SessionOptions
-from voxcall.core.protocol import Event
 from voxcall.llm import ScriptedBackend
+from voxcall.serving.frames import Message
 from voxcall.tools import ToolRegistry
 
 SCRIPT = {
@@ -59,9 +59,9 @@ class Recorder:
 class Sent(InProcessTransport):
     """An in-process transport that also records the client's events."""
 
-    sent: list[Event]
+    sent: list[Message]
 
-    async def send(self, event: Event) -> None:
+    async def send(self, event: Message) -> None:
         self.sent.append(event)
         await super().send(event)
 

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner, Result
 
+from tests.client.conftest import ServeProcess
 from voxcall import cli
 from voxcall.client.wavfile import read_wav, write_wav
-
-from .conftest import ServeProcess
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -14,12 +14,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
+from tests.client.conftest import ServeProcess
 from tests.serve import serve
 from voxcall import cli
 from voxcall.client.gpt_live import ANSWER_TO_TASKS
 from voxcall.client.wavfile import read_wav, write_wav
-
-from .conftest import ServeProcess
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

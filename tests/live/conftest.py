@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 from openai.types.live import ServerEvent
 from pydantic import TypeAdapter
 
-from tests.realtime.conftest import Server
+from tests.servers import Server
 from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend, ScriptedBackend
 

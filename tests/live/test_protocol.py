@@ -8,13 +8,15 @@ commentary the voice says, auth and session limits as on ``/v1/realtime``.
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 from typing import Any
 
 import pytest
 import websockets
 from openai import AsyncOpenAI
 
-from .conftest import Factory, LiveServer
+from tests.live.conftest import Factory, LiveServer
 
 WEATHER_SCRIPT = {
     "rules": [{"match": "weather", "reply": "Let me ask.", "calls": [
@@ -68,7 +70,7 @@ async def test_the_first_event_must_be_session_start(live_server: Factory) -> No
 ])
 async def test_a_refused_start_names_the_parameter_and_closes(live_server: Factory, session: dict[str, Any],
                                                               code: str, param: str) -> None:
-    server: LiveServer = await live_server(llm="scripted")
+    server: LiveServer = await live_server(llm="scripted", live={"strict_models": True})  # gpt-9: model_not_found
     live = await server.connect(start=False)
     await live.conn.send({"type": "session.start", "session": session})
     error = await live.wait("error")
@@ -265,3 +267,47 @@ async def test_a_responses_delegation_may_name_another_backend(live_server: Fact
     await live.conn.session.commentary.append(content="Answer the user.", delegation_id=None)
     await live.wait("session.output_transcript.delta", lambda ev: "ships tomorrow" in live.said())
     assert "delegate says The back office says: order 42 ships tomorrow." in live.said()
+
+
+async def test_text_the_user_types_arrives_as_commentary_and_is_answered(live_server: Factory) -> None:
+    """LiveKit sends what a user types mid-session as a ``session.commentary.append`` with no delegation: the voice
+    is asked to answer it (not merely to repeat it) and answers at once."""
+    from tests.harness import ControlledBackend, Turn
+
+    backend = ControlledBackend(Turn("It is 96."))
+    server: LiveServer = await live_server(backend)
+    live = await server.connect()
+    await live.conn.session.commentary.append(content="What is 12 times 8?", delegation_id=None)
+    await live.wait("session.output_transcript.delta", lambda ev: "96" in live.said())
+    asked = backend.requests[-1].items[-1]
+    assert "What is 12 times 8?" in asked.text and "answer it" in asked.text  # type: ignore[union-attr]
+
+
+async def test_after_session_closed_the_socket_closes_1000_while_the_voice_speaks_and_audio_streams(
+        live_server: Factory) -> None:
+    """As LiveKit uses it: the client streams audio throughout and closes while the voice is speaking."""
+    from tests.core.hearing.test_heard_audio import fake_voice
+
+    server: LiveServer = await live_server({"default": " ".join(["word"] * 300) + "."}, voice=fake_voice())
+    url = f"ws://127.0.0.1:{server.server.port}/v1/live/sessions"
+    async with websockets.connect(url, additional_headers={"Authorization": "Bearer k"}) as ws:
+        await ws.send(json.dumps({"type": "session.start", "session": {"model": "gpt-live-1"}}))
+
+        async def microphone() -> None:
+            chunk = base64.b64encode(bytes(960)).decode()
+            while True:
+                await ws.send(json.dumps({"type": "session.input_audio.append", "audio": chunk}))
+                await asyncio.sleep(0.02)
+
+        streaming = asyncio.create_task(microphone())
+        await ws.send(json.dumps({"type": "session.commentary.append", "content": "Talk.", "delegation_id": None}))
+        kinds: list[str] = []
+        while "session.output_audio.delta" not in kinds:
+            kinds.append(json.loads(await asyncio.wait_for(ws.recv(), 10))["type"])
+        await ws.send(json.dumps({"type": "session.close", "event_id": "evt_close"}))
+        with pytest.raises(websockets.exceptions.ConnectionClosedOK):
+            while True:
+                kinds.append(json.loads(await asyncio.wait_for(ws.recv(), 10))["type"])
+        streaming.cancel()
+    assert kinds[-1] == "session.closed"
+    assert ws.close_code == 1000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.live.session import missing_words
+from voxcall.core.hearing.partials import next_delta
 
 
 @pytest.mark.parametrize(("sent", "final", "rest"), [
@@ -15,4 +15,4 @@ from voxcall.live.session import missing_words
     ("one two three", "one two", ""),  # the final is shorter: nothing to add
 ])
 def test_missing_words(sent: str, final: str, rest: str) -> None:
-    assert missing_words(sent, final) == rest
+    assert next_delta(sent, final, final=True, catch_up=True) == rest

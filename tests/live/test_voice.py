@@ -14,11 +14,12 @@ import time
 import numpy as np
 import pytest
 
+from tests.harness import Recorded, heard_only
+from tests.live.conftest import Factory, LiveClient, LiveServer
 from voxcall.audio.codec import decode_audio, encode_audio, resample
 from voxcall.audio.formats import PCM24K, PCMU, AudioFormat
-from voxcall.core.voice import Voice
-
-from .conftest import Factory, LiveClient, LiveServer
+from voxcall.llm import ScriptedBackend
+from voxcall.speech.voice import Voice
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -27,6 +28,7 @@ SCRIPT = {"rules": [{"match": "weather", "reply": "It is sunny in Paris today."}
                     {"match": "story", "reply": " ".join(["Once upon a time there was a long story."] * 12)}],
           "after_tool": "{output}", "default": "I did not catch that."}
 CHUNK_MS = 20
+STORY = SCRIPT["rules"][2]["reply"]
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +94,30 @@ async def test_talking_over_the_voice_stops_it(live_server: Factory, voice: Voic
     await live.wait("session.output_transcript.delta", lambda ev: "today" in live.said(), timeout=30)
     after = [(ev, t) for ev, t in zip(live.events, live.arrivals, strict=True) if t > spoke_at]
     answer = next(n for n, (ev, _) in enumerate(after)
-                  if ev["type"] == "session.output_transcript.delta" and ev["delta"].strip() == "It")
+                  if ev["type"] == "session.output_transcript.delta" and ev["delta"].strip().startswith("It "))
     story_audio = [t for ev, t in after[:answer] if ev["type"] == "session.output_audio.delta"]
     went_on = max(story_audio) - spoke_at if story_audio else 0.0
     print(f"the voice went on {went_on * 1000:.0f} ms after the user spoke")
     assert went_on < 0.5, f"the voice went on {went_on:.3f} s after the user spoke"
     assert live.said().count("Once upon a time") < 12  # the story was cut short
+
+
+async def test_after_a_barge_in_the_conversation_holds_only_what_the_user_heard(live_server: Factory,
+                                                                                voice: Voice) -> None:
+    """The voice is paced, so the session knows what was sent when the user talked over it, and cuts the reply to
+    it: the model's next request holds the story's first words, never the rest it generated."""
+    backend = Recorded(ScriptedBackend(SCRIPT))
+    server: LiveServer = await live_server(backend, voice=voice, live={"output_lead_ms": 200})
+    live = await server.connect()
+    await stream(live, spoken(voice, "Tell me a story.", 24000, tail_s=0.8), 24000, PCM24K)
+    await live.wait("session.output_audio.delta", timeout=30)
+    await asyncio.sleep(1.0)
+    await stream(live, spoken(voice, "Stop, what is the weather?", 24000, tail_s=1.2), 24000, PCM24K)
+    await live.wait("session.output_transcript.delta", lambda ev: "today" in live.said(), timeout=30)
+    said = [text for text in backend.assistant_said() if text.startswith("Once")]
+    assert len(said) == 1
+    heard_only(said[0], STORY)
+    assert said[0] in live.said()  # the words kept are words the user was shown, with their audio
 
 
 async def test_muted_audio_is_not_heard(live_server: Factory, voice: Voice) -> None:

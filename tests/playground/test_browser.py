@@ -17,10 +17,9 @@ import wave
 from pathlib import Path
 from typing import Any
 
+from tests.playground.conftest import READY_MS, TURN_MS, OpenPage
 from tests.requirements import require_module
 from tests.serve import ServeProcess
-
-from .conftest import READY_MS, TURN_MS, OpenPage
 
 expect = require_module("playwright.sync_api").expect
 

@@ -7,9 +7,9 @@ import re
 
 from starlette.testclient import TestClient
 
+from voxcall.app import create_app
 from voxcall.config import ServerSettings
 from voxcall.llm import ScriptedBackend
-from voxcall.serving.app import create_app
 
 _IMPORTS = re.compile(r"""(?:from|import)\s*["'](\./[\w.-]+)["']|new URL\("(\./[\w.-]+)\"""")
 

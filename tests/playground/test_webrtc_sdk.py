@@ -18,10 +18,9 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
+from tests.playground.conftest import SERVER_TOOLS, TEST_KEY, TURN_MS, OpenPage, write_question
 from tests.requirements import require_module, require_node_packages
 from tests.serve import ServeProcess, serve
-
-from .conftest import SERVER_TOOLS, TEST_KEY, TURN_MS, OpenPage, write_question
 
 expect = require_module("playwright.sync_api").expect
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from voxcall.core.toolbox import Toolbox
-from voxcall.core.turn_detection import EAGERNESS_SILENCE_MS
+from tests.harness import ControlledBackend, Harness, Turn
+from tests.servers import ServerFactory
+from voxcall.core.hearing.turn_detection import EAGERNESS_SILENCE_MS
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolRegistry
-
-from .conftest import ServerFactory
-from .harness import ControlledBackend, Harness, Turn
 
 CALCULATOR = {"type": "function", "name": "calculator", "description": "Do arithmetic.", "parameters": {
     "type": "object", "properties": {"op": {"type": "string", "enum": ["add", "sub", "mul", "div"]},

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from openai.types.realtime import InputAudioBufferAppendEvent, SessionUpdateEvent
 
-from voxcall.core.beta import from_beta
-from voxcall.core.client_events import ItemReference, ResponseCreateEvent, parse_client_event
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError
+from voxcall.realtime.beta import from_beta
+from voxcall.realtime.client_events import ItemReference, ResponseCreateEvent, parse_client_event
 
 
 def user_text(text: Any) -> dict[str, Any]:
@@ -68,7 +68,7 @@ def user_text(text: Any) -> dict[str, Any]:
      "invalid_value", "response.input[0].content[0].type"),
 ])
 def test_bad_events_name_the_parameter(event: dict[str, Any], code: str, param: str) -> None:
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(SessionError) as caught:
         parse_client_event(event)
     assert (caught.value.code, caught.value.param) == (code, param)
     assert param in caught.value.message or code == "unknown_event_type"
@@ -76,7 +76,7 @@ def test_bad_events_name_the_parameter(event: dict[str, Any], code: str, param: 
 
 
 def test_literal_errors_list_every_value_the_client_could_mean() -> None:
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(SessionError) as caught:
         parse_client_event({"type": "conversation.item.create", "item": {"type": "message", "role": "robot",
                                                                           "content": []}})
     assert all(role in caught.value.message for role in ("'system'", "'user'", "'assistant'"))

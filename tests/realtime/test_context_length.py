@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.harness import Harness
 from tests.llm.fake_server import FakeServer, Reply, chat_sse
-from tests.realtime.harness import Harness
 from voxcall.llm import OpenAIChatBackend
 
 OPENAI_REFUSAL = (b'{"error": {"message": "This model\'s maximum context length is 8192 tokens. However, your '

@@ -20,12 +20,11 @@ from typing import Any, Self
 
 import pytest
 
-from voxcall.core.toolbox import Toolbox
+from tests.core.hearing.test_heard_audio import fake_voice
+from tests.harness import WEATHER, Harness
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import OpenAIChatBackend, ScriptedBackend
 from voxcall.tools import ToolRegistry
-
-from .harness import WEATHER, Harness
-from .test_heard_audio import fake_voice
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -176,7 +175,7 @@ async def test_a_client_gone_at_any_event_of_a_spoken_tool_response_leaves_nothi
         await h.turn(text)
         if after < events:
             await asyncio.wait_for(h.gone.wait(), 15)
-        await asyncio.wait_for(h.session.close(), 15)
+        await asyncio.wait_for(h.connection.close(), 15)
         left = [t.get_name() for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         assert not left, f"tasks left after a drop at event {after} of {events}: {left}"
     gc.collect()  # a task that died with an exception nobody read is reported (logged) when collected

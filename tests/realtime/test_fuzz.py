@@ -29,15 +29,14 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from voxcall.core.items import ApprovalRequestItem, CallItem
-from voxcall.core.server_events import InvalidServerEvent, check_server_event
-from voxcall.core.toolbox import ServerTool, Toolbox
+from tests.core.hearing.test_heard_audio import fake_voice
+from tests.harness import Harness
+from tests.realtime.fuzz_events import NASTY, Frame, Known, frames, resolve
+from voxcall.core.conversation.items import ApprovalRequestItem, CallItem
+from voxcall.core.tools.toolbox import ServerTool, Toolbox
 from voxcall.llm import ScriptedBackend
+from voxcall.realtime.server_events import InvalidServerEvent, check_server_event
 from voxcall.tools import ToolRegistry
-
-from .fuzz_events import NASTY, Frame, Known, frames, resolve
-from .harness import Harness
-from .test_heard_audio import fake_voice
 
 EXAMPLES = int(os.environ.get("VOXCALL_FUZZ_EXAMPLES", "120"))
 FRAMES = (20, 30)  # frames per example, at least and at most
@@ -98,8 +97,8 @@ class Wire(Harness):
         self.problems = problems
         self.current: Frame | None = None  # the frame being handled
         self.ended: dict[str, int] = {}  # response id -> response.done events seen
-        self._queue = self.session.outbox.put
-        self.session.outbox.put = self._put  # type: ignore[method-assign]
+        self._queue = self.connection.hosted.outbox.put
+        self.connection.hosted.outbox.put = self._put  # type: ignore[method-assign]
 
     async def _put(self, ev: dict[str, Any]) -> None:
         if ev.get("type") == "error":
@@ -143,7 +142,7 @@ class Wire(Harness):
     async def frame(self, frame: Frame) -> None:
         self.current = frame
         try:
-            await self.session.handle_frame(frame.data)
+            await self.connection.handle_frame(frame.data)
         finally:
             self.current = None
         await self.settle()

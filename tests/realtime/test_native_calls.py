@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 
+from tests.core.tools.test_server_calls import make_toolbox
+from tests.harness import WEATHER, Harness
 from tests.llm.fake_server import FakeServer, Reply, chat_sse, responses_sse
 from tests.llm.test_openai_chat import call, finish, text
 from tests.llm.test_openai_responses import args_done, call_added, completed, text_delta
 from voxcall.llm import LLMBackend, OpenAIChatBackend, OpenAIResponsesBackend
-
-from .harness import WEATHER, Harness
-from .test_server_tools import make_toolbox
 
 
 def chat(server: FakeServer) -> OpenAIChatBackend:

@@ -15,14 +15,15 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from tests.core.hearing.test_heard_audio import EnergyVAD, SilentSTT, fake_voice
+from tests.harness import ControlledBackend, Harness, Turn
+from voxcall.audio.formats import PCM24K
 from voxcall.audio.output import AudioOutput, NullSink
-from voxcall.core.items import SpokenAudio
-from voxcall.core.playback import Playback
-from voxcall.core.toolbox import Toolbox
-from voxcall.core.voice import Voice
-
-from .harness import ControlledBackend, Harness, Turn
-from .test_heard_audio import EnergyVAD, SilentSTT, fake_voice
+from voxcall.core.events import OutputAudio
+from voxcall.core.playout import Ducking
+from voxcall.core.tools.toolbox import Toolbox
+from voxcall.realtime.playout import ReckonedPlayout
+from voxcall.speech.voice import Voice
 
 
 class Clock:
@@ -60,70 +61,80 @@ async def output() -> Any:
 # -- the reckoning --------------------------------------------------------------------------------------------
 
 
+def chunk(ms: int, item: str = "item_1", response: str = "resp_1") -> OutputAudio:
+    """``ms`` of the speech of message ``item``."""
+    return OutputAudio(response, item, 0, 0, np.zeros(ms * 24, np.int16), PCM24K, 0, ms)
+
+
+def reckoned(output: AudioOutput, clock: Clock | None = None) -> ReckonedPlayout:
+    playout = ReckonedPlayout(clock=clock or time.monotonic)
+    playout.watch(Ducking(output))
+    return playout
+
+
 async def test_speech_ends_when_the_audio_sent_has_been_played(output: AudioOutput) -> None:
     clock = Clock()
-    playback, audio = Playback(output, clock=clock), SpokenAudio()
-    playback.sent(audio, 100)  # the first chunk, at 1000.0
+    playout = reckoned(output, clock)
+    playout.capture(chunk(100))  # the first chunk, at 1000.0
     clock.now += 0.01
-    playback.sent(audio, 100)  # sent ahead of playback: it plays after the first
-    playback.sent(audio, 300)
-    assert playback.ends_at == pytest.approx(1000.5)  # when the first chunk was sent + all the audio sent
+    playout.capture(chunk(100))  # sent ahead of playback: it plays after the first
+    playout.capture(chunk(300))
+    assert playout.ends_at == pytest.approx(1000.5)  # when the first chunk was sent + all the audio sent
     assert output.speakers == 1
     clock.now = 1001.0  # a pause in the sending (a slow clause): the client's buffer ran dry meanwhile
-    playback.sent(audio, 200)
-    assert playback.ends_at == pytest.approx(1001.2)
+    playout.capture(chunk(200))
+    assert playout.ends_at == pytest.approx(1001.2)
     assert output.speakers == 1  # one session is one speaker, however many chunks
-    playback.stop()
-    assert playback.ends_at is None and output.speakers == 0
+    assert await playout.clear() is None  # the client truncates itself
+    assert playout.ends_at is None and output.speakers == 0
 
 
-async def test_a_message_being_spoken_holds_the_speech_through_a_slow_clause(output: AudioOutput) -> None:
+async def test_a_response_being_spoken_holds_the_speech_through_a_slow_clause(output: AudioOutput) -> None:
     clock = Clock()
-    playback, audio = Playback(output, clock=clock), SpokenAudio()
-    playback.hold()  # a speaker starts: the music goes down before its first chunk
-    assert output.speakers == 1 and playback.ends_at is None
-    playback.sent(audio, 100)
+    playout = reckoned(output, clock)
+    playout.capture(chunk(100))  # the first chunk: the music goes down
+    assert output.speakers == 1
     clock.now += 5  # the next clause is slow: its audio was played long ago, but more is coming
     await asyncio.sleep(0)
     assert output.speakers == 1
-    playback.sent(audio, 200)
-    playback.release()  # the message is all sent; its last 200 ms still play
-    assert output.speakers == 1 and playback.ends_at == pytest.approx(1005.2)
+    playout.capture(chunk(200))
+    playout.flush("resp_1")  # the response is all sent; its last 200 ms still play
+    assert output.speakers == 1 and playout.ends_at == pytest.approx(1005.2)
     clock.now += 0.3
-    playback.hold()
-    playback.release()  # a message that said nothing, after the audio was played: the speech is over
-    assert output.speakers == 0 and playback.ends_at is None
+    playout.flush("resp_1")  # nothing more comes: after the audio was played, the speech is over
+    assert output.speakers == 0 and playout.ends_at is None
 
 
 async def test_the_speech_ends_by_itself_once_played(output: AudioOutput) -> None:
-    playback = Playback(output)
-    playback.sent(SpokenAudio(), 1)
+    playout = reckoned(output)
+    playout.capture(chunk(1))
+    playout.flush("resp_1")
     assert output.speakers == 1
     await asyncio.sleep(0.05)  # its timer, due after 1 ms, fires before this sleep's
-    assert output.speakers == 0 and playback.ends_at is None
+    assert output.speakers == 0 and playout.ends_at is None
 
 
 async def test_a_truncate_ends_the_speech_only_for_the_audio_sent_last(output: AudioOutput) -> None:
-    playback, first, second = Playback(output, clock=Clock()), SpokenAudio(), SpokenAudio()
-    playback.sent(first, 500)
-    playback.sent(second, 500)
-    playback.stopped(first)  # an older message: the newer one still plays
+    playout = reckoned(output, Clock())
+    playout.capture(chunk(500, "item_first"))
+    playout.capture(chunk(500, "item_second"))
+    playout.truncated("item_first")  # an older message: the newer one still plays
     assert output.speakers == 1
-    playback.stopped(second)
-    assert output.speakers == 0 and playback.ends_at is None
-    playback.stop()  # idempotent
+    playout.truncated("item_second")
+    assert output.speakers == 0 and playout.ends_at is None
+    await playout.clear()  # idempotent
     assert output.speakers == 0
 
 
 async def test_the_music_waits_for_every_session_sharing_the_host(output: AudioOutput) -> None:
     clock = Clock()
-    one, two = Playback(output, clock=clock), Playback(output, clock=clock)
-    one.sent(SpokenAudio(), 500)
-    two.sent(SpokenAudio(), 500)
+    one, two = reckoned(output, clock), reckoned(output, clock)
+    one.capture(chunk(500))
+    two.capture(chunk(500))
     assert output.speakers == 2
-    one.stop()
+    await one.clear()
     assert output.speakers == 1  # the other session still speaks
-    two.stop()
+    await two.clear()
     assert output.speakers == 0
 
 
@@ -140,8 +151,8 @@ async def speak(h: Harness) -> dict[str, Any]:
 async def test_music_stays_down_until_the_client_has_played_the_answer(output: AudioOutput) -> None:
     async with Harness(ControlledBackend(Turn("One two three.")), voice=drone_voice(),
                        toolbox=Toolbox(output=output)) as h:
-        playback = h.session.playback
-        assert playback is not None
+        playback = h.connection._playout
+        assert isinstance(playback, ReckonedPlayout)
         asked = time.monotonic()
         done = await speak(h)
         sent = time.monotonic()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from voxcall.core.protocol import ProtocolError, error_event, event, new_id, to_beta
-from voxcall.core.server_events import check_server_event
+from voxcall.core.errors import SessionError
+from voxcall.core.ids import new_id
+from voxcall.realtime.beta import to_beta
+from voxcall.realtime.connection import error_event
+from voxcall.realtime.server_events import check_server_event
+from voxcall.serving.frames import event
 
 
 def test_ids_are_prefixed_and_fresh() -> None:
@@ -12,7 +16,7 @@ def test_ids_are_prefixed_and_fresh() -> None:
 
 
 def test_error_event_names_the_client_event_and_is_valid() -> None:
-    err = error_event(ProtocolError("bad", code="invalid_value", param="session.x"), "evt_1")
+    err = error_event(SessionError("bad", code="invalid_value", param="session.x"), "evt_1")
     check_server_event(err)
     assert err["error"] == {"type": "invalid_request_error", "code": "invalid_value", "message": "bad",
                             "param": "session.x", "event_id": "evt_1"}

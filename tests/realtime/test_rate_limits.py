@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.core.rate_limits import EventFate, EventRate, TokenBucket
-
-from .harness import ControlledBackend, Harness
+from tests.harness import ControlledBackend, Harness
+from voxcall.serving.rate import EventFate, EventRate, TokenBucket
 
 
 class FakeClock:
@@ -67,7 +66,7 @@ async def test_a_dropped_frame_that_is_not_json_still_gets_the_rate_error() -> N
     clock = FakeClock()
     async with Harness(ControlledBackend(), events_per_second=1, clock=clock) as h:
         await h.send(**note("one", "evt_1"))
-        await h.session.handle_frame("{not json")
+        await h.connection.handle_frame("{not json")
         await h.settle()
         [error] = h.of("error")
         assert error["error"]["code"] == "rate_limit_exceeded" and error["error"]["event_id"] is None

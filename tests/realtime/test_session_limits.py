@@ -10,11 +10,10 @@ import httpx2 as httpx
 import pytest
 import websockets
 
-from voxcall.core.conversation import item_bytes
+from tests.harness import ControlledBackend, Harness, Turn
+from tests.servers import ServerFactory
+from voxcall.core.conversation.conversation import item_bytes
 from voxcall.llm import FunctionCallItem, FunctionOutputItem
-
-from .conftest import ServerFactory
-from .harness import ControlledBackend, Harness, Turn
 
 
 async def test_oldest_items_are_deleted_before_a_response_until_the_conversation_fits() -> None:

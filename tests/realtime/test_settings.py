@@ -7,21 +7,14 @@ from typing import Any
 import pytest
 from openai.types.realtime import RealtimeSessionCreateRequest
 
+from tests.harness import ControlledBackend, Harness, Turn
 from voxcall.audio.formats import PCMU
-from voxcall.core.client_events import parse_client_event
-from voxcall.core.protocol import ProtocolError
-from voxcall.core.session_fields import OPENAI_VOICES
-from voxcall.core.settings import (
-    DEFAULT_VOICE,
-    NO_AUDIO_OUTPUT,
-    ServerSpeech,
-    SessionSettings,
-    read_settings,
-    response_settings,
-)
-from voxcall.core.turn_detection import EAGERNESS_SILENCE_MS
-
-from .harness import ControlledBackend, Harness, Turn
+from voxcall.core.errors import SessionError
+from voxcall.core.hearing.turn_detection import EAGERNESS_SILENCE_MS
+from voxcall.core.settings import DEFAULT_VOICE, SessionSettings
+from voxcall.realtime.client_events import parse_client_event
+from voxcall.realtime.session_fields import OPENAI_VOICES
+from voxcall.realtime.settings import NO_AUDIO_OUTPUT, ServerSpeech, read_settings, response_settings, settings_wire
 
 
 def update(data: dict[str, Any], current: SessionSettings | None = None) -> tuple[SessionSettings, dict[str, str]]:
@@ -38,7 +31,7 @@ def audio(*, heard: dict[str, Any] | None = None, spoken: dict[str, Any] | None 
 def test_speed_and_parallel_tool_calls_are_kept_and_reported() -> None:
     settings, warnings = update({**audio(spoken={"speed": 1.25}), "parallel_tool_calls": False})
     assert (settings.speed, settings.parallel_tool_calls, warnings) == (1.25, False, {})
-    wire = settings.to_wire()
+    wire = settings_wire(settings)
     assert wire["audio"]["output"]["speed"] == 1.25 and wire["parallel_tool_calls"] is False
 
 
@@ -54,7 +47,7 @@ def test_speed_and_parallel_tool_calls_are_kept_and_reported() -> None:
      "session.audio.input.turn_detection.eagerness"),
 ])
 def test_bad_values_of_honoured_fields_are_named(data: dict[str, Any], param: str) -> None:
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(SessionError) as caught:
         update(data)
     assert caught.value.param == param
 
@@ -66,7 +59,7 @@ def test_semantic_vad_maps_eagerness_to_silence_and_is_reported_as_sent(eagernes
     turns = settings.turn_detection
     assert turns is not None and turns.semantic
     assert turns.silence_duration_ms == EAGERNESS_SILENCE_MS[eagerness] and not turns.interrupt_response
-    assert settings.to_wire()["audio"]["input"]["turn_detection"] == {
+    assert settings_wire(settings)["audio"]["input"]["turn_detection"] == {
         "type": "semantic_vad", "eagerness": eagerness, "create_response": True, "interrupt_response": False}
 
 
@@ -79,7 +72,7 @@ def test_server_vad_keeps_the_idle_timeout() -> None:
                                                          "silence_duration_ms": 700}}))
     assert settings.turn_detection is not None
     assert (settings.turn_detection.idle_timeout_ms, settings.turn_detection.silence_duration_ms) == (6000, 700)
-    assert settings.to_wire()["audio"]["input"]["turn_detection"]["idle_timeout_ms"] == 6000
+    assert settings_wire(settings)["audio"]["input"]["turn_detection"]["idle_timeout_ms"] == 6000
 
 
 @pytest.mark.parametrize(("data", "param", "code"), [
@@ -95,7 +88,7 @@ def test_server_vad_keeps_the_idle_timeout() -> None:
 ])
 def test_what_voxcall_cannot_do_is_refused_by_name(data: dict[str, Any], param: str, code: str) -> None:
     current = SessionSettings(instructions="Before.")
-    with pytest.raises(ProtocolError) as caught:
+    with pytest.raises(SessionError) as caught:
         update({**data, "instructions": "After."}, current)
     assert (caught.value.param, caught.value.code) == (param, code)
     assert param.split("[")[0] in caught.value.message
@@ -152,7 +145,7 @@ def test_response_overrides_take_parallel_tool_calls() -> None:
 def test_the_reported_session_is_valid_for_the_sdk(turns: dict[str, Any] | None) -> None:
     settings, _ = update({**audio(heard={"turn_detection": turns, "transcription": {"language": "en"}},
                                   spoken={"speed": 0.8}), "parallel_tool_calls": False})
-    wire = {"type": "realtime", **settings.to_wire()}
+    wire = {"type": "realtime", **settings_wire(settings)}
     RealtimeSessionCreateRequest.model_validate(wire, strict=True)
 
 
@@ -189,12 +182,12 @@ def test_transcription_languages_follow_the_servers_speech_to_text() -> None:
     speech = ServerSpeech(speaks=True, models={"base": frozenset({"en", "de"})}, stt_model="base")
     settings, warnings = read_settings(SessionSettings(), data, where="session.", speech=speech)
     assert settings.transcription == {"language": "de"} and warnings == []
-    with pytest.raises(ProtocolError):
+    with pytest.raises(SessionError):
         update(data)  # an English-only model
 
 
 def test_audio_output_without_a_voice_is_text_with_a_warning() -> None:
     settings, warnings = read_settings(SessionSettings(), {"output_modalities": ["audio"], "instructions": "Hi."},
                                        where="session.")
-    assert settings.output_modalities == ["text"] and settings.instructions == "Hi."
+    assert settings.output_modalities == ("text",) and settings.instructions == "Hi."
     assert [(w.param, w.message) for w in warnings] == [("session.output_modalities", NO_AUDIO_OUTPUT)]

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from voxcall.core.acknowledgement import PHRASES
+from tests.servers import ServerFactory
+from voxcall.language import ACKNOWLEDGEMENTS
 from voxcall.llm import ScriptedBackend
-
-from .conftest import ServerFactory
 
 DEMO = str(Path(__file__).resolve().parent.parent / "tools" / "mcp" / "demo_server.py")
 SCRIPT = {"rules": [
@@ -54,7 +53,7 @@ async def test_a_slow_mcp_tool_is_acknowledged_the_user_talks_on_and_the_result_
         assert done.status == "completed"
         call, _ack = done.output
         assert call.type == "mcp_call" and call.status == "in_progress" and call.output is None
-        assert text_of(first) == PHRASES["en"][0]
+        assert text_of(first) == ACKNOWLEDGEMENTS["en"][0]
         started = [ev for ev in first if ev.type == "voxcall.tool_call.started"]
         assert started and started[0].model_extra["item_id"] == call.id
 

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
+from tests.harness import ControlledBackend, Harness, Turn
+from tests.realtime.test_endpoint import sample
 from voxcall.config import ConfigError, ServerSettings
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolContext, ToolError, ToolRegistry
-
-from .harness import ControlledBackend, Harness, Turn
-from .test_server import sample
 
 
 def make_toolbox() -> tuple[Toolbox, dict[str, int]]:
@@ -62,7 +61,7 @@ async def test_a_repeated_call_is_answered_from_the_cache_and_reported_so() -> N
         assert done["response"]["output"][0]["output"] == "sunny in Oslo"
         completed = h.of("voxcall.tool_call.completed")
         assert [e["cached"] for e in completed] == [False, True] and runs["weather"] == 1
-        page = h.session.metrics.render().decode()
+        page = h.host.shared.metrics.render().decode()
         assert sample(page, "voxcall_tool_cache_hits_total", tool="weather") == 1
         assert sample(page, "voxcall_tool_calls_total", outcome="ok") == 2
 
@@ -99,7 +98,7 @@ async def test_tools_cache_in_voxcall_yaml_overrides_and_warns(tmp_path: Path,
                       "@tool(returns=False)\ndef heat_up(room: str) -> None:\n    pass\n")
     config = tmp_path / "voxcall.yaml"
     config.write_text(f"tools:\n  modules: [{module}]\n  cache: {{temperature: 30, heat_up: 30, typo: 5}}\n")
-    caplog.set_level(logging.WARNING, logger="voxcall.core.toolbox")
+    caplog.set_level(logging.WARNING, logger="voxcall.core.tools.toolbox")
     box = await Toolbox.from_settings(ServerSettings.load(config))
     try:
         outputs = [(await box.run("temperature", {"room": "hall"}, ToolContext())).output for _ in range(2)]
@@ -121,7 +120,7 @@ async def test_tool_deadlines_threads_and_repeats_come_from_voxcall_yaml(tmp_pat
     config = tmp_path / "voxcall.yaml"
     config.write_text(f"tools:\n  modules: [{module}]\n  timeout: 12\n  timeouts: {{nap: 0.05, typo: 1}}\n"
                       "  max_threads: 3\n  repeatable: [knock]\n")
-    caplog.set_level(logging.WARNING, logger="voxcall.core.toolbox")
+    caplog.set_level(logging.WARNING, logger="voxcall.core.tools.toolbox")
     box = await Toolbox.from_settings(ServerSettings.load(config))
     try:
         result = await box.run("nap", {}, ToolContext())

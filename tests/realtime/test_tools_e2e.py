@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from tests.audio.test_decode import write_tone
+from tests.servers import ServerFactory
 from voxcall.llm import ScriptedBackend
-
-from .conftest import ServerFactory
 
 DEMO = str(Path(__file__).resolve().parent.parent / "tools" / "mcp" / "demo_server.py")
 SCRIPT = {"rules": [

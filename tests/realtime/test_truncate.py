@@ -10,12 +10,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from voxcall.core.items import MessageItem
-from voxcall.core.protocol import Event
-from voxcall.core.session import Session
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
-from .test_heard_audio import fake_voice
+from tests.core.hearing.test_heard_audio import fake_voice
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
+from voxcall.core.conversation.items import MessageItem
+from voxcall.serving.frames import Message
+from voxcall.serving.outbox import Outbox
 
 
 async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -29,14 +28,14 @@ class SlowReader:
     """A client that takes audio only when the test allows: each ``response.output_audio.delta`` waits for a
     permit before it is queued for the socket, as it waits for room in a full queue."""
 
-    def __init__(self, session: Session) -> None:
-        self._put = session.outbox.put
-        session.outbox.put = self.put  # type: ignore[method-assign]  # a response binds it when it starts
+    def __init__(self, outbox: Outbox[Message]) -> None:
+        self._put = outbox.put
+        outbox.put = self.put  # type: ignore[method-assign]
         self._permits = asyncio.Semaphore(0)
         self.sent = 0
         self.waiting = False
 
-    async def put(self, ev: Event) -> None:
+    async def put(self, ev: Message) -> None:
         if ev["type"] == "response.output_audio.delta":
             self.waiting = True
             await self._permits.acquire()
@@ -55,7 +54,7 @@ class SlowReader:
 async def cut_off(h: Harness, chunks: int) -> MessageItem:
     """A spoken lead-in and a tool call, cancelled after ``chunks`` chunks of audio; the assistant's message."""
     await h.send(type="session.update", session={"type": "realtime", "tools": [WEATHER]})
-    reader = SlowReader(h.session)
+    reader = SlowReader(h.connection.hosted.outbox)
     await h.say("What is the weather in Oslo?")
     await h.send(type="response.create")
     await reader.allow(chunks)

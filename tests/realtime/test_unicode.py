@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from voxcall.core.protocol import event, unicode_text, wire_text
-from voxcall.core.toolbox import Toolbox
+from tests.harness import ControlledBackend, Harness, Turn
+from voxcall.core.ids import unicode_text
+from voxcall.core.tools.toolbox import Toolbox
+from voxcall.serving.frames import event, json_text
 from voxcall.tools import ToolRegistry
-
-from .harness import ControlledBackend, Harness, Turn
 
 LONE = "\ud800"
 
@@ -28,10 +28,10 @@ def test_unicode_text_replaces_lone_surrogates_only() -> None:
 
 def test_wire_text_escapes_what_utf8_cannot_carry() -> None:
     ev = event("response.output_text.delta", delta=f"x{LONE}")
-    wire = wire_text(ev)
+    wire = json_text(ev)
     wire.encode("utf-8")  # does not raise
     assert json.loads(wire)["delta"] == f"x{LONE}"
-    assert "é" in wire_text(event("x", delta="é"))  # valid text stays unescaped
+    assert "é" in json_text(event("x", delta="é"))  # valid text stays unescaped
 
 
 async def test_provider_text_and_tool_output_with_a_lone_surrogate_keep_the_session_working() -> None:

@@ -8,11 +8,10 @@ import json
 import numpy as np
 import pytest
 
+from tests.harness import WEATHER, ControlledBackend, Harness, Turn
 from voxcall.audio.codec import decode_audio, encode_audio, resample
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
-from voxcall.core.voice import Voice
-
-from .harness import WEATHER, ControlledBackend, Harness, Turn
+from voxcall.speech.voice import Voice
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -39,7 +38,7 @@ async def stream(h: Harness, b64: str, fmt: AudioFormat = PCM24K, chunk_ms: int 
     step = fmt.rate * chunk_ms // 1000 * (2 if fmt.kind == "audio/pcm" else 1)
     for i in range(0, len(raw), step):
         chunk = base64.b64encode(raw[i:i + step]).decode()
-        await h.session.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+        await h.connection.handle_frame(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
     await h.settle()
 
 
@@ -55,7 +54,7 @@ async def test_spoken_question_to_tool_call_to_spoken_answer(voice: Voice) -> No
                                 Turn("It is sunny in Paris today."))
     async with Harness(backend, voice=voice) as h:
         await h.send(type="session.update", session={"type": "realtime", "tools": [WEATHER]})
-        assert h.session.settings.output_modalities == ["audio"]
+        assert h.session.settings.output_modalities == ("audio",)
         await stream(h, speech(voice, "What is the weather in Paris?"))
         started = await h.wait("input_audio_buffer.speech_started")
         stopped = await h.wait("input_audio_buffer.speech_stopped")
@@ -224,7 +223,7 @@ async def test_without_speech_models_audio_input_is_an_error_and_audio_output_be
 
 async def test_assistant_speech_pauses_music_on_the_host_and_resumes_it(voice: Voice) -> None:
     from voxcall.audio.output import AudioOutput, RecordingSink
-    from voxcall.core.toolbox import Toolbox
+    from voxcall.core.tools.toolbox import Toolbox
 
     output = AudioOutput(RecordingSink(fast=True))
     calls: list[str] = []

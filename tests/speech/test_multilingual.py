@@ -9,15 +9,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.realtime.harness import ControlledBackend, Harness
+from tests.harness import ControlledBackend, Harness
 from tests.requirements import require_package_dir, require_program
 from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
-from voxcall.core.voice import Voice
 from voxcall.speech import get_piper, get_silero, get_whisper
 from voxcall.speech.tts import _wav_pcm
 from voxcall.speech.vad import SileroVAD
+from voxcall.speech.voice import Voice
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
+from voxcall.core.hearing.turn_detection import TurnDetection
 from voxcall.speech import VAD, SileroModel, SileroVAD, SpeechStarted, SpeechStopped, TurnDetector, TurnEvent, WebRtcVAD
 from voxcall.speech.turns import SpeechPaused, SpeechResumed
 
 pytestmark = pytest.mark.usefixtures("speech_models")  # the [local] extra
 
 RATE = 16000
+SERVER_VAD: dict[str, Any] = {key: getattr(TurnDetection(), key) for key in ("threshold", "prefix_padding_ms")}
+"""Server VAD as a session that sets nothing has it (the silence that ends a turn: :data:`SILENCE_MS`)."""
+SILENCE_MS = TurnDetection().silence_duration_ms
 CHUNK = 320  # 20 ms, as clients send it
 
 
@@ -43,7 +48,7 @@ def speech_span_ms(speech: npt.NDArray[np.int16]) -> tuple[float, float]:
 
 
 def test_silence_makes_no_events(make_vad: Callable[[], VAD]) -> None:
-    detector = TurnDetector(make_vad())
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=SILENCE_MS)
     assert stream(detector, silence(3)) == []
     assert not detector.in_speech
     assert detector.position_ms == 3000
@@ -51,7 +56,7 @@ def test_silence_makes_no_events(make_vad: Callable[[], VAD]) -> None:
 
 def test_one_utterance_is_one_start_then_one_stop(make_vad: Callable[[], VAD],
                                                   question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(make_vad())
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=SILENCE_MS)
     events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
     assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]
     started, stopped = events
@@ -65,14 +70,15 @@ def test_one_utterance_is_one_start_then_one_stop(make_vad: Callable[[], VAD],
 
 def test_chunk_size_does_not_change_the_events(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
     pcm = np.concatenate([silence(0.5), question_16k, silence(1.0)])
-    in_20ms = stream(TurnDetector(SileroVAD(silero)), pcm)
-    at_once = TurnDetector(SileroVAD(silero)).feed(pcm)
-    odd_sizes = stream(TurnDetector(SileroVAD(silero)), pcm, chunk=777)
+    in_20ms = stream(TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS), pcm)
+    at_once = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS).feed(pcm)
+    odd_sizes = stream(TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS), pcm,
+                       chunk=777)
     assert in_20ms == at_once == odd_sizes
 
 
 def test_in_speech_while_the_user_talks(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(SileroVAD(silero))
+    detector = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS)
     half = len(question_16k) // 2
     assert [type(e) for e in detector.feed(np.concatenate([silence(0.5), question_16k[:half]]))] == [SpeechStarted]
     assert detector.in_speech
@@ -81,20 +87,21 @@ def test_in_speech_while_the_user_talks(silero: SileroModel, question_16k: npt.N
 
 def test_the_prefix_padding_is_clamped_at_the_stream_start(silero: SileroModel,
                                                            question_16k: npt.NDArray[np.int16]) -> None:
-    events = TurnDetector(SileroVAD(silero)).feed(np.concatenate([question_16k, silence(1)]))
+    events = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS).feed(
+        np.concatenate([question_16k, silence(1)]))
     assert events[0] == SpeechStarted(audio_start_ms=0)
 
 
 def test_silence_duration_sets_when_the_turn_ends(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
     pcm = np.concatenate([silence(0.5), question_16k, silence(2)])
-    quick = TurnDetector(SileroVAD(silero), silence_duration_ms=200).feed(pcm)[-1]
-    patient = TurnDetector(SileroVAD(silero), silence_duration_ms=1200).feed(pcm)[-1]
+    quick = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=200).feed(pcm)[-1]
+    patient = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=1200).feed(pcm)[-1]
     assert isinstance(quick, SpeechStopped) and isinstance(patient, SpeechStopped)
     assert 900 <= patient.audio_end_ms - quick.audio_end_ms <= 1100
 
 
 def test_megabytes_of_silence_are_cheap(silero: SileroModel) -> None:
-    detector = TurnDetector(SileroVAD(silero))
+    detector = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS)
     started = time.perf_counter()
     assert detector.feed(silence(250)) == []  # 8 MB of digital silence
     assert time.perf_counter() - started < 2.0
@@ -104,7 +111,7 @@ def test_megabytes_of_silence_are_cheap(silero: SileroModel) -> None:
 
 
 def test_reset_ends_a_turn_but_keeps_the_clock(silero: SileroModel, question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(SileroVAD(silero))
+    detector = TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS)
     detector.feed(np.concatenate([silence(0.5), question_16k[:8000], silence(0.01)]))
     assert detector.in_speech
     position = detector.position_ms
@@ -116,12 +123,13 @@ def test_reset_ends_a_turn_but_keeps_the_clock(silero: SileroModel, question_16k
 
 def test_feed_wants_int16_samples(silero: SileroModel) -> None:
     with pytest.raises(TypeError, match="int16"):
-        TurnDetector(SileroVAD(silero)).feed(np.zeros(512, dtype=np.float32))
+        TurnDetector(SileroVAD(silero), **SERVER_VAD, silence_duration_ms=SILENCE_MS).feed(
+            np.zeros(512, dtype=np.float32))
 
 
 def test_a_pause_is_reported_before_the_stop(make_vad: Callable[[], VAD],
                                             question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(make_vad(), silence_duration_ms=500, pause_ms=200)
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=500, pause_ms=200)
     events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
     assert [type(e) for e in events] == [SpeechStarted, SpeechPaused, SpeechStopped]
     _, paused, stopped = events
@@ -133,7 +141,7 @@ def test_a_pause_is_reported_before_the_stop(make_vad: Callable[[], VAD],
 
 def test_speech_after_a_pause_resumes_the_turn(make_vad: Callable[[], VAD],
                                                question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(make_vad(), silence_duration_ms=600, pause_ms=200)
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=600, pause_ms=200)
     events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(0.35), question_16k,
                                               silence(1.0)]))
     kinds = [type(e) for e in events]
@@ -144,14 +152,14 @@ def test_speech_after_a_pause_resumes_the_turn(make_vad: Callable[[], VAD],
 
 def test_no_pause_events_unless_asked(make_vad: Callable[[], VAD], question_16k: npt.NDArray[np.int16]) -> None:
     for pause_ms in (None, 500, 800):  # none asked, or not shorter than the silence that ends the turn
-        detector = TurnDetector(make_vad(), silence_duration_ms=500, pause_ms=pause_ms)
+        detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=500, pause_ms=pause_ms)
         events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
         assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]
 
 
 def test_silence_ms_counts_the_closing_silence_of_a_turn(silero: SileroModel,
                                                          question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(SileroVAD(silero), silence_duration_ms=500)
+    detector = TurnDetector(SileroVAD(silero), **{**SERVER_VAD, "silence_duration_ms": 500})
     stream(detector, np.concatenate([silence(0.5), question_16k]))
     assert detector.in_speech and detector.silence_ms < 200  # still (or just) speaking
     stream(detector, silence(0.3))
@@ -162,7 +170,7 @@ def test_silence_ms_counts_the_closing_silence_of_a_turn(silero: SileroModel,
 
 def test_end_after_ends_the_paused_turn_after_the_silence_it_sets(make_vad: Callable[[], VAD],
                                                                   question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(make_vad(), silence_duration_ms=4000, pause_ms=100)
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=4000, pause_ms=100)
     events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(0.3)]))
     assert [type(e) for e in events] == [SpeechStarted, SpeechPaused]  # 4 s of silence would end it: not yet
     pause = events[1]
@@ -177,7 +185,7 @@ def test_end_after_ends_the_paused_turn_after_the_silence_it_sets(make_vad: Call
 
 def test_end_after_is_forgotten_when_speech_resumes(make_vad: Callable[[], VAD],
                                                     question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(make_vad(), silence_duration_ms=1500, pause_ms=100)
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=1500, pause_ms=100)
     stream(detector, np.concatenate([silence(0.5), question_16k, silence(0.15)]))
     detector.end_after(1000)  # a verdict on the first words ...
     events = stream(detector, np.concatenate([question_16k, silence(1.2)]))  # ... that the user spoke on from
@@ -187,7 +195,7 @@ def test_end_after_is_forgotten_when_speech_resumes(make_vad: Callable[[], VAD],
 
 def test_end_after_outside_a_pause_does_nothing(make_vad: Callable[[], VAD],
                                                 question_16k: npt.NDArray[np.int16]) -> None:
-    detector = TurnDetector(make_vad(), silence_duration_ms=500)
+    detector = TurnDetector(make_vad(), **SERVER_VAD, silence_duration_ms=500)
     detector.end_after(50)  # no turn yet
     events = stream(detector, np.concatenate([silence(0.5), question_16k, silence(1.0)]))
     assert [type(e) for e in events] == [SpeechStarted, SpeechStopped]

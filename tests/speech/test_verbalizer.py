@@ -13,14 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.realtime.harness import Harness
-from tests.realtime.test_heard_audio import EnergyVAD, SilentSTT
+from tests.core.hearing.test_heard_audio import EnergyVAD, SilentSTT
+from tests.harness import Harness
 from voxcall.audio import resample
-from voxcall.core.voice import Voice
+from voxcall.language import SPOKEN_FORMS
+from voxcall.language.rules import Form, Money, SpokenForms
 from voxcall.llm.scripted import ScriptedBackend
 from voxcall.speech import PiperTTS, WhisperSTT
-from voxcall.speech.spoken_forms import SPOKEN_FORMS, Form, Money, SpokenForms
 from voxcall.speech.verbalizer import Verbalizer, verbalizer_for
+from voxcall.speech.voice import Voice
 from voxcall.speech.voices import VoiceCatalog, verbalizing
 
 ENGLISH_ROWS = [

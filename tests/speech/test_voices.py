@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.realtime.harness import ControlledBackend, Harness, Turn
+from tests.harness import ControlledBackend, Harness, Turn
 from tests.requirements import require_package_dir, require_program
 from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.cli import app
-from voxcall.core.voice import Voice
 from voxcall.speech import EspeakTTS, get_piper, get_silero, get_whisper
 from voxcall.speech.tts import _wav_pcm, default_voice_path
 from voxcall.speech.vad import SileroVAD
+from voxcall.speech.voice import Voice
 from voxcall.speech.voices import LazyVoice, VerbalizingVoice, VoiceCatalog, espeak_voice_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from tests.realtime.conftest import Server
+from tests.servers import Server
 from voxcall.config import ServerSettings
-from voxcall.core.voice import Voice
 from voxcall.llm import LLMBackend, ScriptedBackend
+from voxcall.speech.voice import Voice
 
 TOKEN = "twilio-test-auth-token"
 

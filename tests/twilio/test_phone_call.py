@@ -12,13 +12,16 @@ import urllib.request
 import numpy as np
 import pytest
 
+from tests.harness import Recorded, heard_only
+from tests.twilio.conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
+from tests.twilio.fake_twilio import RATE, FakeTwilio, to_ulaw
 from voxcall.audio.codec import resample
-from voxcall.core.voice import Voice
-
-from .conftest import TOKEN, PhoneServer
-from .fake_twilio import RATE, FakeTwilio, to_ulaw
+from voxcall.llm import ScriptedBackend
+from voxcall.speech.voice import Voice
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+STORY = SCRIPT["rules"][2]["reply"]
 
 
 def spoken(voice: Voice, text: str) -> bytes:
@@ -81,3 +84,29 @@ async def test_a_caller_asks_hears_presses_a_key_interrupts_and_hangs_up(phone_s
     async with asyncio.timeout(10):  # the server ends the call's session once it has seen the stream close
         while await sessions(phone_server):
             await asyncio.sleep(0.05)
+
+
+async def test_after_a_barge_in_the_conversation_holds_only_what_the_caller_heard(voice: Voice) -> None:
+    """Twilio's marks say what was played: the session cuts the message to it, and the model's next request holds
+    the story's first words, never the rest it generated."""
+    backend = Recorded(ScriptedBackend(SCRIPT))
+    async with PhoneServer(phone_settings(dtmf_pause_ms=0), backend, voice) as server:  # type: ignore[arg-type]
+        twilio = await FakeTwilio.call(server.url(), auth_token=TOKEN)
+        try:
+            await twilio.silence(0.5)
+            asked = await twilio.say(spoken(voice, "Tell me a story."))
+            await twilio.silence(0.2)
+            await twilio.wait_for("media", after=asked)
+            await twilio.silence(1.0)
+            interrupted = await twilio.say(spoken(voice, "Stop, that is enough."))
+            await twilio.wait_for("clear", after=asked, timeout=30)
+            await twilio.silence(0.5)
+            async with asyncio.timeout(30):  # the interruption is answered: its request reads the conversation
+                while not any("enough" in text.lower() for text in backend.user_said()):
+                    await asyncio.sleep(0.05)
+            assert interrupted
+            said = [text for text in backend.assistant_said() if text.startswith("Once")]
+            assert len(said) == 1
+            heard_only(said[0], STORY)
+        finally:
+            await twilio.close()

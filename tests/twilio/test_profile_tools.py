@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from voxcall.config import ServerSettings
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolContext
 
 

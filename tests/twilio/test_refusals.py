@@ -9,17 +9,16 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
+from tests.twilio.conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
 from voxcall.config import ConfigError, ServerSettings
 from voxcall.llm import ScriptedBackend
 from voxcall.twilio.signature import signature
-
-from .conftest import SCRIPT, TOKEN, PhoneServer, phone_settings
 
 
 async def refusal(url: str, caplog: pytest.LogCaptureFixture, headers: dict[str, str] | None = None) -> str:
     """Open ``url``, expect HTTP 403 before the upgrade, and return the reason the server logged."""
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="voxcall.serving.app"), pytest.raises(InvalidStatus) as refused:
+    with caplog.at_level(logging.INFO, logger="voxcall.serving.gate"), pytest.raises(InvalidStatus) as refused:
         async with connect(url, additional_headers=headers or {}):
             pass
     assert refused.value.response.status_code == 403

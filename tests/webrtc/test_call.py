@@ -11,13 +11,13 @@ import httpx2 as httpx
 import numpy as np
 import pytest
 
-from tests.realtime.conftest import Server
+from tests.harness import Recorded, heard_only
+from tests.servers import Server
+from tests.webrtc.peer import RATE, Peer
 from voxcall.audio.codec import resample
 from voxcall.config import ServerSettings
-from voxcall.core.voice import Voice
 from voxcall.llm import ScriptedBackend
-
-from .peer import RATE, Peer
+from voxcall.speech.voice import Voice
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -41,10 +41,18 @@ def transcript(voice: Voice, pcm: np.ndarray) -> str:
     return voice.stt.transcribe(resample(pcm, RATE, 16_000)).lower()
 
 
+STORY = SCRIPT["rules"][1]["reply"]
+
+
 @pytest.fixture
-async def server(voice: Voice) -> AsyncIterator[Server]:
+def backend() -> Recorded:
+    return Recorded(ScriptedBackend(SCRIPT))
+
+
+@pytest.fixture
+async def server(voice: Voice, backend: Recorded) -> AsyncIterator[Server]:
     settings = ServerSettings(api_keys=[KEY])
-    async with Server(settings, ScriptedBackend(SCRIPT), voice=voice) as served:
+    async with Server(settings, backend, voice=voice) as served:  # type: ignore[arg-type]
         yield served
 
 
@@ -93,6 +101,32 @@ async def test_a_spoken_question_is_answered_aloud_and_a_barge_in_stops_the_spee
         # frames already sent still arrive through the network and the receiver's jitter buffer (about 0.1 s)
         heard_late = [at for at, _ in peer.heard if stopped_at + 0.25 < at < stopped_at + 0.5]
         assert not heard_late, "the speech stops at once"
+    finally:
+        await peer.close()
+
+
+async def test_after_a_barge_in_the_conversation_holds_only_what_the_user_heard(server: Server, voice: Voice,
+                                                                                backend: Recorded) -> None:
+    """The track plays the speech, so the session cuts the message to what it played: the model's next request
+    holds the story's first words, never the rest it generated."""
+    peer = Peer()
+    try:
+        assert (await peer.call(calls_url(server), KEY)).status_code == 201
+        await peer.wait_for("session.created")
+        peer.microphone.say(np.zeros(RATE // 2, np.int16))
+        asked = time.perf_counter()
+        peer.microphone.say(spoken(voice, "Tell me a story."))
+        await peer.wait_for("output_audio_buffer.started", after=asked)
+        await asyncio.sleep(1.5)
+        peer.microphone.say(spoken(voice, "Stop, that is enough."))
+        peer.microphone.say(np.zeros(RATE, np.int16))
+        await peer.wait_for("conversation.item.truncated", after=asked)
+        async with asyncio.timeout(60):  # the interruption is answered: its request reads the conversation
+            while not any("enough" in text.lower() for text in backend.user_said()):
+                await asyncio.sleep(0.05)
+        said = [text for text in backend.assistant_said() if text.startswith("Once")]
+        assert len(said) == 1
+        heard_only(said[0], STORY)
     finally:
         await peer.close()
 

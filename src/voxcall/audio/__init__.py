@@ -7,6 +7,7 @@ that and what clients send and expect.
 from __future__ import annotations
 
 from voxcall.audio.codec import (
+    PCM,
     AudioDecodeError,
     StreamResampler,
     apply_gain,
@@ -19,6 +20,7 @@ from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat, AudioFormatEr
 from voxcall.audio.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode
 
 __all__ = [
+    "PCM",
     "PCM24K",
     "PCMA",
     "PCMU",

@@ -16,6 +16,9 @@ import soxr  # type: ignore[import-untyped]
 from voxcall.audio.formats import AudioFormat
 from voxcall.audio.g711 import alaw_decode, alaw_encode, ulaw_decode, ulaw_encode
 
+PCM = npt.NDArray[np.int16]
+"""Audio inside voxcall: mono ``int16`` samples (at a rate that travels with them)."""
+
 _INT16_MIN, _INT16_MAX = -32768, 32767
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.client.display import ConsoleReporter
-from voxcall.client.session import ClientSession
+from voxcall.client.session import ANSWER_TIMEOUT, ClientSession
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import InProcessTransport
 from voxcall.config import SessionOptions
@@ -48,7 +48,7 @@ def builtin_tools() -> ClientTools:
 
 
 async def chat(backend: LLMBackend, prompt: str, options: SessionOptions, tools: ClientTools,
-               reporter: ConsoleReporter, *, timeout: float = 120.0) -> ChatStats:
+               reporter: ConsoleReporter, *, timeout: float = ANSWER_TIMEOUT) -> ChatStats:
     """Ask ``prompt`` in a fresh in-process session answering with ``backend`` and offering ``tools``; print the
     turn with ``reporter``.
 

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from voxcall.audio.codec import decode_audio, encode_audio
 from voxcall.client.session import AUDIO_FORMAT, REPLY_TIMEOUT_S, AudioSink, Reporter
 from voxcall.client.transport import ClientError, Transport
-from voxcall.core.protocol import Event
+from voxcall.serving.frames import Message
 
 MODEL = "gpt-live-1"
 """The ``session.model`` the client asks for (voxcall reports it back; the voice is the server's LLM)."""
@@ -118,7 +118,7 @@ class LiveConversation:
         """Send 24 kHz samples as ``session.input_audio.append``."""
         await self.send({"type": "session.input_audio.append", "audio": encode_audio(pcm, AUDIO_FORMAT)})
 
-    async def send(self, event: Event) -> None:
+    async def send(self, event: Message) -> None:
         """Send one client event (with an ``event_id``, so that an error names it)."""
         await self.transport.send({"event_id": next(self._ids), **event})
 
@@ -171,7 +171,7 @@ class LiveConversation:
             self.ended.set()
             self._activity.set()
 
-    async def _handle(self, ev: Event) -> None:
+    async def _handle(self, ev: Message) -> None:
         kind = ev.get("type")
         if kind == "session.started":
             self.session = ev.get("session") or {}

@@ -22,7 +22,7 @@ from voxcall.audio.codec import decode_audio, encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, Transport
-from voxcall.core.protocol import Event
+from voxcall.serving.frames import Message
 
 AUDIO_FORMAT = PCM24K
 """The wire format the client sends and asks for: PCM16 mono at 24 kHz (the Realtime default)."""
@@ -33,6 +33,10 @@ REPLY_TIMEOUT_S = 15.0
 AudioSink = Callable[[str, npt.NDArray[np.int16]], None]
 """Receives output audio: the assistant item's id and a chunk of 24 kHz samples."""
 
+
+
+ANSWER_TIMEOUT = 120.0
+"""Seconds a client waits for a complete answer unless told otherwise."""
 
 class Reporter(Protocol):
     """Is told what happens in the conversation, as it happens (a console, a test's recorder …)."""
@@ -150,7 +154,7 @@ class ClientSession:
         """Send 24 kHz samples to the server's input audio buffer."""
         await self.send({"type": "input_audio_buffer.append", "audio": encode_audio(pcm, AUDIO_FORMAT)})
 
-    async def send(self, event: Event) -> None:
+    async def send(self, event: Message) -> None:
         """Send one client event as is (``conversation.item.truncate`` …)."""
         await self.transport.send(event)
 
@@ -192,7 +196,7 @@ class ClientSession:
                     pending.set_exception(ClientError(self.failure or "the connection ended"))
             self.ended.set()
 
-    async def _handle(self, ev: Event) -> None:
+    async def _handle(self, ev: Message) -> None:
         kind = ev.get("type")
         if kind in ("session.created", "session.updated"):
             self.session = ev.get("session") or {}

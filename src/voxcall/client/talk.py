@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from voxcall.client.devices import import_sounddevice, open_devices
 from voxcall.client.display import ConsoleReporter
-from voxcall.client.session import AUDIO_FORMAT, ClientSession
+from voxcall.client.session import ANSWER_TIMEOUT, AUDIO_FORMAT, ClientSession
 from voxcall.client.tools import ClientTools
 from voxcall.client.transport import ClientError, WebSocketTransport
 from voxcall.client.wavfile import read_wav, write_wav
@@ -40,7 +40,7 @@ class TalkOptions:
     api_key: str | None = None
     tools: ClientTools | None = None
     instructions: str | None = None
-    timeout: float = 120.0
+    timeout: float = ANSWER_TIMEOUT
     """Seconds to wait for the answer (headless modes)."""
 
 

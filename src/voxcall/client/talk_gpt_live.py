@@ -32,9 +32,6 @@ from voxcall.client.talk import (
 from voxcall.client.transport import ClientError, WebSocketTransport
 from voxcall.client.wavfile import read_wav
 
-DEFAULT_URL = "ws://127.0.0.1:8765/v1/live/sessions"
-"""Where ``voxcall talk --live`` connects by default: ``voxcall serve`` with its defaults."""
-
 TAIL_MS = 1500
 """Silence sent after a WAV file, so that the server's VAD surely ends the turn."""
 

@@ -1,4 +1,4 @@
-"""How a client reaches a realtime session: a WebSocket to a server, or a :class:`Session` in this process.
+"""How a client reaches a realtime session: a WebSocket to a server, or a session in this process.
 
 Both carry the same JSON events, so :class:`~voxcall.client.session.ClientSession` drives either unchanged. The
 WebSocket side uses the ``websockets`` library directly (the one ``openai[realtime]`` brings): events stay plain
@@ -12,14 +12,26 @@ import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Protocol
 
-from voxcall.core.protocol import Event
+from voxcall.config import default_of
+from voxcall.serving.frames import Message
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
     from voxcall.config import SessionOptions
-    from voxcall.core.session import Session
     from voxcall.llm import LLMBackend
+    from voxcall.realtime.connection import RealtimeConnection
+
+def default_url(path: str) -> str:
+    """The WebSocket URL of ``path`` on ``voxcall serve`` run with its defaults (host and port)."""
+    return f"ws://{default_of('host')}:{default_of('port')}{path}"
+
+
+REALTIME_URL = default_url("/v1/realtime")
+"""Where ``voxcall talk`` connects by default."""
+
+LIVE_URL = default_url("/v1/live/sessions")
+"""Where ``voxcall talk --live`` connects by default."""
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Largest server message the client accepts (audio deltas are a few kilobytes)."""
@@ -32,11 +44,11 @@ class ClientError(Exception):
 class Transport(Protocol):
     """A two-way stream of Realtime events."""
 
-    async def send(self, event: Event) -> None:
+    async def send(self, event: Message) -> None:
         """Send one client event."""
         ...
 
-    def events(self) -> AsyncIterator[Event]:
+    def events(self) -> AsyncIterator[Message]:
         """The server's events, in order, until the connection ends."""
         ...
 
@@ -74,7 +86,7 @@ class WebSocketTransport:
                               "running?") from None
         return cls(connection)
 
-    async def send(self, event: Event) -> None:
+    async def send(self, event: Message) -> None:
         from websockets.exceptions import ConnectionClosed
 
         try:
@@ -82,7 +94,7 @@ class WebSocketTransport:
         except ConnectionClosed:
             raise ClientError("the server closed the connection") from None
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncIterator[Message]:
         from websockets.exceptions import ConnectionClosed
 
         try:
@@ -96,29 +108,33 @@ class WebSocketTransport:
 
 
 class InProcessTransport:
-    """A :class:`Session` in this process: the events go through its JSON entry point, as from a socket."""
+    """A session in this process, spoken to in the Realtime protocol: the events go through its connection's JSON
+    entry point, as from a socket."""
 
-    def __init__(self, session: Session, events: asyncio.Queue[Event | None]) -> None:
-        self._session = session
+    def __init__(self, connection: RealtimeConnection, events: asyncio.Queue[Message | None]) -> None:
+        self._connection = connection
         self._events = events
 
     @classmethod
     async def open(cls, backend: LLMBackend, options: SessionOptions) -> InProcessTransport:
         """Start a session answering with ``backend``; its ``session.created`` is the first event."""
-        from voxcall.core.session import Session
+        from voxcall.config import ServerSettings
+        from voxcall.realtime.connection import RealtimeConnection
+        from voxcall.serving.host import SessionHost
+        from voxcall.serving.shared import Shared
 
-        events: asyncio.Queue[Event | None] = asyncio.Queue()
-        session = Session(backend, events.put, options=options)
-        await session.start()
-        return cls(session, events)
+        events: asyncio.Queue[Message | None] = asyncio.Queue()
+        connection = RealtimeConnection(SessionHost(Shared.of(ServerSettings(session=options), backend)), events.put)
+        await connection.start()
+        return cls(connection, events)
 
-    async def send(self, event: Event) -> None:
-        await self._session.handle_frame(json.dumps(event))
+    async def send(self, event: Message) -> None:
+        await self._connection.handle_frame(json.dumps(event))
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncIterator[Message]:
         while (event := await self._events.get()) is not None:
             yield event
 
     async def close(self) -> None:
-        await self._session.close()
+        await self._connection.close()
         await self._events.put(None)

@@ -20,18 +20,19 @@ from openai.types.live import SessionConfig, SessionUpdateConfig
 from pydantic import BaseModel, ValidationError
 
 from voxcall.audio.formats import PCM24K, PCMA, PCMU, AudioFormat
-from voxcall.core.protocol import ProtocolError
+from voxcall.core.errors import SessionError, refuse_unknown
+from voxcall.validation import Problem, first_problem
 
 DelegationKind = Literal["client", "responses"]
 
 LIVE_FORMATS: dict[tuple[str, int], AudioFormat] = {
-    ("audio/pcm", 24000): PCM24K, ("audio/pcm", 16000): PCM24K, ("audio/pcmu", 8000): PCMU,
+    ("audio/pcm", PCM24K.rate): PCM24K, ("audio/pcm", 16000): PCM24K, ("audio/pcmu", 8000): PCMU,
     ("audio/pcma", 8000): PCMA,
 }
 """The Live wire formats and the core format each is carried in: PCM16 at 16 kHz is resampled to and from 24 kHz
 at the edge; the others are the core's own."""
 
-DEFAULT_FORMAT = {"type": "audio/pcm", "rate": 24000}
+DEFAULT_FORMAT = PCM24K.to_wire()
 """The format of a session that names none (the protocol does not say; OpenAI's examples use PCM16 at 24 kHz)."""
 
 _IMMUTABLE = ("model", "instructions", "audio", "input", "client", "store", "safety_identifier")
@@ -43,21 +44,23 @@ _RESPONSES_FIELDS = frozenset({"model", "instructions", "max_output_tokens", "pa
 _TOOL_TYPES_RUN_HERE = frozenset({"function", "mcp"})
 
 
-class LiveError(ProtocolError):
-    """A client command voxcall refuses, as the Live protocol reports it (see :meth:`to_wire`)."""
+class LiveError(SessionError):
+    """A client command voxcall refuses, as the Live protocol reports it (see :func:`error_wire`)."""
 
     def __init__(self, message: str, *, code: str = "invalid_value", param: str | None = None,
                  kind: str = "invalid_request_error") -> None:
         super().__init__(message, code=code, param=param, kind=kind)
 
-    def to_wire(self, client_event_id: str | None) -> dict[str, Any]:
-        """The ``error`` object of an ``error`` event."""
-        error: dict[str, Any] = {"type": self.kind, "code": self.code, "message": self.message}
-        if self.param is not None:
-            error["param"] = self.param
-        if client_event_id is not None:
-            error["client_event_id"] = client_event_id
-        return error
+
+
+def error_wire(err: SessionError, client_event_id: str | None) -> dict[str, Any]:
+    """The ``error`` object of an ``error`` event, for any error of a Live session (its own or its core's)."""
+    error: dict[str, Any] = {"type": err.kind, "code": err.code, "message": err.message}
+    if err.param is not None:
+        error["param"] = err.param
+    if client_event_id is not None:
+        error["client_event_id"] = client_event_id
+    return error
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,10 @@ class LiveConfig:
         return wire
 
 
-def read_start(data: Any, *, backend_models: Collection[str]) -> LiveConfig:
+def read_start(data: Any, *, backend_models: Collection[str] | None) -> LiveConfig:
     """The configuration of ``session.start``'s ``session``; ``backend_models`` are the names a Responses
-    delegation's ``model`` may take (the server's LLM backends)."""
+    delegation's ``model`` may take (the server's LLM backends; None: any, the unknown ones served by the server's
+    own)."""
     session = _object(data, "session")
     _known(session, _START_FIELDS, "session")
     _validate(SessionConfig, session, "session")
@@ -140,7 +144,7 @@ def read_start(data: Any, *, backend_models: Collection[str]) -> LiveConfig:
                       input=tuple(session.get("input") or ()), safety_identifier=session.get("safety_identifier"))
 
 
-def read_update(current: LiveConfig, data: Any, *, backend_models: Collection[str]) -> LiveConfig:
+def read_update(current: LiveConfig, data: Any, *, backend_models: Collection[str] | None) -> LiveConfig:
     """``current`` changed by ``session.update``'s ``session``: only ``delegation`` (of the same type) and
     ``triggers`` may change."""
     update = _object(data, "session")
@@ -156,7 +160,7 @@ def read_update(current: LiveConfig, data: Any, *, backend_models: Collection[st
     return replace(current, delegation=_delegation(update["delegation"], current.delegation, backend_models))
 
 
-def _delegation(data: Any, current: Delegation | None, backend_models: Collection[str]) -> Delegation:
+def _delegation(data: Any, current: Delegation | None, backend_models: Collection[str] | None) -> Delegation:
     """A delegation from its wire form; under ``current`` (an update) omitted settings keep their values and the
     type may not change."""
     if data is None:
@@ -183,11 +187,11 @@ def _delegation(data: Any, current: Delegation | None, backend_models: Collectio
     return Delegation("responses", delay, responses)
 
 
-def _check_responses(responses: dict[str, Any], backend_models: Collection[str]) -> None:
+def _check_responses(responses: dict[str, Any], backend_models: Collection[str] | None) -> None:
     where = "session.delegation.responses"
     _known(responses, _RESPONSES_FIELDS, where)
     model = responses.get("model")
-    if model not in backend_models:
+    if backend_models is not None and model not in backend_models:
         raise LiveError(f"no backend model {model!r} on this server; its models are {sorted(backend_models)} "
                         "(the operator configures them)", code="model_not_found", param=f"{where}.model")
     for n, tool in enumerate(responses.get("tools") or []):
@@ -217,10 +221,7 @@ def _known(data: Any, fields: frozenset[str], where: str) -> None:
     """Refuse a field the protocol does not have (the SDK's models would let it pass)."""
     if not isinstance(data, dict):
         raise LiveError(f"'{where}' must be an object", code="invalid_type", param=where)
-    unknown = sorted(set(data) - fields)
-    if unknown:
-        raise LiveError(f"unknown parameter '{where}.{unknown[0]}'", code="unknown_parameter",
-                        param=f"{where}.{unknown[0]}")
+    refuse_unknown(data, fields, where)
 
 
 def _validate(model: type[BaseModel], data: dict[str, Any], where: str) -> None:
@@ -228,7 +229,10 @@ def _validate(model: type[BaseModel], data: dict[str, Any], where: str) -> None:
     try:
         model.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        path = ".".join(str(part) for part in error["loc"])
-        code = "missing_required_parameter" if error["type"] == "missing" else "invalid_value"
-        raise LiveError(f"invalid '{where}.{path}': {error['msg']}", code=code, param=f"{where}.{path}") from None
+        raise invalid(first_problem(exc, within=where)) from None
+
+
+def invalid(problem: Problem) -> LiveError:
+    """The error a client gets for a value the SDK's models refuse."""
+    code = "missing_required_parameter" if problem.missing else "invalid_value"
+    return LiveError(f"invalid '{problem.where}': {problem.message}", code=code, param=problem.where)

@@ -22,7 +22,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from voxcall.core.protocol import new_id
+from voxcall.core.ids import new_id
 from voxcall.live.config import LiveConfig
 from voxcall.tools import ToolRegistry
 

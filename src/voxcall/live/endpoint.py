@@ -1,99 +1,85 @@
-"""The GPT-Live protocol's edge: ``WS /v1/live/sessions``, one :class:`~voxcall.live.session.LiveSession` per
-connection (what the SDK's ``client.live.connect()`` opens for ``base_url=http://HOST:PORT/v1``).
+"""The GPT-Live protocol's edge: ``WS /v1/live/sessions``, one :class:`~voxcall.live.session.LiveSession` per connection
+(what the SDK's ``client.live.connect()`` opens for ``base_url=http://HOST:PORT/v1``).
 
-The serving layer has checked the origin, the key and the session limits and accepted the upgrade (no
-subprotocol). The client speaks first: its first frame must be ``session.start``, answered with
-``session.started``; anything else, or a configuration voxcall refuses, is answered with an ``error`` and the
-connection closes (1008). Then every frame goes to the session, within the server's frame size and event rate
-limits, until ``session.close`` or the client goes away.
+The gate has checked the origin, the key and the session limits and accepted the upgrade (no subprotocol). The client
+speaks first: its first frame must be ``session.start``, answered with ``session.started``; anything else, or a
+configuration voxcall refuses, is answered with an ``error`` and the connection closes (1008). Then every frame goes to
+the session's inbox, within the server's frame size and event rate limits, and is handled in turn, until
+``session.close`` or the client goes away.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 
+from starlette import status
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from voxcall.core.client_events import decode_frame
-from voxcall.core.protocol import Event, ProtocolError, event, wire_text
-from voxcall.core.rate_limits import EventFate, EventRate
-from voxcall.core.shared import Occupy, Shared
-from voxcall.live.config import LiveError, read_start
-from voxcall.live.session import LiveSession, backend_models
+from voxcall.core.errors import SessionError
+from voxcall.live.backend import backend_models
+from voxcall.live.config import LiveError, error_wire, read_start
+from voxcall.live.session import LiveSession
+from voxcall.serving.frames import Message, event, frames, json_text, read_json
+from voxcall.serving.host import SessionHost
+from voxcall.serving.rate import EventFate, EventRate
+from voxcall.serving.shared import Occupy
 
 log = logging.getLogger(__name__)
 
-_POLICY_VIOLATION = 1008
 
-
-async def serve_live(ws: WebSocket, shared: Shared, occupy: Occupy) -> None:
+async def serve_live(ws: WebSocket, host: SessionHost, occupy: Occupy) -> None:
     """Serve one accepted ``/v1/live/sessions`` connection until it ends."""
     writing = asyncio.Lock()  # the paced output and the replies share the socket
 
-    async def send(ev: Event) -> None:
+    async def send(ev: Message) -> None:
         async with writing:
-            await ws.send_text(wire_text(ev))
+            await ws.send_text(json_text(ev))
 
     async def close_socket(code: int, reason: str) -> None:
         with contextlib.suppress(RuntimeError, WebSocketDisconnect):
             await ws.close(code=code, reason=reason)
 
-    options = shared.settings.session
+    options = host.shared.settings.session
+    source = frames(ws)
     try:
-        first = await _frame(ws, options.max_frame_bytes)
-        if first is None:
+        data = await anext(source, None)
+        if data is None:
             return
+        first = read_json(data, options.max_frame_bytes)
         client_event_id = first.get("event_id") if isinstance(first.get("event_id"), str) else None
         if first.get("type") != "session.start":
             raise LiveError("the first event must be session.start", code="session_not_started", param="type")
-        config = read_start(first.get("session"), backend_models=backend_models(shared))
-    except LiveError as err:
-        await send(event("error", error=err.to_wire(None)))
-        await close_socket(_POLICY_VIOLATION, err.message[:120])
+        config = read_start(first.get("session"), backend_models=backend_models(host.shared))
+    except SessionError as err:
+        await send(event("error", error=error_wire(err, None)))
+        await close_socket(status.WS_1008_POLICY_VIOLATION, err.message[:120])
         return
-    except WebSocketDisconnect:
-        return
-    session = LiveSession(shared, config, send, close_socket)
+    session = LiveSession(host, config, send, close_socket)
     rate = EventRate(options.events_per_second, time.monotonic)
-    shared.metrics.sessions_total.inc()
-    shared.metrics.sessions_active.inc()
+    feeding: asyncio.Task[None] | None = None
     try:
-        if not await occupy(session):
+        if not await occupy(session.hosted):
             return
         await session.start(client_event_id)
-        while not session.closed:
+        feeding = asyncio.create_task(session.hosted.feed(), name=f"voxcall-live-{session.id}")
+        async for data in source:
             try:
-                ev = await _frame(ws, options.max_frame_bytes)
-            except LiveError as err:
-                await session.error(err, None)
+                ev = read_json(data, options.max_frame_bytes)
+            except SessionError as err:
+                await session.hosted.put(functools.partial(session.error, err, None))
                 continue
-            if ev is None:
-                break
             fate = rate.admit()
             if fate is EventFate.ACCEPTED:
-                await session.handle(ev)
+                await session.hosted.put(functools.partial(session.handle, ev))
             elif fate is EventFate.REFUSED:
-                refusal = rate.error()
-                await session.error(LiveError(refusal.message, code=refusal.code, kind=refusal.kind),
-                                    ev.get("event_id") if isinstance(ev.get("event_id"), str) else None)
-    except WebSocketDisconnect:
-        pass
+                client_event_id = ev.get("event_id") if isinstance(ev.get("event_id"), str) else None
+                await session.hosted.put(functools.partial(session.error, rate.error(), client_event_id))
     finally:
-        shared.metrics.sessions_active.dec()
+        if feeding is not None:
+            feeding.cancel()
+            await asyncio.wait([feeding])
         await session.close()
-
-
-async def _frame(ws: WebSocket, max_frame_bytes: int) -> Event | None:
-    """The next client frame, decoded (None: the client went away); ``LiveError`` for one that is no JSON object
-    or is too large."""
-    message = await ws.receive()
-    if message["type"] == "websocket.disconnect":
-        return None
-    data = message.get("text")
-    try:
-        return decode_frame(data if data is not None else message.get("bytes") or b"", max_frame_bytes)
-    except ProtocolError as err:
-        raise LiveError(err.message, code=err.code, param=err.param) from None

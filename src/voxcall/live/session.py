@@ -1,19 +1,19 @@
-"""One GPT-Live session: the Live protocol's commands and events, over a core session that does the work.
+"""One GPT-Live session: the Live protocol's commands and events, over a hosted session core that does the work.
 
-The core session (:class:`~voxcall.core.session.Session`) hears, thinks, calls tools and speaks; this edge drives
-it with the core's commands and turns what it emits into Live events:
+The core session hears, thinks, calls tools and speaks; this edge drives it with typed commands and turns what it
+emits into Live events:
 
 - the server owns the turns: the core runs server VAD that answers at the end of each user turn and stops the
   voice when the user talks over it, and it hears while it speaks (full duplex); the client only streams audio;
 - input audio passes through :class:`~voxcall.live.audio_bridge.AudioBridge` (the wire format, mute);
-- the core's audio and transcript go out through :class:`~voxcall.live.output_stream.OutputStream`, paced in real
-  time, so that a barge-in (the core's ``speech_started``) stops the voice at once;
+- the core's audio and its words go out through :class:`~voxcall.live.playout.PacedPlayout` (the session's playout),
+  paced in real time, each clause's words with its audio, so that a barge-in stops the voice at once and the core cuts
+  the reply to what the user heard;
 - partial transcripts of the user's speech become ``session.input_transcript.delta``;
 - appends become conversation items: instructions and thinking are silent, commentary is said;
 - a delegated task is the voice's :mod:`~voxcall.live.delegation` tool; under ``responses`` delegation the
   :class:`~voxcall.live.backend.Backend` runs it;
-- everything else the core emits (ids, lifecycles, ``.done`` events) has no Live counterpart and is dropped; a
-  core ``error`` becomes a Live ``error`` naming the client event it answers.
+- everything else the core emits (ids, lifecycles, ``.done`` events) has no Live counterpart and is dropped.
 
 Every bad command is answered with an ``error`` event (``client_event_id`` set) and the session goes on.
 """
@@ -22,29 +22,44 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from openai.types.live import ClientEvent
 from pydantic import TypeAdapter, ValidationError
 
-from voxcall.core.protocol import Event, event, new_id
-from voxcall.core.session import Session
-from voxcall.core.shared import Shared
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.commands import AddItem, AppendAudio, Cancel, ClearOutputAudio, Respond, UpdateSettings
+from voxcall.core.conversation.items import MessageItem
+from voxcall.core.errors import SessionError
+from voxcall.core.events import (
+    Event,
+    OutputAudio,
+    OutputTextDelta,
+    ResponseDone,
+    SpeechStarted,
+    SpokenClause,
+    TranscriptCompleted,
+    TranscriptDelta,
+)
+from voxcall.core.hearing.partials import next_delta
+from voxcall.core.hearing.turn_detection import TurnDetection
+from voxcall.core.ids import new_id
+from voxcall.core.settings import SessionSettings
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.audio_bridge import AudioBridge
-from voxcall.live.backend import Backend
-from voxcall.live.config import LiveConfig, LiveError, read_update
+from voxcall.live.backend import Backend, backend_models
+from voxcall.live.config import LiveConfig, LiveError, error_wire, invalid, read_update
 from voxcall.live.delegation import Announce, Delegations
-from voxcall.live.output_stream import OutputStream
+from voxcall.live.playout import PacedPlayout
 from voxcall.live.timeline import Timeline
+from voxcall.serving.frames import Message, Send, event
+from voxcall.serving.host import CloseConnection, SessionHost
+from voxcall.validation import first_problem
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[Event], Awaitable[None]]
-CloseSocket = Callable[[int, str], Awaitable[None]]
 
 MAX_FIXTURE_MS = 30_000
 """Longest output audio fixture (the protocol's limit)."""
@@ -52,8 +67,6 @@ MAX_FIXTURE_MS = 30_000
 _FIXTURE_CHUNK_MS = 100
 _APPEND_KINDS = {"session.instructions.append": "instructions", "session.thinking.append": "thinking",
                  "session.commentary.append": "commentary"}
-_VOICED = frozenset({"response.output_audio.delta", "response.output_audio_transcript.delta",
-                     "response.output_text.delta"})
 _CLIENT_EVENT: TypeAdapter[Any] = TypeAdapter(ClientEvent)
 _KINDS = frozenset({"session.start", "session.update", "session.input_audio.append", "session.input_audio.mute",
                     "session.input_audio.unmute", "session.output_audio.fixture.play", *_APPEND_KINDS,
@@ -62,16 +75,19 @@ _KINDS = frozenset({"session.start", "session.update", "session.input_audio.appe
 _CONTEXT = {
     "instructions": "Instruction from the application: {}",
     "thinking": "Background for you only (do not read it out): {}",
-    "commentary": "Tell the user this, in your own words: {}",
+    "commentary": "Speak to the user about this (answer it if it is their question or request; pass it on if it is "
+                  "news for them): {}",
+    "answer": "The back office answered the user's message; tell the user, in your own words: {}",
 }
 
 
 class LiveSession:
     """The state and behaviour of one ``/v1/live/sessions`` connection after ``session.start``."""
 
-    def __init__(self, shared: Shared, config: LiveConfig, send: Send, close_socket: CloseSocket) -> None:
+    def __init__(self, host: SessionHost, config: LiveConfig, send: Send, close_socket: CloseConnection) -> None:
         self.id = new_id("live")
         self.config = config
+        shared = host.shared
         self._shared = shared
         self._send = send
         self._close_socket = close_socket
@@ -80,22 +96,19 @@ class LiveSession:
         self._started_at = int(time.time())
         self.expires_at = self._started_at + self._live.max_session_seconds
         self._bridge = AudioBridge(config)
-        self._output = OutputStream(send, self.timeline, lead_ms=self._live.output_lead_ms)
+        self._output = PacedPlayout(send, self.timeline, self._bridge, lead_ms=self._live.output_lead_ms)
         self._delegations = Delegations(lambda: self.config, self._announce, self._run_task,
                                         timeout=self._live.delegation_timeout)
         self._backend: Backend | None = None
         if config.delegation.kind == "responses":
-            self._backend = Backend(shared, send, config.delegation.responses)
-        self._core = Session(shared.backend, self._from_core, options=shared.settings.session,
-                             tools=shared.settings.tools, model=config.model, slots=shared.slots, voice=shared.voice,
-                             toolbox=self._voice_tools(), metrics=shared.metrics, close_socket=self._idle)
+            self._backend = Backend(host, send, config.delegation.responses)
+        self.hosted = host.open(self, close=self._idle, toolbox=self._voice_tools(), playout=self._output)
+        self.session = self.hosted.session
         self._acknowledge(config)
         self._speech_started_ms: dict[str, int] = {}
         self._heard: dict[str, str] = {}  # per user turn: the transcript deltas sent so far
         self._fixture_playing = False
         self._say_after_response = False
-        self._replying: str | None = None  # the core response whose words the voice says now
-        self._silenced: str | None = None  # one the voice stopped saying
         self._tasks: list[asyncio.Task[None]] = []
         self.closed = False
 
@@ -105,10 +118,10 @@ class LiveSession:
         """Configure the core and greet the client with ``session.started``."""
         self.timeline.start()
         self._output.start()
-        await self._core.start()
-        await self._core_command(None, "session.update", session=self._core_settings())
+        await self.hosted.start()
+        await self.session.apply(UpdateSettings(self._core_settings()))
         for item in self.config.input:
-            await self._core_command(None, "conversation.item.create", item=_initial_item(item))
+            await self.session.apply(AddItem(_initial_item(item)))
         if self._backend is not None:
             await self._backend.start()
         await self._reply("session.started", client_event_id, session=self._resource())
@@ -124,36 +137,32 @@ class LiveSession:
         self._delegations.cancel_all()
         if self._backend is not None:
             await self._backend.close()
-        await self._core.close()
+        await self.hosted.close()
         await self._output.close()
-
-    async def finish(self, expired: asyncio.Event) -> None:
-        """The server is stopping: let the voice's running response end (until ``expired``)."""
-        await self._core.finish(expired)
 
     # -- client events ------------------------------------------------------------------------------------------
 
-    async def handle(self, ev: Event) -> None:
+    async def handle(self, ev: Message) -> None:
         """Handle one decoded client event; a bad one gets an ``error`` event."""
         client_event_id = ev.get("event_id") if isinstance(ev.get("event_id"), str) else None
         try:
             await self._dispatch(_checked(ev), client_event_id)
-        except LiveError as err:
+        except SessionError as err:
             await self.error(err, client_event_id)
         except Exception:  # a bug must not end the session: the client learns that its command failed, not why
             log.exception("live session %s: handling a client event failed", self.id)
             await self.error(LiveError("the server failed to handle this event; the session goes on",
                                        code="server_error", kind="server_error"), client_event_id)
 
-    async def error(self, err: LiveError, client_event_id: str | None) -> None:
-        await self._reply("error", client_event_id, error=err.to_wire(client_event_id))
+    async def error(self, err: SessionError, client_event_id: str | None) -> None:
+        await self._reply("error", client_event_id, error=error_wire(err, client_event_id))
 
-    async def _dispatch(self, ev: Event, client_event_id: str | None) -> None:
+    async def _dispatch(self, ev: Message, client_event_id: str | None) -> None:
         kind = ev["type"]
         if kind == "session.input_audio.append":
             if not self._fixture_playing:  # a fixture drops the input while it plays
-                await self._core_command(client_event_id, "input_audio_buffer.append",
-                                         audio=self._bridge.inward(ev["audio"]))
+                self.session.audio.need_voice()
+                await self.session.apply(AppendAudio(self._bridge.inward(ev["audio"]), self._bridge.wire_rate))
         elif kind in ("session.input_audio.mute", "session.input_audio.unmute"):
             self._bridge.muted = kind.endswith(".mute")
             await self._reply(f"session.input_audio.{'muted' if self._bridge.muted else 'unmuted'}", client_event_id)
@@ -166,7 +175,9 @@ class LiveSession:
         elif kind in ("response.item.create", "response.create"):
             if self._backend is None:
                 raise LiveError(f"{kind} requires Responses delegation.", code="invalid_request")
-            if kind == "response.create":
+            if kind == "response.create" and self._backend.typed:
+                self._start_typed_task()
+            elif kind == "response.create":
                 await self._backend.response_create(client_event_id)
             else:
                 await self._backend.item_create(ev["item"], client_event_id)
@@ -177,7 +188,7 @@ class LiveSession:
         else:  # decision.*
             raise LiveError(f"{kind}: voxcall does not run Decisions", code="unsupported_event", param="type")
 
-    async def _update(self, ev: Event, client_event_id: str | None) -> None:
+    async def _update(self, ev: Message, client_event_id: str | None) -> None:
         config = read_update(self.config, ev.get("session"), backend_models=self._shared_models())
         if self._backend is not None and config.delegation.responses != self.config.delegation.responses:
             await self._backend.configure(config.delegation.responses)
@@ -185,7 +196,7 @@ class LiveSession:
         self._acknowledge(config)
         await self._reply("session.updated", client_event_id, session=self._resource())
 
-    async def _append(self, what: str, ev: Event, client_event_id: str | None) -> None:
+    async def _append(self, what: str, ev: Message, client_event_id: str | None) -> None:
         """``session.{instructions,thinking,commentary}.append``: context for the voice; commentary is said."""
         if self._fixture_playing:
             raise LiveError(f"session.{what}.append is refused while an output audio fixture plays",
@@ -202,19 +213,18 @@ class LiveSession:
         if what == "commentary" and delegation_id is not None:
             self._delegations.answer(delegation_id, ev["content"])  # the task's result: the voice says it
         else:
-            await self._core_command(client_event_id, "conversation.item.create", item={
-                "type": "message", "role": "system",
-                "content": [{"type": "input_text", "text": _CONTEXT[what].format(ev["content"])}]})
+            context = MessageItem.of_text("system", _CONTEXT[what].format(ev["content"]))
+            await self.session.apply(AddItem(context))
             if what == "commentary":
                 await self._say()
         await self._reply(f"session.{what}.appended", client_event_id, start_ms=now, end_ms=now)
 
     async def _say(self) -> None:
         """Let the voice speak what the conversation now holds: at once, or after the response it is giving."""
-        if self._core.responses.visible is not None:
+        if self.session.responses.visible is not None:
             self._say_after_response = True
             return
-        await self._core_command(None, "response.create")
+        await self.session.apply(Respond())
 
     async def _play_fixture(self, audio: str, client_event_id: str | None) -> None:
         """Play prerecorded audio as the voice: it interrupts the voice, and input is dropped until it ends."""
@@ -229,7 +239,7 @@ class LiveSession:
         self._fixture_playing = True
         await self._reply("session.output_audio.fixture.playing", client_event_id)
         for chunk, ms in _chunks(wire, duration_ms, self._bridge):
-            self._output.audio(chunk, ms)
+            self._output.fixture(chunk, ms)
 
         async def played() -> None:
             self._fixture_playing = False
@@ -246,61 +256,49 @@ class LiveSession:
         self.closed = True
         await self._close_socket(1000, reason)
 
-    # -- the core's events --------------------------------------------------------------------------------------
+    # -- the core's events (the host's codec) -------------------------------------------------------------------
 
-    async def _from_core(self, ev: Event) -> None:
-        kind = ev["type"]
-        if kind in _VOICED and self._silenced is not None and ev.get("response_id") == self._silenced:
-            return  # the tail of a reply the user talked over (or a fixture cut off): never heard, never shown
-        if kind == "response.created":
-            self._replying = ev["response"]["id"]
-        elif kind == "response.output_audio.delta":
-            wire, ms = self._bridge.outward(ev["delta"])
-            if ms:
-                self._output.audio(wire, ms)
-        elif kind == "response.output_audio_transcript.delta":
-            self._output.transcript(event("session.output_transcript.delta", delta=ev["delta"]), spoken=True)
-        elif kind == "response.output_text.delta":  # a voice without speech models answers in text
-            self._output.transcript(event("session.output_transcript.delta", delta=ev["delta"]), spoken=False)
-        elif kind in ("response.output_audio.done", "response.done"):
-            self._output.end_of_reply()
-            if kind == "response.done" and self._say_after_response:
+    def encode(self, ev: Event) -> Message | None:
+        """What the client gets of one of the core's events: the voice's audio and words go out paced (None), the
+        user's words as ``session.input_transcript.delta``."""
+        if isinstance(ev, OutputAudio):
+            self._output.capture(ev)
+        elif isinstance(ev, SpokenClause):
+            self._output.clause(ev)
+        elif isinstance(ev, OutputTextDelta):  # a voice without speech models answers in text
+            self._output.text(ev.response_id, ev.delta)
+        elif isinstance(ev, ResponseDone):
+            self._output.flush(ev.response.id)
+            if self._say_after_response:
                 self._say_after_response = False
-                await self._core_command(None, "response.create")
-        elif kind == "input_audio_buffer.speech_started":
-            self._speech_started_ms[ev["item_id"]] = int(ev["audio_start_ms"])
-            self._silence()  # the user talks over the voice: it stops (the core cancels its response)
-        elif kind == "conversation.item.input_audio_transcription.delta":
-            self._heard[ev["item_id"]] = self._heard.get(ev["item_id"], "") + ev["delta"]
-            await self._heard_delta(ev["item_id"], ev["delta"])
-        elif kind == "conversation.item.input_audio_transcription.completed":
-            rest = missing_words(self._heard.pop(ev["item_id"], ""), ev["transcript"])
+                self.hosted.submit(Respond())
+        elif isinstance(ev, SpeechStarted):
+            self._speech_started_ms[ev.item_id] = ev.audio_start_ms
+        elif isinstance(ev, TranscriptDelta):
+            self._heard[ev.item_id] = self._heard.get(ev.item_id, "") + ev.delta
+            return self._heard_delta(ev.item_id, ev.delta)
+        elif isinstance(ev, TranscriptCompleted):
+            rest = next_delta(self._heard.pop(ev.item_id, ""), ev.transcript, final=True, catch_up=True)
             if rest:
-                await self._heard_delta(ev["item_id"], rest)
-        elif kind == "error":
-            error = ev["error"]
-            await self.error(LiveError(error["message"], code=error.get("code") or "invalid_request",
-                                       param=error.get("param"), kind=error.get("type") or "invalid_request_error"),
-                             error.get("event_id"))
+                return self._heard_delta(ev.item_id, rest)
+        return None
 
-    async def _heard_delta(self, item_id: str, delta: str) -> None:
+    async def write(self, message: Message) -> None:
+        await self._send(message)
+
+    async def refused(self, error: SessionError) -> None:
+        await self.error(error, None)
+
+    def _heard_delta(self, item_id: str, delta: str) -> Message:
         now = self.timeline.now_ms()
         start = min(self._speech_started_ms.get(item_id, now), now)
-        await self._send(event("session.input_transcript.delta", delta=delta, start_ms=start, end_ms=now))
-
-    async def _core_command(self, client_event_id: str | None, kind: str, **fields: Any) -> None:
-        """Give the core one command; its ``event_id`` is the client event's, so a core ``error`` names it."""
-        await self._core.submit({"type": kind, "event_id": client_event_id or new_id("event"), **fields})
-
-    def _silence(self) -> None:
-        """Stop the voice now: what is queued is dropped, and what the reply it was giving still sends."""
-        self._output.clear()
-        self._silenced = self._replying
+        return event("session.input_transcript.delta", delta=delta, start_ms=start, end_ms=now)
 
     async def _stop_voice(self) -> None:
-        self._silence()
-        if self._core.responses.visible is not None:
-            await self._core_command(None, "response.cancel")
+        """The voice stops where the user is (its reply cut to what was heard) and says nothing more."""
+        await self.session.apply(ClearOutputAudio())
+        if self.session.responses.visible is not None:
+            await self.session.apply(Cancel())
 
     # -- delegation -----------------------------------------------------------------------------------------------
 
@@ -310,6 +308,24 @@ class LiveSession:
         if response_id is not None:
             delegation["response_id"] = response_id
         await self._send(event("session.delegation.created", offset_ms=self.timeline.now_ms(), delegation=delegation))
+
+    def _start_typed_task(self) -> None:
+        """The text flow: the client's messages (``response.item.create``) and ``response.create`` with no task
+        running feed the backend; the task is announced like the voice's own, and the voice says its answer."""
+        assert self._backend is not None
+        items = self._backend.take_typed()
+        text = " ".join(item.text for item in items if isinstance(item, MessageItem) and item.text)
+
+        async def run() -> None:
+            assert self._backend is not None
+            for item in items:
+                if isinstance(item, MessageItem) and item.role == "user":
+                    self.hosted.submit(AddItem(MessageItem.of_text("user", item.text)))
+            answer = await self._backend.run(new_id("deleg"), text, self._announce, items)
+            self.hosted.submit(AddItem(MessageItem.of_text("system", _CONTEXT["answer"].format(answer))))
+            self.hosted.submit(self._say)
+
+        self._tasks.append(asyncio.create_task(run(), name=f"voxcall-live-typed-{self.id}"))
 
     async def _run_task(self, delegation_id: str, task: str, announce: Announce) -> str:
         if self._backend is None:
@@ -326,26 +342,26 @@ class LiveSession:
 
     def _acknowledge(self, config: LiveConfig) -> None:
         """The voice acknowledges a delegated task after the delegation's delay (0: as soon as it is made)."""
-        self._core.acknowledge_after = max(config.delegation.acknowledgement_delay_ms, 1) / 1000
+        self.session.acknowledge_after = max(config.delegation.acknowledgement_delay_ms, 1) / 1000
 
     # -- helpers --------------------------------------------------------------------------------------------------
 
-    def _core_settings(self) -> dict[str, Any]:
+    def _core_settings(self) -> SessionSettings:
+        """The core's settings: the voice's instructions and format, server VAD that answers and is interrupted,
+        transcription with the server's model."""
         voice = self._shared.voice
-        audio_format = self._bridge.core.to_wire()
-        heard: dict[str, Any] = {"format": audio_format, "turn_detection": {
-            "type": "server_vad", "create_response": True, "interrupt_response": True}}
-        spoken: dict[str, Any] = {"format": audio_format}
+        fmt = self._bridge.core
+        settings = dataclasses.replace(
+            self.session.settings, instructions=self.config.instructions or self._shared.settings.session.instructions,
+            output_modalities=("audio",) if voice is not None else ("text",), input_format=fmt, output_format=fmt,
+            turn_detection=TurnDetection())
         if voice is not None:
-            heard["transcription"] = {"model": voice.stt.name}
+            settings = dataclasses.replace(settings, transcription={"model": voice.stt.name})
             if self.config.voice is not None:
-                spoken["voice"] = self.config.voice
-        instructions = self.config.instructions or self._shared.settings.session.instructions
-        return {"type": "realtime", "instructions": instructions,
-                "output_modalities": ["audio"] if voice is not None else ["text"],
-                "audio": {"input": heard, "output": spoken}}
+                settings = dataclasses.replace(settings, voice=self.config.voice)
+        return settings
 
-    def _shared_models(self) -> frozenset[str]:
+    def _shared_models(self) -> frozenset[str] | None:
         return backend_models(self._shared)
 
     def _resource(self) -> dict[str, Any]:
@@ -370,30 +386,11 @@ class LiveSession:
         await self.close_session("expired")
 
     async def _idle(self, code: int, reason: str) -> None:
-        """The core found the session idle for ``session.idle_timeout``: it ends as expired."""
+        """The host found the session idle for ``session.idle_timeout``: it ends as expired."""
         await self.close_session("expired")
 
 
-def backend_models(shared: Shared) -> frozenset[str]:
-    """The names a Responses delegation's ``model`` may take: the server's LLM backend, by any of its names, and
-    the named backends of ``live.backends``."""
-    settings = shared.settings
-    return frozenset(name for name in (settings.model, settings.llm, shared.backend.name) if name) | set(
-        shared.delegates)
-
-
-def missing_words(sent: str, final: str) -> str:
-    """What a turn's final transcript adds to the deltas ``sent`` while the user spoke. The core's deltas add up to
-    its final transcript when that begins with them (nothing is missing then); when the final one revised earlier
-    words ("12" became "twelve"), Live deltas cannot take them back, so the client gets the final transcript's
-    words past as many words as it already has: "What is 12" + " times eight?", never a turn cut short."""
-    if final.startswith(sent):
-        return final[len(sent):]
-    words = final.split()
-    return "".join(f" {word}" for word in words[len(sent.split()):])
-
-
-def _checked(ev: Event) -> Event:
+def _checked(ev: Message) -> Message:
     """``ev`` checked against the SDK's client event models (unknown types and bad fields refused)."""
     kind = ev.get("type")
     if not isinstance(kind, str) or kind not in _KINDS:
@@ -401,21 +398,14 @@ def _checked(ev: Event) -> Event:
     try:
         _CLIENT_EVENT.validate_python(ev)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        path = ".".join(str(part) for part in error["loc"][1:])
-        code = "missing_required_parameter" if error["type"] == "missing" else "invalid_value"
-        raise LiveError(f"invalid '{path}': {error['msg']}", code=code, param=path) from None
+        raise invalid(first_problem(exc, skip=1)) from None
     return ev
 
 
-def _initial_item(item: Any) -> dict[str, Any]:
-    """A startup ``input`` message as a core conversation item (a developer message is a system one)."""
+def _initial_item(item: Any) -> MessageItem:
+    """A startup ``input`` message as a conversation item (a developer message is a system one)."""
     role = item["role"]
-    text = item["content"][0]["text"]
-    if role == "assistant":
-        return {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
-    return {"type": "message", "role": "system" if role == "developer" else "user",
-            "content": [{"type": "input_text", "text": text}]}
+    return MessageItem.of_text("system" if role == "developer" else role, item["content"][0]["text"])
 
 
 def _chunks(wire: str, duration_ms: int, bridge: AudioBridge) -> list[tuple[str, int]]:

@@ -1,13 +1,13 @@
-"""Admission to the protocol edges (``/v1/realtime``, ``/v1/live/sessions``): how many sessions the process serves
-at once, in all and per client key, and how they end when the server stops.
+"""Admission to the protocol edges: how many sessions the process serves at once, in all and per client key, and how
+they end when the server stops.
 
-:meth:`Admission.admit` checks the limits and reserves a place in one step, with no ``await`` in between, so a
-storm of connections can never get past them: each connection gets a :class:`Seat` (given back when the
-connection ends, however it ends) or a :class:`Refusal`, which the app answers with an HTTP error before the
-WebSocket upgrade. :meth:`Admission.drain` is the graceful stop: no new seats; the response each session is
-running may finish until the grace period ends (a session with none is closed at once); then every connection
-is closed with the close code of the ``shutdown_close_code`` setting: 1001 (going away) for a server that stops,
-1012 (service restart) for a replica behind a load balancer, whose clients reconnect through it to another one.
+:meth:`Admission.admit` checks the limits and reserves a place in one step, with no ``await`` in between, so a storm of
+connections can never get past them: each connection gets a :class:`Seat` (given back when the connection ends, however
+it ends) or a :class:`Refusal`, which the gate answers with an HTTP error before the WebSocket upgrade
+(:mod:`voxcall.serving.gate`). :meth:`Admission.drain` is the graceful stop: no new seats; the response each session is
+running may finish until the grace period ends (a session with none is closed at once); then every connection is closed
+with the close code of the ``shutdown_close_code`` setting: 1001 (going away) for a server that stops, 1012 (service
+restart) for a replica behind a load balancer, whose clients reconnect through it to another one.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.websockets import WebSocketDisconnect
 
 if TYPE_CHECKING:
-    from voxcall.core.shared import Drainable
+    from voxcall.serving.shared import Drainable
 
 log = logging.getLogger(__name__)
 
@@ -47,15 +46,13 @@ CLOSE_FRAME_TIMEOUT = 5
 that the connection is left to uvicorn's own shutdown."""
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """Why a connection gets no session: the HTTP status it is refused with, the error's type, a code naming the
-    limit (its setting), and a message for people."""
+class Refusal(Exception):
+    """Why a request or connection gets no session: the HTTP status it is refused with, the error's type, a code
+    naming the limit (its setting) or the check, and a message for people. Raised where a refusal ends a request."""
 
-    status: int
-    kind: str
-    code: str
-    message: str
+    def __init__(self, status: int, kind: str, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.code, self.message = status, kind, code, message
 
     def body(self) -> dict[str, Any]:
         """The JSON body of the refusal, shaped like an OpenAI API error."""

@@ -43,6 +43,15 @@ def is_model_path(model: str | Path) -> bool:
 
 
 @dataclass(frozen=True)
+class Hearing:
+    """The model (by the server's name for it) and the language (None: detected, or English-only) a session is heard
+    with."""
+
+    model: str
+    language: str | None = None
+
+
+@dataclass(frozen=True)
 class Transcript:
     """What was heard: the text, and the language it was transcribed in (given, or detected)."""
 

@@ -24,7 +24,10 @@ Realtime ``input_audio_buffer.speech_started`` / ``speech_stopped`` events carry
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +35,29 @@ import numpy.typing as npt
 from voxcall.speech.vad import VAD
 
 _HYSTERESIS = 0.15
+
+
+class TurnVerdict(Protocol):
+    """A judge's verdict on whether a user has finished speaking: finished, unfinished, or neither (unsure)."""
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def unfinished(self) -> bool: ...
+
+
+class TurnJudge(Protocol):
+    """Judges, at a pause, whether the user has finished (``semantic_vad``): on the words heard so far and on the
+    sound of the turn (listened to beside the transcription)."""
+
+    def listen(self, pcm16k: npt.NDArray[np.int16]) -> asyncio.Future[float] | None:
+        """Start hearing how the turn so far sounds (None: the judge reads the words only)."""
+        ...
+
+    async def judge(self, text: str, sound: Awaitable[float] | None = None) -> TurnVerdict:
+        """The verdict on ``text`` (and the sound, when listened to)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -73,12 +99,14 @@ TurnEvent = SpeechStarted | SpeechPaused | SpeechResumed | SpeechStopped
 class TurnDetector:
     """Turn detection for one stream of 16 kHz int16 audio fed in chunks of any size."""
 
-    def __init__(self, vad: VAD, *, threshold: float = 0.5, prefix_padding_ms: int = 300,
-                 silence_duration_ms: int = 500, min_speech_ms: int = 60, silence_floor: int = 8,
-                 pause_ms: int | None = None, max_turn_ms: int | None = None) -> None:
-        """``silence_floor``: frames whose peak magnitude is at most this (int16 units; 8 ≈ -72 dBFS) are silence
-        without asking the VAD. ``pause_ms``: report pauses of that length (shorter than ``silence_duration_ms``;
-        None: no pause events). ``max_turn_ms``: the longest turn (None: no limit)."""
+    def __init__(self, vad: VAD, *, threshold: float, prefix_padding_ms: int, silence_duration_ms: int,
+                 min_speech_ms: int = 60, silence_floor: int = 8, pause_ms: int | None = None,
+                 max_turn_ms: int | None = None) -> None:
+        """``threshold``, ``prefix_padding_ms`` and ``silence_duration_ms`` are the session's (their defaults are
+        :class:`~voxcall.core.hearing.turn_detection.TurnDetection`'s). ``silence_floor``: frames whose peak
+        magnitude is at most this (int16 units; 8 ≈ -72 dBFS) are silence without asking the VAD. ``pause_ms``:
+        report pauses of that length (shorter than ``silence_duration_ms``; None: no pause events). ``max_turn_ms``:
+        the longest turn (None: no limit)."""
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be between 0 and 1, not {threshold!r}")
         self.vad = vad

@@ -1,6 +1,6 @@
 """Written text as a voice should say it: "12 * 8 = 96" → "12 times 8 equals 96", "-5°C" → "minus 5 degrees Celsius".
 
-A :class:`Verbalizer` applies one language's :class:`~voxcall.speech.spoken_forms.SpokenForms` to a clause just
+A :class:`Verbalizer` applies one language's :class:`~voxcall.language.rules.SpokenForms` to a clause just
 before it is synthesised; the transcript keeps the model's words. Clauses are whole (cut by
 :class:`~voxcall.speech.clauses.ClauseSplitter`, which never cuts between a number and what follows it), so an
 operator or a unit that arrived in another delta than its number is still read with it. The passes, in order:
@@ -22,7 +22,8 @@ import functools
 import re
 from collections.abc import Iterable
 
-from voxcall.speech.spoken_forms import SPOKEN_FORMS, SpokenForms
+from voxcall.language import SPOKEN_FORMS
+from voxcall.language.rules import SpokenForms
 
 __all__ = ["Verbalizer", "verbalizer_for"]
 

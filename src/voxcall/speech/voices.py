@@ -14,7 +14,7 @@ language it is heard in (:meth:`VoiceCatalog.for_language`): the default voice w
 the first configured Piper voice that does, else espeak-ng's voice for it; when nothing speaks it, the default.
 A Piper voice's language is the ``language.family`` of its ``.onnx.json``, read without loading the voice; a voice
 is loaded on first use and shared by every session (:mod:`voxcall.speech.models`). A voice speaking a language with a
-:mod:`~voxcall.speech.spoken_forms` table reads symbols as words in it (:func:`verbalizing`): "12 * 8" is said
+:class:`~voxcall.language.rules.SpokenForms` table reads symbols as words in it (:func:`verbalizing`): "12 * 8" is said
 "12 times 8" by an English voice, 12乘以8 by a Chinese one.
 """
 

@@ -20,6 +20,7 @@ from pydantic import PydanticUserError, TypeAdapter, ValidationError
 from voxcall.tools.context import ToolContext
 from voxcall.tools.schema import Tool
 from voxcall.tools.validation import ArgumentError
+from voxcall.validation import first_problem
 
 __all__ = ["convert", "handler_hints", "keyword_parameters", "parameter_renames", "type_adapters"]
 
@@ -76,9 +77,8 @@ def convert(param: str, adapter: TypeAdapter[Any], value: Any) -> Any:
     try:
         return adapter.validate_python(value)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in (param, *error["loc"]))
-        raise ArgumentError(f"argument {where!r}: {error['msg']}") from None
+        problem = first_problem(exc, within=param)
+        raise ArgumentError(f"argument {problem.where!r}: {problem.message}") from None
 
 
 def keyword_parameters(handler: Callable[..., Any]) -> frozenset[str] | None:

@@ -1,42 +1,41 @@
-"""One WebRTC call: a browser's peer connection bridged into a core :class:`~voxcall.core.session.Session`.
+"""One WebRTC call: a browser's peer connection bridged into a hosted session, over the Realtime protocol.
 
 What travels where, as on OpenAI's WebRTC service:
 
-- the ``oai-events`` data channel carries the Realtime client and server events, as text frames, the same events
-  as on ``/v1/realtime``, except the audio: ``response.output_audio.delta`` is played on the call's audio track
-  instead (:class:`~voxcall.webrtc.media.SpeechTrack`), and the microphone's track becomes the session's
+- the ``oai-events`` data channel carries the Realtime client and server events, as text frames, the same events as on
+  ``/v1/realtime``, except the audio: ``response.output_audio.delta`` is played on the call's audio track instead
+  (:class:`~voxcall.webrtc.media.SpeechTrack`), and the microphone's track becomes the session's
   ``input_audio_buffer.append`` (the audio formats of a ``session.update`` are ignored: the media are Opus);
 - ``output_audio_buffer.started`` / ``.stopped`` tell the client when a response's audio begins and ends playing;
 - barge-in: when the user speaks over the agent (``input_audio_buffer.speech_started``) or the client says so
-  (``output_audio_buffer.clear``, which the JS Agents SDK sends with ``response.cancel`` on every interruption),
-  the speech stops at once, ``output_audio_buffer.cleared`` is sent, and each message is truncated to what the
-  user heard, so the model's record of the conversation holds only the words the user got.
+  (``output_audio_buffer.clear``, which the JS Agents SDK sends with ``response.cancel`` on every interruption), the
+  session clears the track (its :class:`~voxcall.core.playout.Playout`): the speech stops at once,
+  ``output_audio_buffer.cleared`` is sent, and each message is truncated to what the user heard, so the model's record
+  of the conversation holds only the words the user got.
 
-The session starts when the data channel opens (its first event is ``session.created``), with the session
-configuration of the client secret and of the offer, in that order, applied before the client's own events.
-Client events reach the session through one queue that a single task drains, so they are handled one at a time
-and in order, the microphone's audio included. The call ends when the peer connection fails or closes, when the
-client hangs up, or when the session closes it (idle, drained).
+The session starts when the data channel opens (its first event is ``session.created``), with the session configuration
+of the client secret and of the offer, in that order, applied before the client's own events. The client's events are
+the Realtime protocol's (:class:`~voxcall.realtime.connection.RealtimeConnection` reads them); they reach the session
+through its inbox, so they are handled one at a time and in order, the microphone's audio included. The call ends when
+the peer connection fails or closes, when the client hangs up, or when the session closes it (idle, drained).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from aiortc import RTCConfiguration, RTCDataChannel, RTCPeerConnection, RTCSessionDescription
 from aiortc.mediastreams import MediaStreamError, MediaStreamTrack
 from av import AudioFrame
 
-from voxcall.core.outbox import Send
-from voxcall.core.protocol import Event, ProtocolError, error_event, event, wire_text
-from voxcall.core.session import Session
-from voxcall.webrtc.media import Microphone, SpeechTrack
+from voxcall.core.commands import AppendAudio
+from voxcall.core.errors import SessionError
+from voxcall.realtime.connection import RealtimeConnection, error_event
+from voxcall.serving.frames import Message, event, json_text
+from voxcall.serving.host import SessionHost
+from voxcall.webrtc.media import RATE, Microphone, SpeechTrack
 
 log = logging.getLogger(__name__)
 
@@ -46,32 +45,28 @@ EVENTS_CHANNEL = "oai-events"
 CONNECT_TIMEOUT = 30.0
 """Seconds an answered call may take to open its data channel before it is given up."""
 
-_FORMAT_FIELDS = ("format",)
-
 
 class WebRTCCall:
-    """Bridges one peer connection and its session: :meth:`answer` the offer, then the call runs by itself until
+    """One peer connection and its session: :meth:`answer` the offer, then the call runs by itself until
     :attr:`ended`; :meth:`close` ends it from outside."""
 
-    def __init__(self, call_id: str, make_session: Callable[[Send], Session], configuration: RTCConfiguration,
-                 *, initial: list[dict[str, Any]], max_frame_bytes: int) -> None:
-        """``make_session`` builds the session that writes its events to the call; ``initial``: the session
-        configurations to apply before the client's events (``session.update`` ``session`` objects)."""
+    def __init__(self, call_id: str, host: SessionHost, configuration: RTCConfiguration, *,
+                 initial: list[dict[str, Any]]) -> None:
+        """``initial``: the session configurations to apply before the client's events (``session.update``
+        ``session`` objects)."""
         self.id = call_id
-        self.session = make_session(self._on_event)
-        self.ended = asyncio.Event()
-        self._pc = RTCPeerConnection(configuration)
         self._speech = SpeechTrack(self._audio_started, self._audio_stopped)
+        self.connection = RealtimeConnection(host, self._send, close=self.hang_up, playout=self._speech)
+        self.hosted = self.connection.hosted
+        self.session = self.hosted.session
+        self.ended = asyncio.Event()
+        self._initial = initial
+        self._pc = RTCPeerConnection(configuration)
         self._microphone = Microphone()
-        self._inbox: asyncio.Queue[str] = asyncio.Queue()
-        for session in initial:
-            self._inbox.put_nowait(json.dumps({"type": "session.update", "session": session}))
         self._channel: RTCDataChannel | None = None
-        self._max_frame_bytes = max_frame_bytes
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self._closer: asyncio.Task[None] | None = None
-        self._silenced: set[str] = set()  # responses cut short: audio still on its way from them is dropped
         self._pc.on("datachannel", self._on_channel)
         self._pc.on("track", self._on_track)
         self._pc.on("connectionstatechange", self._on_state)
@@ -95,7 +90,7 @@ class WebRTCCall:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self.session.close()
+        await self.connection.close()
         self._speech.stop()
         await self._pc.close()
         self.ended.set()
@@ -135,10 +130,11 @@ class WebRTCCall:
             self._spawn(self._listen(track), "microphone")
 
     async def _feed(self) -> None:
-        """Start the session, then hand it its client events, one at a time."""
-        await self.session.start()
-        while True:
-            await self.session.handle_frame(await self._inbox.get())
+        """Start the session with the call's configurations, then feed it."""
+        await self.connection.start()
+        for session in self._initial:
+            await self.connection.handle({"type": "session.update", "session": session})
+        await self.hosted.feed()
 
     async def _listen(self, track: MediaStreamTrack) -> None:
         """The microphone's frames, as the session's input audio."""
@@ -150,78 +146,36 @@ class WebRTCCall:
             assert isinstance(frame, AudioFrame)
             pcm = self._microphone.pcm(frame)
             if pcm.size:
-                audio = base64.b64encode(pcm.tobytes()).decode("ascii")
-                self._inbox.put_nowait(json.dumps({"type": "input_audio_buffer.append", "audio": audio}))
+                self.hosted.submit(AppendAudio(pcm, RATE))
 
     def _on_message(self, data: str | bytes) -> None:
-        """A client event from the data channel: queued for the session as it came, but for what only the call
-        can do (stop the speech it plays) and what does not apply to it (audio formats)."""
-        if len(data) > self._max_frame_bytes:
-            self._inbox.put_nowait(data if isinstance(data, str) else data.decode("utf-8", "replace"))
-            return  # the session refuses it with its own error
-        try:
-            ev = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
-            ev = None
-        if isinstance(ev, dict) and ev.get("type") == "output_audio_buffer.clear":
-            self._cut_short()
-        elif isinstance(ev, dict) and ev.get("type") == "session.update" and isinstance(ev.get("session"), dict):
-            data = json.dumps({**ev, "session": _without_formats(ev["session"])})
-        self._inbox.put_nowait(data if isinstance(data, str) else data.decode("utf-8", "replace"))
+        """A client event from the data channel, for the session in turn."""
 
-    async def _on_event(self, ev: Event) -> None:
-        """A server event of the session: audio to the track, everything else to the data channel."""
-        kind = ev["type"]
-        if kind == "response.output_audio.delta":
-            if ev["response_id"] not in self._silenced:
-                pcm = np.frombuffer(base64.b64decode(ev["delta"]), np.int16)
-                self._speech.play(ev["item_id"], ev["response_id"], pcm)
-            return
-        if kind == "input_audio_buffer.speech_started" and self._speech.speaking is not None:
-            response_id = self._speech.speaking
-            self._cut_short()
-            self._send(event("output_audio_buffer.cleared", response_id=response_id))
-        elif kind == "response.done":
-            self._speech.done(ev["response"]["id"])
-            self._silenced.discard(ev["response"]["id"])
-        self._send(ev)
+        async def handle() -> None:
+            await self.connection.handle_frame(data)
 
-    def _cut_short(self) -> None:
-        """Stop the speech where the user is, truncate its messages to what was heard, and drop the rest of the
-        audio of the response cut short (its deltas may still be on their way)."""
-        if self._speech.speaking is not None:
-            self._silenced.add(self._speech.speaking)
-        for heard in self._speech.interrupt():
-            self._silenced.add(heard.response_id)
-            self._inbox.put_nowait(json.dumps({"type": "conversation.item.truncate", "item_id": heard.item_id,
-                                               "content_index": 0, "audio_end_ms": heard.heard_ms}))
+        self.hosted.submit(handle)
+
+    # -- the session's way out ----------------------------------------------------------------------------------
 
     def _audio_started(self, response_id: str) -> None:
-        self._send(event("output_audio_buffer.started", response_id=response_id))
+        self._send_now(event("output_audio_buffer.started", response_id=response_id))
 
     def _audio_stopped(self, response_id: str) -> None:
-        self._send(event("output_audio_buffer.stopped", response_id=response_id))
+        self._send_now(event("output_audio_buffer.stopped", response_id=response_id))
 
-    def _send(self, ev: Event) -> None:
+    async def _send(self, message: Message) -> None:
+        self._send_now(message)
+
+    def _send_now(self, message: Message) -> None:
         channel = self._channel
         if channel is None or channel.readyState != "open":
             return
-        text = wire_text(ev)
+        text = json_text(message)
         try:
             channel.send(text)
         except ValueError as exc:  # over the peer's largest message
-            log.warning("webrtc call %s: could not send %s: %s", self.id, ev["type"], exc)
-            channel.send(wire_text(error_event(ProtocolError(
-                f"a {ev['type']} event of {len(text)} bytes is larger than the data channel takes",
+            log.warning("webrtc call %s: could not send %s: %s", self.id, message["type"], exc)
+            channel.send(json_text(error_event(SessionError(
+                f"a {message['type']} event of {len(text)} bytes is larger than the data channel takes",
                 code="event_too_large", kind="server_error"), None)))
-
-
-def _without_formats(session: dict[str, Any]) -> dict[str, Any]:
-    """``session`` without audio formats (and the beta names for them): a call's media are Opus, decoded to the
-    session's PCM16 at 24 kHz by the call itself."""
-    session = {k: v for k, v in session.items() if k not in ("input_audio_format", "output_audio_format")}
-    audio = session.get("audio")
-    if isinstance(audio, dict):
-        session["audio"] = {side: ({k: v for k, v in part.items() if k not in _FORMAT_FIELDS}
-                                   if isinstance(part, dict) else part) for side, part in audio.items()}
-    return session

@@ -33,14 +33,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from voxcall.core.client_events import parse_client_event
-from voxcall.core.outbox import Send
-from voxcall.core.protocol import ProtocolError
-from voxcall.core.session import Session
-from voxcall.core.shared import Shared
-from voxcall.core.toolbox import Toolbox
-from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
-from voxcall.serving.auth import extract_client_key, key_is_valid, origin_allowed
+from voxcall.core.errors import SessionError
+from voxcall.realtime.client_events import parse_client_event
+from voxcall.serving.admission import Refusal
+from voxcall.serving.gate import Gate, refusal_response
+from voxcall.serving.host import SessionHost
 from voxcall.webrtc.offer import Offer, OfferError, read_form, read_sdp, session_config
 from voxcall.webrtc.secrets import ClientSecret, ClientSecrets, SecretRefused, is_client_secret
 
@@ -57,24 +54,13 @@ _CORS_HEADERS = {"Access-Control-Allow-Methods": "POST, OPTIONS",
                  "Access-Control-Max-Age": "600"}
 
 
-class Refused(Exception):
-    """A request answered with an HTTP error: its status, error type and code, and a message for people."""
-
-    def __init__(self, status: int, kind: str, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.code, self.message = status, kind, code, message
-
-
 class WebRTCEdge:
     """The process's WebRTC calls and client secrets, behind the three routes of :meth:`routes`."""
 
-    def __init__(self, shared: Shared, admission: Admission, keys: set[str],
-                 toolbox: Callable[[], Toolbox | None]) -> None:
-        """``toolbox`` tells the server tools of the calls opened from now on (the app builds them at startup)."""
-        self._shared = shared
-        self._toolbox = toolbox
-        self._admission = admission
-        self._keys = keys
+    def __init__(self, host: SessionHost, gate: Gate) -> None:
+        self._host = host
+        self._settings = host.shared.settings
+        self._gate = gate
         self.secrets = ClientSecrets()
         self.calls: dict[str, WebRTCCall] = {}
         self._watchers: set[asyncio.Task[None]] = set()
@@ -88,19 +74,20 @@ class WebRTCEdge:
                 Route("/v1/realtime/client_secrets", self._answering(self._mint), methods=["POST", "OPTIONS"])]
 
     def _answering(self, handle: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-        """A route: the origin check and the preflight, then ``handle``; a :class:`Refused` becomes its error."""
+        """A route: the origin check and the preflight, then ``handle``; a
+        :class:`~voxcall.serving.admission.Refusal` becomes its error."""
 
         async def route(request: Request) -> Response:
             origin = request.headers.get("origin")
-            if not origin_allowed(origin, request.headers.get("host"), self._shared.settings.allowed_origins):
+            if not self._gate.origin_allowed(request.headers):
                 log.info("refused a webrtc request from %s: origin %s is not allowed", request.client, origin)
-                return _error(Refused(403, "invalid_request_error", "origin_not_allowed",
+                return _error(Refusal(403, "invalid_request_error", "origin_not_allowed",
                                       "this page's origin may not use the server (allowed_origins)"), None)
             if request.method == "OPTIONS":
                 return Response(status_code=204, headers=_cors(origin, preflight=True))
             try:
                 response: Response = await handle(request)
-            except Refused as refused:
+            except Refusal as refused:
                 log.info("refused a webrtc request from %s: %s", request.client, refused.message)
                 return _error(refused, origin)
             response.headers.update(_cors(origin, preflight=False))
@@ -109,58 +96,44 @@ class WebRTCEdge:
         return route
 
     async def _call(self, request: Request) -> Response:
-        settings = self._shared.settings
-        if self._shared.voice is None:
-            raise Refused(503, "server_error", "speech_disabled",
+        settings = self._settings
+        if self._host.shared.voice is None:
+            raise Refusal(503, "server_error", "speech_disabled",
                           "speech is off on this server (voxcall serve --speech): a WebRTC call has nothing to say")
         try:
             from voxcall.webrtc.call import WebRTCCall
             from voxcall.webrtc.ice import configuration, offer_loopback
         except ImportError:
-            raise Refused(501, "server_error", "webrtc_not_installed",
+            raise Refusal(501, "server_error", "webrtc_not_installed",
                           "WebRTC needs the webrtc extra on the server: pip install 'voxcall[webrtc]'") from None
         offer = await _read_offer(request)
-        key = extract_client_key(request.headers, [])
+        key = self._gate.key_of(request.headers)
         secret = self._secret(key) if key is not None and is_client_secret(key) else None
-        if secret is None and self._keys and not key_is_valid(key, self._keys):
-            raise Refused(401, "invalid_request_error", "invalid_api_key", "invalid or missing API key")
+        if secret is None and not self._gate.key_valid(key):
+            raise Refusal(401, "invalid_request_error", "invalid_api_key", "invalid or missing API key")
         owner = secret.owner if secret is not None else key
         initial = [session for session in (secret.session if secret else {}, offer.session) if session]
-        admitted = self._admission.admit(owner if self._keys else None)
-        if isinstance(admitted, Refusal):
-            self._shared.metrics.sessions_refused.labels(admitted.code).inc()
-            raise Refused(admitted.status, admitted.kind, admitted.code, admitted.message)
+        admitted = self._gate.admit(owner)
         if not self._configured:
             offer_loopback(settings.webrtc.loopback_candidate)
             self._configured = True
         call_id = "rtc_" + secrets.token_hex(12)
-
-        def make_session(send: Send) -> Session:
-            shared = self._shared
-            return Session(shared.backend, send, options=settings.session, tools=settings.tools,
-                           model=settings.model or settings.llm or "voxcall", slots=shared.slots,
-                           voice=shared.voice, toolbox=self._toolbox(), metrics=shared.metrics,
-                           close_socket=lambda code, reason: call.hang_up(code, reason))
-
-        call = WebRTCCall(call_id, make_session, configuration(settings.webrtc.ice_servers), initial=initial,
-                          max_frame_bytes=settings.session.max_frame_bytes)
+        call = WebRTCCall(call_id, self._host, configuration(settings.webrtc.ice_servers), initial=initial)
         try:
             try:
                 answer = await call.answer(offer.sdp)
             except (ValueError, TypeError) as exc:
-                raise Refused(400, "invalid_request_error", "invalid_offer",
+                raise Refusal(400, "invalid_request_error", "invalid_offer",
                               f"the SDP offer cannot be answered: {exc}") from None
             if secret is not None:  # spent only now, by a call that opens (no await from here to occupy)
                 self._secret(secret.value, spend=True)
-            if not admitted.occupy(call.session, call):
-                raise Refused(503, "server_error", "shutting_down", "the server is shutting down")
+            if not admitted.occupy(call.hosted, call):
+                raise Refusal(503, "server_error", "shutting_down", "the server is shutting down")
         except BaseException:
             admitted.leave()
             await call.close()
             raise
         self.calls[call_id] = call
-        self._shared.metrics.sessions_total.inc()
-        self._shared.metrics.sessions_active.inc()
         watcher = asyncio.create_task(self._watch(call, admitted.leave), name=f"voxcall-webrtc-{call_id}")
         self._watchers.add(watcher)
         watcher.add_done_callback(self._watchers.discard)
@@ -175,52 +148,51 @@ class WebRTCEdge:
         finally:
             release()
             self.calls.pop(call.id, None)
-            self._shared.metrics.sessions_active.dec()
 
     def _secret(self, key: str, *, spend: bool = False) -> ClientSecret:
         """The client secret ``key`` (checked; with ``spend``, used up too)."""
         try:
             return self.secrets.redeem(key) if spend else self.secrets.peek(key)
         except SecretRefused as exc:
-            raise Refused(401, "invalid_request_error", "invalid_client_secret", str(exc)) from None
+            raise Refusal(401, "invalid_request_error", "invalid_client_secret", str(exc)) from None
 
     async def _mint(self, request: Request) -> Response:
         key = self._key_holder(request)
         body = await _json_body(request)
         expires = body.get("expires_after") or {}
         if not isinstance(expires, dict) or expires.get("anchor", "created_at") != "created_at":
-            raise Refused(400, "invalid_request_error", "invalid_value",
+            raise Refusal(400, "invalid_request_error", "invalid_value",
                           "expires_after must be {\"anchor\": \"created_at\", \"seconds\": N}")
-        seconds = expires.get("seconds", self._shared.settings.webrtc.client_secret_seconds)
+        seconds = expires.get("seconds", self._settings.webrtc.client_secret_seconds)
         session = body.get("session") or {}
         if not isinstance(session, dict) or isinstance(seconds, bool) or not isinstance(seconds, int):
-            raise Refused(400, "invalid_request_error", "invalid_value",
+            raise Refusal(400, "invalid_request_error", "invalid_value",
                           "session must be an object and expires_after.seconds an integer")
         session = _checked_session(session, "session")
         try:
             secret = self.secrets.mint(seconds, session, owner=key)
         except ValueError as exc:
-            raise Refused(400, "invalid_request_error", "invalid_value", str(exc)) from None
+            raise Refusal(400, "invalid_request_error", "invalid_value", str(exc)) from None
         except SecretRefused as exc:
-            raise Refused(429, "rate_limit_error", "too_many_client_secrets", str(exc)) from None
+            raise Refusal(429, "rate_limit_error", "too_many_client_secrets", str(exc)) from None
         return JSONResponse({"value": secret.value, "expires_at": secret.expires_at, "session": secret.session})
 
     async def _hangup(self, request: Request) -> Response:
         self._key_holder(request)
         call = self.calls.get(request.path_params["call_id"])
         if call is None:
-            raise Refused(404, "invalid_request_error", "call_not_found", "no such call (it may have ended)")
+            raise Refusal(404, "invalid_request_error", "call_not_found", "no such call (it may have ended)")
         await call.close(1000, "hung up")
         return Response(status_code=200)
 
     def _key_holder(self, request: Request) -> str | None:
         """The client API key of a request only a key holder may make (None on a server without keys)."""
-        key = extract_client_key(request.headers, [])
+        key = self._gate.key_of(request.headers)
         if is_client_secret(key):
-            raise Refused(401, "invalid_request_error", "invalid_api_key",
+            raise Refusal(401, "invalid_request_error", "invalid_api_key",
                           "a client secret cannot do this: use a client API key (from your backend, never a page)")
-        if self._keys and not key_is_valid(key, self._keys):
-            raise Refused(401, "invalid_request_error", "invalid_api_key", "invalid or missing API key")
+        if not self._gate.key_valid(key):
+            raise Refusal(401, "invalid_request_error", "invalid_api_key", "invalid or missing API key")
         return key
 
 
@@ -235,11 +207,11 @@ async def _read_offer(request: Request) -> Offer:
                 offer = read_form(form.get("sdp"), form.get("session"))
             return Offer(offer.sdp, _checked_session(offer.session, "the 'session' field"))
     except OfferError as exc:
-        raise Refused(400, "invalid_request_error", "invalid_offer", str(exc)) from None
+        raise Refusal(400, "invalid_request_error", "invalid_offer", str(exc)) from None
     except HTTPException as exc:  # Starlette's answer to a form it cannot parse (or one with a file in it)
-        raise Refused(400, "invalid_request_error", "invalid_offer",
+        raise Refusal(400, "invalid_request_error", "invalid_offer",
                       f"the form cannot be read: {exc.detail}") from None
-    raise Refused(415, "invalid_request_error", "unsupported_media_type",
+    raise Refusal(415, "invalid_request_error", "unsupported_media_type",
                   "send the SDP offer as application/sdp, or as the 'sdp' field of multipart/form-data")
 
 
@@ -252,9 +224,9 @@ def _checked_session(session: dict[str, Any], where: str) -> dict[str, Any]:
         session = session_config(session, where)
         parse_client_event({"type": "session.update", "session": session})
     except OfferError as exc:
-        raise Refused(400, "invalid_request_error", "invalid_value", str(exc)) from None
-    except ProtocolError as exc:
-        raise Refused(400, "invalid_request_error", exc.code, f"{where}: {exc.message}") from None
+        raise Refusal(400, "invalid_request_error", "invalid_value", str(exc)) from None
+    except SessionError as exc:
+        raise Refusal(400, "invalid_request_error", exc.code, f"{where}: {exc.message}") from None
     return session
 
 
@@ -265,9 +237,9 @@ async def _json_body(request: Request) -> dict[str, Any]:
     try:
         data = json.loads(body)
     except ValueError:
-        raise Refused(400, "invalid_request_error", "invalid_json", "the body is not valid JSON") from None
+        raise Refusal(400, "invalid_request_error", "invalid_json", "the body is not valid JSON") from None
     if not isinstance(data, dict):
-        raise Refused(400, "invalid_request_error", "invalid_json", "the body must be a JSON object")
+        raise Refusal(400, "invalid_request_error", "invalid_json", "the body must be a JSON object")
     return data
 
 
@@ -280,9 +252,5 @@ def _cors(origin: str | None, *, preflight: bool) -> dict[str, str]:
     return {**headers, **_CORS_HEADERS} if preflight else headers
 
 
-def _error(refused: Refused, origin: str | None) -> JSONResponse:
-    headers = _cors(origin, preflight=False)
-    if refused.status in (429, 503):
-        headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return JSONResponse({"error": {"type": refused.kind, "code": refused.code, "message": refused.message}},
-                        status_code=refused.status, headers=headers)
+def _error(refused: Refusal, origin: str | None) -> JSONResponse:
+    return refusal_response(refused, _cors(origin, preflight=False))

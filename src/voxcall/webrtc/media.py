@@ -1,9 +1,10 @@
 """The call's audio: the agent's speech as an outgoing WebRTC track, and the caller's microphone read into PCM.
 
 Over WebRTC the server plays its own speech out, in real time, as the track's frames: unlike a WebSocket client,
-the browser holds no buffer of its own to clear. So :class:`SpeechTrack` knows at every moment what the user
-has heard, which is what a barge-in needs: :meth:`SpeechTrack.interrupt` drops the audio not yet played (the
-speech stops within one 20 ms frame) and says how much of each message was heard, for the truncation.
+the browser holds no buffer of its own to clear. So :class:`SpeechTrack` (the call's
+:class:`~voxcall.core.playout.Playout`) knows at every moment what the user has heard, which is what a barge-in needs:
+:meth:`SpeechTrack.clear` drops the audio not yet played (the speech stops within one 20 ms frame), and any still on
+its way from the response cut short, and says how much of each message was heard, for the session to cut it to.
 
 The track tells its owner when a response's audio starts and stops being heard (``output_audio_buffer.started``
 and ``.stopped`` as OpenAI's WebRTC service sends them): ``started`` at its first frame, ``stopped`` once every
@@ -27,23 +28,17 @@ from aiortc.mediastreams import MediaStreamError
 from av import AudioFrame
 
 from voxcall.audio.codec import StreamResampler
+from voxcall.audio.formats import PCM24K
+from voxcall.core.events import OutputAudio
+from voxcall.core.playout import Cleared, Heard, PlaybackListener
 
 PCM = npt.NDArray[np.int16]
 
-RATE = 24_000
-"""The session's audio rate, in and out (PCM16)."""
+RATE = PCM24K.rate
+"""The session's audio rate, in and out (PCM16 at the Realtime default rate: a call takes no formats)."""
 
 FRAME_SAMPLES = RATE // 50
 """One 20 ms frame, the packet time WebRTC audio uses."""
-
-
-@dataclass(frozen=True)
-class Heard:
-    """How much of message ``item_id`` (of response ``response_id``) the user heard before an interruption."""
-
-    item_id: str
-    response_id: str
-    heard_ms: int
 
 
 @dataclass
@@ -54,10 +49,11 @@ class _Chunk:
 
 
 class SpeechTrack(MediaStreamTrack):
-    """The agent's voice: the audio :meth:`play` is given, paced in real time, silence between.
+    r"""The agent's voice: the audio :meth:`capture`\ d, paced in real time, silence between.
 
     ``started(response_id)`` and ``stopped(response_id)`` are called when a response's audio begins to be heard
-    and when the last of it has been (after :meth:`done`); ``clock`` tells monotonic seconds.
+    and when the last of it has been (after :meth:`flush`), as are the listeners :meth:`watch` adds; ``clock`` tells
+    monotonic seconds.
     """
 
     kind = "audio"
@@ -69,18 +65,25 @@ class SpeechTrack(MediaStreamTrack):
         self._clock = clock
         self._queue: deque[_Chunk] = deque()
         self._heard: dict[str, int] = {}  # samples played per message item
+        self._items: dict[str, set[str]] = {}  # the message items of each response heard
         self._audible: str | None = None  # the response being heard
         self._complete: set[str] = set()  # responses whose audio is all queued
+        self._silenced: set[str] = set()  # responses cut short: audio still on its way from them is dropped
+        self._listeners: list[PlaybackListener] = []
         self._start: float | None = None
         self._pts = 0
 
-    def play(self, item_id: str, response_id: str, pcm: PCM) -> None:
-        """Queue ``pcm`` (24 kHz) of message ``item_id`` of response ``response_id``."""
-        if pcm.size:
-            self._queue.append(_Chunk(item_id, response_id, pcm))
+    def watch(self, listener: PlaybackListener) -> None:
+        self._listeners.append(listener)
 
-    def done(self, response_id: str) -> None:
+    def capture(self, audio: OutputAudio) -> None:
+        """Queue a chunk of the speech (24 kHz), unless its response was cut short."""
+        if audio.pcm.size and audio.response_id not in self._silenced:
+            self._queue.append(_Chunk(audio.item_id, audio.response_id, audio.pcm))
+
+    def flush(self, response_id: str) -> None:
         """Response ``response_id`` has no more audio to queue: once it is played, it has stopped."""
+        self._silenced.discard(response_id)
         if self._audible == response_id and not self._queue:
             self._finish()
         elif self._audible == response_id or any(chunk.response_id == response_id for chunk in self._queue):
@@ -93,14 +96,21 @@ class SpeechTrack(MediaStreamTrack):
             return self._audible
         return self._queue[0].response_id if self._queue else None
 
-    def interrupt(self) -> list[Heard]:
-        """Drop every frame not yet played: per message cut short, how much of it was heard."""
+    async def clear(self) -> Cleared | None:
+        """Drop every frame not yet played, and what is still on its way from the response playing: what of each
+        message cut short was heard (None: nothing was playing)."""
+        speaking = self.speaking
+        if speaking is None:
+            return None
         cut = {chunk.item_id: Heard(chunk.item_id, chunk.response_id, self._heard.get(chunk.item_id, 0) * 1000 // RATE)
                for chunk in self._queue}
+        self._silenced.update({speaking, *(chunk.response_id for chunk in self._queue)})
         self._queue.clear()
         self._complete.discard(self._audible or "")
-        self._audible = None
-        return list(cut.values())
+        if self._audible is not None:
+            audible, self._audible = self._audible, None
+            self._report_finished(audible, interrupted=True)
+        return Cleared(speaking, tuple(cut.values()))
 
     async def recv(self) -> AudioFrame:
         """The next 20 ms frame, when it is due (aiortc's sender calls this in a loop)."""
@@ -131,9 +141,12 @@ class SpeechTrack(MediaStreamTrack):
                     self._finish()
                 self._audible = chunk.response_id
                 self._started(chunk.response_id)
+                for listener in self._listeners:
+                    listener.playback_started(chunk.response_id)
             take = min(FRAME_SAMPLES - filled, chunk.pcm.size)
             out[filled:filled + take] = chunk.pcm[:take]
             self._heard[chunk.item_id] = self._heard.get(chunk.item_id, 0) + take
+            self._items.setdefault(chunk.response_id, set()).add(chunk.item_id)
             filled += take
             if take == chunk.pcm.size:
                 self._queue.popleft()
@@ -148,6 +161,14 @@ class SpeechTrack(MediaStreamTrack):
         response_id, self._audible = self._audible, None
         self._complete.discard(response_id)
         self._stopped(response_id)
+        self._report_finished(response_id, interrupted=False)
+
+    def _report_finished(self, response_id: str, *, interrupted: bool) -> None:
+        for listener in self._listeners:
+            listener.playback_finished(response_id, self._heard_ms(response_id), interrupted)
+
+    def _heard_ms(self, response_id: str) -> int:
+        return sum(self._heard.get(item, 0) for item in self._items.get(response_id, ())) * 1000 // RATE
 
 
 class Microphone:

@@ -9,11 +9,11 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from tests.realtime.harness import ControlledBackend, Harness, Turn
+from tests.harness import ControlledBackend, Harness, Turn
 from tests.serve import serve
 from voxcall import cli
 from voxcall.config import ServerSettings
-from voxcall.core.toolbox import Toolbox
+from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm.scripted import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[3]

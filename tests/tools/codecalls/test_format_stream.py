@@ -9,13 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.tools.codecalls.conftest import ALL_TOOLS
+from tests.tools.codecalls.test_stream import cut, normalise
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import RejectedCall, TextDelta
 from voxcall.tools.codecalls.format_stream import FormatCallStream, parse_format_calls
 from voxcall.tools.codecalls.formats import FORMATS, ToolFormat, detect_format, format_named
-
-from .conftest import ALL_TOOLS
-from .test_stream import cut, normalise
 
 HERMES, LLAMA3, MISTRAL, GEMMA = (format_named(n) for n in ("hermes", "llama3", "mistral", "functiongemma"))
 

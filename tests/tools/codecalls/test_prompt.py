@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.tools.codecalls.conftest import CALCULATOR, SEND, WEATHER
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls, render_tools_prompt
-
-from .conftest import CALCULATOR, SEND, WEATHER
 
 
 @pytest.mark.parametrize("voice", [True, False])

@@ -9,10 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.tools.codecalls.conftest import ALL_TOOLS
 from voxcall.tools import Tool, ToolCall
 from voxcall.tools.codecalls import CodeCallStream, RejectedCall, TextDelta, parse_code_calls
-
-from .conftest import ALL_TOOLS
 
 
 def normalise(events: list[Any]) -> list[tuple[Any, ...]]:

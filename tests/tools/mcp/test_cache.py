@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from tests.tools.mcp.conftest import demo_config
 from voxcall.tools import ToolRegistry
 from voxcall.tools.cache import ToolCache
 from voxcall.tools.effects import MCP_READ_ONLY_TTL
 from voxcall.tools.mcp import MCPManager
-
-from .conftest import demo_config
 
 
 class Clock:

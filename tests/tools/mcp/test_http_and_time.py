@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.requirements import require_program
+from tests.tools.mcp.conftest import free_port
 from voxcall.tools.mcp import MCPConnection, MCPServerConfig, MCPStartupError
-
-from .conftest import free_port
 
 
 async def test_streamable_http_lists_and_calls(http_url: str) -> None:

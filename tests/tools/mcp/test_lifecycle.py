@@ -8,9 +8,8 @@ import time
 
 import pytest
 
+from tests.tools.mcp.conftest import demo_config, process_alive
 from voxcall.tools.mcp import MCPConnection, MCPServerConfig, MCPStartupError
-
-from .conftest import demo_config, process_alive
 
 
 async def _pid(connection: MCPConnection) -> int:

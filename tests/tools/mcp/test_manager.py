@@ -7,10 +7,9 @@ import time
 
 import pytest
 
+from tests.tools.mcp.conftest import demo_config, process_alive
 from voxcall.tools import ToolRegistry
 from voxcall.tools.mcp import MCPManager, MCPServerConfig
-
-from .conftest import demo_config, process_alive
 
 
 async def test_parallel_start_leaves_a_broken_server_out() -> None:

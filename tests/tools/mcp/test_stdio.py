@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from tests.tools.mcp.conftest import demo_config
 from voxcall.tools.mcp import MCPConnection
-
-from .conftest import demo_config
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -3,7 +3,7 @@
 :func:`parse_volume` reads a level from what a model passes on from the user: a fraction (``0.8``), a percentage
 as a number above 1 (``50`` is 50 %) or a string (``"80%"``, ``"0.8"``, ``"50"``), a relative change (``"+10%"``,
 ``"-0.2"``) when the current level is known, or a word in English or Chinese (below); Chinese numbers are read
-too (百分之三十, 八成, 三十: :mod:`~voxcall.tools.builtin.chinese_numbers`), inside the words a request wraps a
+too (百分之三十, 八成, 三十: :func:`~voxcall.language.zh.arabic`), inside the words a request wraps a
 level in (把音量调到百分之三十, 调高百分之十). Levels run from 0.0
 (silent) to 1.0 (full); values outside are clamped and the note says so. The music tools share these helpers.
 
@@ -19,7 +19,7 @@ import reprlib
 import unicodedata
 from types import MappingProxyType
 
-from voxcall.tools.builtin.chinese_numbers import arabic
+from voxcall.language import LANGUAGES, in_digits
 from voxcall.tools.context import ToolContext, VoiceControl
 from voxcall.tools.registry import ToolError, ToolRegistry
 
@@ -29,24 +29,20 @@ __all__ = ["MIN_LEVEL", "VOLUME_WORDS", "parse_volume", "percent", "register", "
 MIN_LEVEL = 0.1
 """The level "min"/"minimum"/最小 stands for: the quietest that is still audible."""
 
-_WORDS: dict[float, tuple[str, ...]] = {
-    1.0: ("max", "maximum", "full", "loudest", "highest", "最大", "最高", "最响", "满"),
-    0.5: ("half", "medium", "一半", "半", "中等"),
-    MIN_LEVEL: ("min", "minimum", "lowest", "quietest", "最小", "最低"),
-    0.0: ("mute", "muted", "silent", "off", "zero", "静音", "关", "关闭"),
-}
-VOLUME_WORDS = MappingProxyType({word: level for level, words in _WORDS.items() for word in words})
+_LEVELS = {"max": 1.0, "half": 0.5, "min": MIN_LEVEL, "mute": 0.0}
+"""What each level a language names in words (:data:`~voxcall.language.rules.VOLUME_LEVELS`) is: "min" is
+:data:`MIN_LEVEL`, "mute" silence."""
+VOLUME_WORDS = MappingProxyType({word: _LEVELS[level] for language in LANGUAGES.values()
+                                 for level, words in language.volume_words.items() for word in words})
 """The words :func:`parse_volume` understands, with the level each stands for."""
 
-_FILLER = re.compile(r"\s+|volume|音量|[声聲]音|[把将將请請的吧。，！]|[帮幫]我|[调調设設改](?:到|成|至|为|為)"
-                     r"|[设設]置[为為成到]")
-"""What a level is wrapped in: "max volume" and 最大音量 mean "max" and 最大, 把音量调到百分之三十 means 百分之三十
-(in simplified or traditional characters)."""
-_CHANGES = {"调大": "+", "調大": "+", "调高": "+", "調高": "+", "提高": "+", "增加": "+", "加大": "+",
-            "调小": "-", "調小": "-", "调低": "-", "調低": "-", "降低": "-", "减少": "-", "減少": "-", "减小": "-",
-            "減小": "-"}
+_FILLER = re.compile("|".join([r"\s+", *(language.volume_filler for language in LANGUAGES.values()
+                                          if language.volume_filler)]))
+"""What a level is wrapped in, in any language: "max volume" and 最大音量 mean "max" and 最大, 把音量调到百分之三十
+means 百分之三十 (in simplified or traditional characters)."""
+_CHANGES = {word: sign for language in LANGUAGES.values() for word, sign in language.volume_changes.items()}
 _CHANGE = re.compile("^(?:" + "|".join(_CHANGES) + ")")
-"""A Chinese change at the start of a level, read as its sign: 调高百分之十 is "+10%"."""
+"""A change at the start of a level, read as its sign: 调高百分之十 is "+10%"."""
 _NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(%?)")
 _ACCEPTED = ('a number (0.8, or 50 for 50%), a percentage ("80%"), a change ("+10%", "-10%") or a word: '
              "max, min, half, mute, 最大, 最小, 一半, 静音; Chinese numbers such as 百分之三十 or 八成 are read too")
@@ -86,7 +82,7 @@ def parse_volume(value: float | str, current: float | None = None) -> tuple[floa
     text = _FILLER.sub("", unicodedata.normalize("NFKC", value).casefold())  # NFKC: "８０％" → "80%"
     if text in VOLUME_WORDS:
         return VOLUME_WORDS[text], ""
-    match = _NUMBER.fullmatch(arabic(_CHANGE.sub(lambda change: _CHANGES[change[0]], text)))
+    match = _NUMBER.fullmatch(in_digits(_CHANGE.sub(lambda change: _CHANGES[change[0]], text)))
     if match is None:
         raise ToolError(f"not a volume: {reprlib.repr(value)}; use {_ACCEPTED}")
     sign, digits, percent_sign = match.groups()

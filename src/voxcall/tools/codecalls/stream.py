@@ -26,7 +26,6 @@ CLOSE_TAG = "</code>"
 FENCE = "```"
 FENCE_TAGS = frozenset({"python", "py", "python3", "tool_code", "tool_call"})
 
-_MAX_TAG = 16
 _EARLY_PARSE_LIMIT = 4000  # longer segments are parsed only when they end, keeping the cost linear
 
 _TEXT_SPECIAL = re.compile(r"[<`]")

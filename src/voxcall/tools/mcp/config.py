@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from voxcall.config import ToolsSettings
+from voxcall.validation import first_problem
 
 __all__ = ["MCPServerConfig", "parse_mcp_config"]
 
@@ -179,10 +180,9 @@ def parse_mcp_config(data: Mapping[str, Any] | None) -> list[MCPServerConfig]:
 
 def _first_error(exc: ValidationError) -> str:
     """``field: message`` for the first problem pydantic found (the rest follow once it is fixed)."""
-    error = exc.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in error["loc"])
-    message = error["msg"].removeprefix("Value error, ")
-    return f"{where}: {message}" if where else message
+    problem = first_problem(exc)
+    message = problem.message.removeprefix("Value error, ")
+    return f"{problem.where}: {message}" if problem.where else message
 
 
 def _is_loopback(host: str) -> bool:

@@ -1,0 +1,30 @@
+"""The ``local:`` section: how the local model runs and decides."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class LocalModelSettings(BaseModel):
+    """The ``local:`` section: how the local model runs and decides (the ``llamacpp`` and ``llama-server``
+    backends; ``llama-server`` sets its own context size, slots, threads and cache, so only the last two apply to
+    it)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    n_ctx: int = Field(default=2048, ge=256)
+    """Context size in tokens of each reply (``llamacpp``)."""
+    slots: int = Field(default=1, ge=1, le=64)
+    """Replies generated at once (``llamacpp``: llama.cpp's continuous batching), each with ``n_ctx`` of context;
+    more wait for a free slot. One suits two cores: a reply then waits at most a warm's chunk for the slot that
+    holds its conversation, where with two it may land on the other, cold one."""
+    threads: int = Field(default=2, ge=1)
+    """Threads that evaluate prompts (``llamacpp``); one thread generates, the fastest for a small model."""
+    state_cache_bytes: int = Field(default=256 * 2**20, ge=0)
+    """Memory for prompts a slot dropped (``llamacpp``), so that sessions with different prompts do not evaluate
+    their prefix again each turn (0: none)."""
+    max_prompt_tools: int | None = Field(default=8, ge=1)
+    """Tools shown to the model: with more offered, the most relevant to the user's words (None: all)."""
+    call_threshold: float | None = Field(default=0.5, ge=0, le=1)
+    """Probability of opening a call that makes a reply a call when the model may choose (None: plain sampling
+    decides, which calls tools on small talk far more often)."""

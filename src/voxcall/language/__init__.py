@@ -1,0 +1,53 @@
+"""Language rules as data, one module per language (:mod:`~voxcall.language.en`, :mod:`~voxcall.language.zh` …),
+each a :class:`~voxcall.language.rules.Language`, and the few functions that read them. A second language is a second
+module, listed in :data:`LANGUAGES`. This package imports nothing of voxcall's: every other part may use it (the local
+model's lexicon, :mod:`voxcall.llm.local.lexicon`, still holds its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from voxcall.language import de, en, es, fr, it, ja, ko, pt, zh
+from voxcall.language.rules import Language, SpokenForms
+from voxcall.language.scripts import language_of, spaced
+
+__all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "in_digits", "language_of",
+           "spaced"]
+
+LANGUAGES: Mapping[str, Language] = MappingProxyType({
+    language.code: language
+    for language in (en.LANGUAGE, zh.LANGUAGE, ja.LANGUAGE, ko.LANGUAGE, es.LANGUAGE, fr.LANGUAGE, de.LANGUAGE,
+                     it.LANGUAGE, pt.LANGUAGE)
+})
+"""Every language the server has rules for, by ISO 639-1 code."""
+
+ACKNOWLEDGEMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    code: language.acknowledgements for code, language in LANGUAGES.items()})
+"""What the agent says while a slow server tool runs, by language, in the order the phrases take turns."""
+
+SPOKEN_FORMS: Mapping[str, SpokenForms] = MappingProxyType({
+    code: language.spoken_forms for code, language in LANGUAGES.items() if language.spoken_forms is not None})
+"""How symbols are read aloud, by language (as :meth:`~voxcall.speech.voices.VoiceCatalog.language` names them)."""
+
+
+def acknowledgement(language: str | None, user_text: str, turn: int) -> str:
+    """The phrase for the ``turn``-th acknowledgement of a session whose transcription ``language`` (or None) is
+    set and whose user last said ``user_text``: in that language when it names one, else in the language of the
+    user's script (Han characters: Chinese, kana: Japanese, Hangul: Korean), else in English. Phrases take turns, so
+    a second slow tool in one conversation does not sound like a recording."""
+    chosen = (language or "").split("-")[0].lower()
+    if chosen not in ACKNOWLEDGEMENTS:
+        chosen = language_of(user_text) or "en"
+    phrases = ACKNOWLEDGEMENTS[chosen]
+    return phrases[turn % len(phrases)]
+
+
+def in_digits(text: str) -> str:
+    """``text`` with the spoken numbers of every language that has a reader written in Arabic digits (百分之三十 →
+    ``30%``); everything else is left as it was."""
+    for language in LANGUAGES.values():
+        if language.digits is not None:
+            text = language.digits(text)
+    return text

@@ -1,0 +1,9 @@
+"""German: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+
+from __future__ import annotations
+
+from voxcall.language.rules import Language
+
+__all__ = ["LANGUAGE"]
+
+LANGUAGE = Language(code="de", acknowledgements=("Einen Moment, ich sehe nach.", "Eine Sekunde, ich prüfe das."))

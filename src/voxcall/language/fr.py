@@ -1,0 +1,9 @@
+"""French: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+
+from __future__ import annotations
+
+from voxcall.language.rules import Language
+
+__all__ = ["LANGUAGE"]
+
+LANGUAGE = Language(code="fr", acknowledgements=("Un instant, je vérifie.", "Une seconde, je regarde."))

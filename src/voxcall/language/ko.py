@@ -1,0 +1,9 @@
+"""Korean: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+
+from __future__ import annotations
+
+from voxcall.language.rules import Language
+
+__all__ = ["LANGUAGE"]
+
+LANGUAGE = Language(code="ko", acknowledgements=("잠시만요, 확인해 볼게요.",))

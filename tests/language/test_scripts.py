@@ -1,0 +1,30 @@
+"""Writing systems (:mod:`voxcall.language.scripts`): the language a script gives away, and where running text puts a
+space between two pieces."""
+
+from __future__ import annotations
+
+import pytest
+
+from voxcall.language import LANGUAGES, acknowledgement, language_of, spaced
+
+
+@pytest.mark.parametrize(("said", "text", "joined"), [
+    ("Let me work that out.", "The answer is 96.", "Let me work that out. The answer is 96."),  # two sentences
+    ("One moment,", "I'm checking.", "One moment, I'm checking."),
+    ("请稍等。", "答案是九十六。", "请稍等。答案是九十六。"),  # Chinese writes no space between clauses
+    ("The answer is", ", as said, 96", "The answer is, as said, 96"),  # punctuation takes none
+    ("Hello ", "there", "Hello there"),  # a space already there
+    ("", "First words", "First words"),
+])
+def test_pieces_join_as_the_language_writes_them(said: str, text: str, joined: str) -> None:
+    assert said + spaced(said, text) == joined
+
+
+def test_a_script_gives_its_language_away_and_latin_gives_none() -> None:
+    assert language_of("北京天气怎么样？") == "zh" and language_of("東京の天気は？") == "ja"
+    assert language_of("서울 날씨") == "ko" and language_of("weather in Paris") is None
+
+
+def test_every_language_module_is_listed_under_its_code_and_has_acknowledgements() -> None:
+    assert all(code == language.code and language.acknowledgements for code, language in LANGUAGES.items())
+    assert acknowledgement("zh-CN", "", 0) == LANGUAGES["zh"].acknowledgements[0]
