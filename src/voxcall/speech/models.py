@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 if TYPE_CHECKING:
+    from voxcall.speech.baker import BakerVoice
     from voxcall.speech.stt import WhisperSTT
     from voxcall.speech.tts import EspeakTTS, PiperTTS
     from voxcall.speech.vad import SileroModel
@@ -65,3 +66,10 @@ def get_espeak(voice: str) -> EspeakTTS:
     from voxcall.speech.tts import EspeakTTS
 
     return _cached("espeak", voice, lambda: EspeakTTS(voice))
+
+
+def get_baker() -> BakerVoice:
+    """The shared :class:`~voxcall.speech.baker.BakerVoice` (the installed Mandarin voice)."""
+    from voxcall.speech.baker import BakerVoice
+
+    return _cached("baker", None, BakerVoice)
