@@ -1,7 +1,8 @@
 """Server configuration: one settings tree, :class:`ServerSettings`, with its sections :class:`SessionOptions`
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
 (``mcp:``), :class:`LiveSettings` (``live:``), :class:`LocalModelSettings` (``local:``), :class:`AgentProfile`
-(``profiles:``), :class:`TwilioSettings` (``twilio:``) and :class:`WebRTCSettings` (``webrtc:``). Every default
+(``profiles:``), :class:`TwilioSettings` (``twilio:``), :class:`WebRTCSettings` (``webrtc:``) and
+:class:`XiaozhiSettings` (``xiaozhi:``). Every default
 is defined here, once.
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults. The YAML keys are the field
@@ -258,10 +259,20 @@ class LiveSettings(BaseModel):
         return value
 
 
+def _ws_origin(value: str | None) -> str | None:
+    """A ``ws://`` or ``wss://`` origin without a path, query or trailing slash (a ``public_url``)."""
+    if value is None:
+        return None
+    value = value.rstrip("/")
+    if not re.fullmatch(r"wss?://[^/?#\s]+", value):
+        raise ValueError("must be a ws:// or wss:// origin such as wss://voice.example.com, with no path")
+    return value
+
+
 class AgentProfile(BaseModel):
-    """One agent of the ``profiles:`` section: what a phone call answered by it is (see :mod:`voxcall.twilio`).
-    Each field left out is the server's own (``session.instructions``, the default voice, server VAD, every
-    server tool)."""
+    """One agent of the ``profiles:`` section: what a phone call (:mod:`voxcall.twilio`) or a device's session
+    (:mod:`voxcall.xiaozhi`) answered by it is. Each field left out is the server's own (``session.instructions``,
+    the default voice, the server's Whisper, server VAD, every server tool)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -274,6 +285,10 @@ class AgentProfile(BaseModel):
     turn_detection: dict[str, Any] | None = None
     """How the end of a caller's turn is found: a Realtime ``turn_detection`` object
     (``{type: server_vad, silence_duration_ms: 500}``)."""
+    language: str | None = None
+    """The language its users speak (ISO 639-1: ``zh``), for the edges that honour it (xiaozhi devices): they are
+    heard in it (by a multilingual Whisper when the server's does not know it), and answered by the voice for it
+    unless :attr:`voice` names one (``baker`` for ``zh``, when installed)."""
 
 
 class TwilioSettings(BaseModel):
@@ -296,14 +311,8 @@ class TwilioSettings(BaseModel):
 
     @field_validator("public_url")
     @classmethod
-    def _wss_origin(cls, value: str | None) -> str | None:
-        """A ``ws://`` or ``wss://`` origin without a path, query or trailing slash."""
-        if value is None:
-            return None
-        value = value.rstrip("/")
-        if not re.fullmatch(r"wss?://[^/?#\s]+", value):
-            raise ValueError("must be a ws:// or wss:// origin such as wss://voice.example.com, with no path")
-        return value
+    def _origin(cls, value: str | None) -> str | None:
+        return _ws_origin(value)
 
 
 class WebRTCSettings(BaseModel):
@@ -319,6 +328,74 @@ class WebRTCSettings(BaseModel):
     a server behind NAT serving the internet needs one (or a public address)."""
     loopback_candidate: bool = True
     """Offer the loopback address too, so that a client on the same host always reaches the server."""
+
+
+class DeviceToken(BaseModel):
+    """A token that opens xiaozhi device sessions (``Authorization: Bearer TOKEN``), and the agent its devices get."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    token: SecretStr
+    """The token (at least 16 characters)."""
+    profile: str | None = None
+    """The agent profile of the sessions it opens (None: as the device id says, else ``xiaozhi.profile``)."""
+
+    @field_validator("token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr) -> SecretStr:
+        if len(value.get_secret_value()) < 16:
+            raise ValueError("a device token must be at least 16 characters long")
+        return value
+
+
+class XiaozhiSettings(BaseModel):
+    """The ``xiaozhi:`` section: xiaozhi voice devices (ESP32 firmware, py-xiaozhi) at ``WS /xiaozhi/v1/``, told
+    where to connect by ``/xiaozhi/ota/`` (see :mod:`voxcall.xiaozhi`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    tokens: list[DeviceToken] = Field(default_factory=list)
+    """Tokens that open device sessions besides the client API keys. With keys or tokens configured every device
+    presents one; without any (a loopback server), none is needed."""
+    ota_token: SecretStr | None = None
+    """The token ``/xiaozhi/ota/`` gives the devices it lets in (one of :attr:`tokens` or of the API keys): anyone
+    who reaches that endpoint with an allowed device id receives it, so pair it with :attr:`allowed_devices`. None:
+    an empty token."""
+    allowed_devices: list[str] | None = None
+    """The device ids (``Device-Id``: the MAC address) that may connect and get the OTA answer; None: any."""
+    profile: str | None = None
+    """The agent profile of a device that neither its token nor :attr:`device_profiles` gives one (None: the
+    server's own settings)."""
+    device_profiles: dict[str, str] = Field(default_factory=dict)
+    """Agent profile by device id."""
+    public_url: str | None = None
+    """The ``ws://`` or ``wss://`` origin devices connect to, when a proxy changes it; None: the host and port the
+    OTA request was sent to."""
+    sample_rate: Literal[16000, 24000] = 24000
+    """The rate of the Opus audio sent to devices (announced in the server's ``hello``)."""
+    wake_words: list[str] = Field(default_factory=lambda: ["你好小智", "hi esp"])
+    """Words a device reports in ``listen``/``detect`` when its wake word fired (compared without case, spaces or
+    punctuation): they open the conversation and are not a question to answer. Other ``detect`` text is."""
+    greet_on_wake: bool = False
+    """Answer a wake word (the model greets the user), as a typed message would be."""
+    tool_timeout: float | None = Field(default=None, gt=0)
+    """Seconds a device's own tool may take before the model hears that it did not answer (None: ``tools.timeout``;
+    ``tools.timeouts`` may name a device tool too)."""
+    keepalive_seconds: float = Field(default=30.0, ge=1, le=100)
+    """While a tool runs, a device that has been sent nothing for this long is sent its face's ``thinking``
+    emotion: firmware drops a channel after 120 s without data."""
+    hidden_tools: list[str] = Field(default_factory=list)
+    """Device tools (by their name on the device: ``self.camera.take_photo``) the model is never offered."""
+
+    @field_validator("public_url")
+    @classmethod
+    def _origin(cls, value: str | None) -> str | None:
+        return _ws_origin(value)
+
+    def profile_names(self) -> set[str]:
+        """Every agent profile the section names."""
+        names = {token.profile for token in self.tokens} | set(self.device_profiles.values()) | {self.profile}
+        return {name for name in names if name is not None}
 
 
 class ServerSettings(BaseSettings):
@@ -393,6 +470,8 @@ class ServerSettings(BaseSettings):
     """Twilio Media Streams (the ``twilio:`` section)."""
     webrtc: WebRTCSettings = Field(default_factory=WebRTCSettings)
     """Browser calls over WebRTC (the ``webrtc:`` section)."""
+    xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
+    """xiaozhi voice devices (the ``xiaozhi:`` section)."""
 
     @classmethod
     def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:
@@ -470,6 +549,14 @@ class ServerSettings(BaseSettings):
             data = {**data, LLM_KEY_ENV: data["api_key"]}
             del data["api_key"]
         return data
+
+    @model_validator(mode="after")
+    def _known_profiles(self) -> Self:
+        """Every agent profile the ``xiaozhi:`` section names is one of ``profiles:``."""
+        unknown = sorted(self.xiaozhi.profile_names() - set(self.profiles))
+        if unknown:
+            raise ValueError(f"xiaozhi names agent profile(s) {', '.join(unknown)}, which profiles: does not have")
+        return self
 
     @model_validator(mode="after")
     def _openai_key_fallback(self) -> Self:
