@@ -229,7 +229,8 @@ class DeviceSession:
     async def _typed(self, text: str) -> None:
         """A typed turn: it stops the device's speech, and is answered (once the device's tools are listed)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._tools_listed.wait(), TOOLS_WAIT)
+            async with asyncio.timeout(TOOLS_WAIT):
+                await self._tools_listed.wait()
         await self._interrupt()
         try:
             await self.session.apply(AddItem(MessageItem.of_text("user", text)))

@@ -105,7 +105,8 @@ class DeviceMcp:
         self._waiting[request_id] = answer
         try:
             await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
-            return await asyncio.wait_for(answer, timeout)
+            async with asyncio.timeout(timeout):
+                return await answer
         finally:
             self._waiting.pop(request_id, None)
 

@@ -123,7 +123,8 @@ async def serve_xiaozhi(ws: WebSocket, host: SessionHost, occupy: Occupy) -> Non
         await device.start()
         incoming = frames(ws)
         try:
-            first = await asyncio.wait_for(anext(incoming), HELLO_TIMEOUT)
+            async with asyncio.timeout(HELLO_TIMEOUT):
+                first = await anext(incoming)
         except (TimeoutError, StopAsyncIteration):
             await ws.close(code=status.WS_1008_POLICY_VIOLATION, reason=f"no hello within {HELLO_TIMEOUT:g} s")
             return

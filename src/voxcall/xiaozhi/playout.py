@@ -103,7 +103,8 @@ class _Playing:
         """What of each message the speaker has played by ``now``."""
         ms = dict.fromkeys(self.items, 0) | self.played_ms
         for item_id, item_ms, starts in self.in_flight:
-            ms[item_id] = max(ms[item_id], item_ms + round(min(max(now - starts, 0.0) * 1000, PACKET_MS)))
+            if starts < now:
+                ms[item_id] = max(ms[item_id], item_ms + round(min((now - starts) * 1000, PACKET_MS)))
         return tuple(Heard(item_id, self.response_id, end) for item_id, end in sorted(ms.items()))
 
 
@@ -219,17 +220,19 @@ class DeviceSpeech:
 
     async def _write(self) -> None:
         while True:
-            if not self._queue:
-                self._ready.clear()
-                await self._ready.wait()
-                continue
-            wait = self._due(self._queue[0]) - self._clock()
-            if wait > 0:
-                self._ready.clear()  # a clear() while waiting wakes the writer early
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._ready.wait(), wait)
-                continue
+            await self._head_due()
             await self._out(self._queue.popleft())
+
+    async def _head_due(self) -> None:
+        """Wait until there is an entry and it may leave; a clear() or a new entry wakes the wait early."""
+        while True:
+            self._ready.clear()
+            wait = self._due(self._queue[0]) - self._clock() if self._queue else None
+            if wait is not None and wait <= 0:
+                return
+            with contextlib.suppress(TimeoutError):  # asyncio.timeout: wait_for may swallow a cancel (3.11)
+                async with asyncio.timeout(wait):
+                    await self._ready.wait()
 
     async def _out(self, entry: _Packet | _Say | _End) -> None:
         if isinstance(entry, _Say):

@@ -1,0 +1,109 @@
+"""Who may connect, and how a device finds the server: the OTA answer, the credentials and the allow-list, the binary
+protocol, and the ``hello`` that must come first."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from voxcall.core.voice import Voice
+from voxcall.llm import ScriptedBackend
+
+from .conftest import SCRIPT, DeviceServer, device_settings
+
+TOKEN = "device-token-0123456789"
+HEADERS = {"Device-Id": "02:00:00:00:00:01", "Client-Id": "c0ffee", "Protocol-Version": "1"}
+HELLO = {"type": "hello", "version": 1, "transport": "websocket", "features": {"mcp": False},
+         "audio_params": {"format": "opus", "sample_rate": 16000, "channels": 1, "frame_duration": 60}}
+
+
+def server(voice: Voice | None, **xiaozhi: Any) -> DeviceServer:
+    return DeviceServer(device_settings(**xiaozhi), ScriptedBackend(SCRIPT), voice=voice)
+
+
+async def http(method: str, url: str, headers: dict[str, str] | None = None,
+               body: bytes | None = None) -> tuple[int, Any]:
+    """An HTTP request's status and JSON body."""
+
+    def send() -> tuple[int, Any]:
+        request = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, json.load(reply)
+        except urllib.error.HTTPError as error:
+            return error.code, json.load(error)
+
+    return await asyncio.to_thread(send)
+
+
+async def test_the_ota_answer_holds_what_the_firmware_needs_and_nothing_else() -> None:
+    async with server(None, ota_token=TOKEN) as running:
+        ota = running.http + "/xiaozhi/ota"
+        for status, body in (await http("POST", ota + "/", HEADERS, b'{"version": 2}'),
+                             await http("GET", ota + "/", HEADERS), await http("POST", ota)):
+            assert status == 200
+            assert set(body) == {"server_time", "websocket"}, "never mqtt, activation or firmware"
+            assert body["websocket"] == {"url": running.url, "token": TOKEN}
+            assert set(body["server_time"]) == {"timestamp", "timezone_offset"}
+        assert (await http("POST", ota + "/activate", HEADERS, b"{}"))[0] == 200
+        status, body = await http("POST", running.http + "/xiaozhi/vision/explain", {}, b"jpeg")
+        assert status == 501 and "no vision model" in body["error"]
+
+
+async def test_the_ota_answer_names_the_public_url_and_refuses_a_device_not_allowed() -> None:
+    async with server(None, public_url="wss://voice.example.com", allowed_devices=["02:00:00:00:00:01"]) as running:
+        _, body = await http("POST", running.http + "/xiaozhi/ota/", HEADERS)
+        assert body["websocket"] == {"url": "wss://voice.example.com/xiaozhi/v1/", "token": ""}
+        other, _ = await http("POST", running.http + "/xiaozhi/ota/", {**HEADERS, "Device-Id": "02:00:00:00:00:02"})
+        assert other == 403
+
+
+async def refused(url: str, headers: dict[str, str]) -> int:
+    """The HTTP status a connection is refused with before the upgrade."""
+    with pytest.raises(InvalidStatus) as refusal:
+        async with connect(url, additional_headers=headers):
+            pass
+    return refusal.value.response.status_code
+
+
+async def test_who_may_connect(voice: Voice) -> None:
+    async with server(voice, tokens=[{"token": TOKEN}], allowed_devices=["02:00:00:00:00:01"]) as running:
+        assert await refused(running.url, HEADERS) == 403, "no token"
+        assert await refused(running.url, {**HEADERS, "Authorization": "Bearer wrong-token-0123456"}) == 403
+        assert await refused(running.url, {**HEADERS, "Authorization": f"Bearer {TOKEN}",
+                                           "Device-Id": "02:00:00:00:00:02"}) == 403, "not on the allow-list"
+        assert await refused(running.url, {"Authorization": f"Bearer {TOKEN}"}) == 403, "no device id"
+        assert await refused(running.url, {**HEADERS, "Authorization": f"Bearer {TOKEN}",
+                                           "Protocol-Version": "2"}) == 403, "binary protocol 2"
+        async with connect(running.url, additional_headers={**HEADERS, "Authorization": f"Bearer {TOKEN}"}) as ws:
+            await ws.send(json.dumps(HELLO))
+            hello = json.loads(await ws.recv())
+            assert hello["type"] == "hello" and hello["transport"] == "websocket" and hello["session_id"]
+        query = f"{running.url}?device-id=02:00:00:00:00:01&client-id=c0ffee&authorization=Bearer%20{TOKEN}"
+        async with connect(query) as ws:  # a browser's way: the query
+            await ws.send(json.dumps(HELLO))
+            assert json.loads(await ws.recv())["type"] == "hello"
+
+
+async def test_speech_off_refuses_devices() -> None:
+    async with server(None) as running:
+        assert await refused(running.url, HEADERS) == 403
+
+
+async def test_the_hello_must_come_first_in_binary_protocol_1(voice: Voice, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("voxcall.xiaozhi.endpoint.HELLO_TIMEOUT", 0.3)
+    async with server(voice) as running:
+        for first in (None, {"type": "listen", "state": "start", "mode": "auto"}, {**HELLO, "version": 2}):
+            async with connect(running.url, additional_headers=HEADERS) as ws:
+                if first is not None:
+                    await ws.send(json.dumps(first))
+                with pytest.raises(ConnectionClosed) as closed:
+                    await ws.recv()
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
