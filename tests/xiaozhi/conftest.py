@@ -32,6 +32,11 @@ SCRIPT: dict[str, Any] = {
     "default": "Sorry, I did not get that.",
 }
 
+TOKEN = "device-token-0123456789"
+"""A device token (``xiaozhi.tokens``)."""
+HEADERS = {"Device-Id": "02:00:00:00:00:01", "Client-Id": "c0ffee", "Protocol-Version": "1"}
+"""The headers a device connects with (its token aside)."""
+
 LIGHT = {"name": "self.light.set_rgb", "description": "Set the RGB light; self.light.get_rgb reads it.",
          "inputSchema": {"type": "object", "properties": {"r": {"type": "integer"}, "g": {"type": "integer"},
                                                          "b": {"type": "integer"}}, "required": ["r", "g", "b"]},
@@ -83,3 +88,8 @@ async def device_server(voice: Voice) -> AsyncIterator[DeviceServer]:
     """A server answering devices with :data:`SCRIPT`."""
     async with DeviceServer(device_settings(), ScriptedBackend(SCRIPT), voice=voice) as server:
         yield server
+
+
+def server(voice: Voice | None, **xiaozhi: Any) -> DeviceServer:
+    """A server answering devices with :data:`SCRIPT`, with ``xiaozhi`` settings (enter it with ``async with``)."""
+    return DeviceServer(device_settings(**xiaozhi), ScriptedBackend(SCRIPT), voice=voice)

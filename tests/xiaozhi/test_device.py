@@ -83,6 +83,33 @@ async def test_a_spoken_turn_is_heard_and_answered(device_server: DeviceServer, 
         await device.close()
 
 
+async def test_in_manual_mode_the_turn_ends_when_the_user_lets_go(device_server: DeviceServer, voice: Voice) -> None:
+    device = await SdkDevice.connect(device_server.url, mode="manual")
+    try:
+        await device.say(spoken(voice, "What is the weather in Paris?"), silence_s=2.0)
+        await asyncio.sleep(0.5)
+        assert not device.of("stt"), "no server turn detection in manual mode: the pause ends nothing"
+        await device.client.websocket.send(json.dumps({"type": "listen", "state": "stop"}))
+        words = await device.wait_for("stt")
+        assert "weather" in words.message["text"].lower()
+        sentences, _ = await device.reply(0)
+        assert "sunny" in " ".join(sentences)
+    finally:
+        await device.close()
+
+
+async def test_a_wake_word_opens_the_conversation_and_other_text_is_a_turn(device_server: DeviceServer) -> None:
+    device = await SdkDevice.connect(device_server.url)
+    try:
+        await device.client.send_text("你好，小智！")
+        await device.client.send_text("What is the weather?")
+        sentences, _ = await device.reply(0)
+        assert "sunny" in " ".join(sentences)
+        assert [r.message["text"] for r in device.of("stt")] == ["What is the weather?"], "the wake word is no turn"
+    finally:
+        await device.close()
+
+
 async def test_the_model_calls_the_devices_own_tool(device_server: DeviceServer, voice: Voice) -> None:
     calls: list[dict[str, Any]] = []
     light = tool(LIGHT, lambda arguments: (calls.append(arguments) or {"colour": "red"}, False))
