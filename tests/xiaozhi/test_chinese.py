@@ -15,8 +15,10 @@ from tests.requirements import missing, require_module, require_package_dir
 from voxcall.audio.codec import resample
 from voxcall.core.voice import Voice
 from voxcall.llm import ScriptedBackend
+from voxcall.server import load_profile_voices
 from voxcall.speech import baker, get_whisper
 from voxcall.speech.models import get_baker
+from voxcall.startup import Startup
 
 from .conftest import DeviceServer, device_settings
 from .sdk_device import RATE, SdkDevice
@@ -60,3 +62,12 @@ async def test_a_chinese_agent_hears_answers_and_sets_the_devices_volume(chinese
             assert heard is not None and "音量" in heard.text, heard
         finally:
             await device.close()
+
+
+def test_the_server_loads_a_chinese_profiles_voice_at_start_and_notes_its_licence(chinese_speech: None,
+                                                                                 voice: Voice) -> None:
+    settings = device_settings({"zh": {"language": "zh"}, "en": {"instructions": "English."}})
+    startup = Startup()
+    load_profile_voices(settings, voice, startup)
+    assert [step.name for step in startup.steps] == ["baker voice (agent profiles)"]
+    assert any("non-commercial use only" in note for note in startup.notes), startup.notes

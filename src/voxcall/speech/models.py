@@ -7,6 +7,7 @@ the heavy model libraries).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from voxcall.speech.vad import SileroModel
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _loaded: dict[tuple[str, str | None], object] = {}
@@ -69,7 +72,13 @@ def get_espeak(voice: str) -> EspeakTTS:
 
 
 def get_baker() -> BakerVoice:
-    """The shared :class:`~voxcall.speech.baker.BakerVoice` (the installed Mandarin voice)."""
-    from voxcall.speech.baker import BakerVoice
+    """The shared :class:`~voxcall.speech.baker.BakerVoice` (the installed Mandarin voice); loading it logs its
+    licence (trained on the Baker corpus: non-commercial use only)."""
+    from voxcall.speech.baker import LICENCE, NAME, BakerVoice
 
-    return _cached("baker", None, BakerVoice)
+    def load() -> BakerVoice:
+        voice = BakerVoice()
+        log.warning("loaded the %s voice; its licence: %s", NAME, LICENCE)
+        return voice
+
+    return _cached("baker", None, load)
