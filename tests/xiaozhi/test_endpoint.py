@@ -59,3 +59,21 @@ async def test_the_hello_must_come_first_in_binary_protocol_1(voice: Voice, monk
                 with pytest.raises(ConnectionClosed) as closed:
                     await ws.recv()
                 assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+
+
+async def test_bad_input_is_skipped_and_the_session_goes_on(voice: Voice) -> None:
+    async with server(voice) as running, connect(running.url, additional_headers=HEADERS) as ws:
+        await ws.send(json.dumps(HELLO))
+        assert json.loads(await ws.recv())["type"] == "hello"
+        await ws.send(json.dumps({"type": "listen", "state": "start", "mode": "auto"}))
+        for bad in (b"\xff\xff\xff", b"", b"\x00" * 4000, "not json", '{"type": "listen", "state": "pause"}',
+                    '{"type": "mcp", "payload": {"jsonrpc": "2.0", "id": 99, "result": {}}}', '{"type": "iot"}'):
+            await ws.send(bad)
+        await ws.send(json.dumps({"type": "ping"}))
+        assert json.loads(await ws.recv()) == {"type": "pong"}
+        await ws.send(json.dumps({"type": "listen", "state": "detect", "text": "What is the weather?"}))
+        kinds = []
+        while "stop" not in kinds:
+            message = await ws.recv()
+            kinds.append("audio" if isinstance(message, bytes) else json.loads(message).get("state", "stt"))
+        assert kinds[:2] == ["stt", "start"] and "audio" in kinds

@@ -107,6 +107,7 @@ class DeviceSession:
         self._mode: ListenMode | None = None  # listening now, in this mode (None: not listening)
         self._turns_mode: ListenMode = "auto"  # the mode the session's turn detection is set for
         self._microphone = Microphone()
+        self._bad_packets = 0  # audio packets that could not be heard
         self._tools_listed = asyncio.Event()
         self._faced: set[str] = set()  # responses whose face was shown
         self._running: set[str] = set()  # tool calls running now
@@ -189,7 +190,10 @@ class DeviceSession:
         try:
             pcm = self._microphone.decode(packet)
         except OpusError as exc:
-            log.info("xiaozhi %s: skipped an audio packet: %s", self._device_id, exc)
+            self._bad_packets += 1
+            if self._bad_packets & (self._bad_packets - 1) == 0:  # the 1st, 2nd, 4th, 8th …: a flood logs little
+                log.warning("xiaozhi %s: skipped an audio packet (%d so far): %s", self._device_id,
+                            self._bad_packets, exc)
             return
         await self.hosted.put(AppendAudio(pcm, DECODED_RATE))
 
