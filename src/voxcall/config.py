@@ -358,9 +358,9 @@ class XiaozhiSettings(BaseModel):
     """Tokens that open device sessions besides the client API keys. With keys or tokens configured every device
     presents one; without any (a loopback server), none is needed."""
     ota_token: SecretStr | None = None
-    """The token ``/xiaozhi/ota/`` gives the devices it lets in (one of :attr:`tokens` or of the API keys): anyone
-    who reaches that endpoint with an allowed device id receives it, so pair it with :attr:`allowed_devices`. None:
-    an empty token."""
+    """The token ``/xiaozhi/ota/`` gives the devices it lets in, which opens their sessions as a token of
+    :attr:`tokens` without a profile does. Anyone who reaches that endpoint with an allowed device id receives it, so
+    pair it with :attr:`allowed_devices`. None: an empty token (enough on a server without keys or tokens)."""
     allowed_devices: list[str] | None = None
     """The device ids (``Device-Id``: the MAC address) that may connect and get the OTA answer; None: any."""
     profile: str | None = None

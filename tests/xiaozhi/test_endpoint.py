@@ -42,6 +42,11 @@ async def test_who_may_connect(voice: Voice) -> None:
         async with connect(query) as ws:  # a browser's way: the query
             await ws.send(json.dumps(HELLO))
             assert json.loads(await ws.recv())["type"] == "hello"
+    async with server(voice, ota_token=TOKEN) as running:
+        assert await refused(running.url, HEADERS) == 403, "no token"
+        async with connect(running.url, additional_headers={**HEADERS, "Authorization": TOKEN}) as ws:
+            await ws.send(json.dumps(HELLO))  # the OTA token, bare as some clients send it
+            assert json.loads(await ws.recv())["type"] == "hello"
 
 
 async def test_speech_off_refuses_devices() -> None:

@@ -3,8 +3,9 @@
 A device says who it is in headers (``Device-Id``, ``Client-Id``, ``Authorization: Bearer TOKEN``,
 ``Protocol-Version``) or, from a browser, in the query (``?device-id=&client-id=&authorization=``). Before the
 upgrade, :func:`xiaozhi_check` says why it may not connect: a server that does not speak, a binary protocol other
-than 1, no device id, a device not in ``xiaozhi.allowed_devices``, no valid credential (a client API key or a
-``xiaozhi.tokens`` token; required whenever the server has either), an agent profile this server cannot serve. The
+than 1, no device id, a device not in ``xiaozhi.allowed_devices``, no valid credential (a client API key, a
+``xiaozhi.tokens`` token or the ``xiaozhi.ota_token``; required whenever the server has any), an agent profile this
+server cannot serve. The
 device presents no key the gate knows, so this check takes the place of the gate's key check.
 
 :func:`serve_xiaozhi` then runs the device's session (:class:`~voxcall.xiaozhi.device.DeviceSession`): the device's
@@ -68,8 +69,12 @@ def device_allowed(settings: ServerSettings, device_id: str) -> bool:
 
 
 def token_valid(settings: ServerSettings, token: str | None) -> bool:
-    """Whether ``token`` opens a device session: always on a server with neither client keys nor device tokens."""
-    keys = settings.client_keys() | {entry.token.get_secret_value() for entry in settings.xiaozhi.tokens}
+    """Whether ``token`` opens a device session (a client key, a device token, the OTA token): always on a server
+    with none of them."""
+    xiaozhi = settings.xiaozhi
+    keys = settings.client_keys() | {entry.token.get_secret_value() for entry in xiaozhi.tokens}
+    if xiaozhi.ota_token is not None:
+        keys.add(xiaozhi.ota_token.get_secret_value())
     return not keys or key_is_valid(token, keys)
 
 
