@@ -24,6 +24,8 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from itertools import count
 
 import numpy as np
@@ -87,27 +89,23 @@ async def run(args: argparse.Namespace) -> None:
     clips = spread(REQUESTS, args.requests, voices(espeak=False))
     server = VoxcallServe("--speech", *([] if args.llm == "default" else ["--llm", args.llm]))
     try:
-        ws_url = server.url
-        device_url = ws_url.replace("/v1/realtime", "/xiaozhi/v1/")
-        print(f"server {ws_url}, llm {args.llm}, {len(clips)} requests per path, the server's turn detection; "
+        device_url = server.url.replace("/v1/realtime", "/xiaozhi/v1/")
+        turns: dict[str, Callable[[Clip], Awaitable[float | None]]] = {
+            "websocket": partial(websocket_turn, server.url), "xiaozhi": partial(xiaozhi_turn, device_url)}
+        print(f"server {server.url}, llm {args.llm}, {len(clips)} requests per path, the server's turn detection; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-        results: dict[str, list[float | None]] = {"websocket": [], "xiaozhi": []}
+        figures: dict[str, list[float | None]] = {path: [] for path in turns}
         for n, clip in enumerate(clips):
-            for path in (["websocket", "xiaozhi"] if n % 2 == 0 else ["xiaozhi", "websocket"]):
-                figure = await (websocket_turn(ws_url, clip) if path == "websocket" else xiaozhi_turn(device_url, clip))
-                results[path].append(figure)
-                shown = f"{figure:.3f} s" if figure is not None else "none"
-                print(f"  {path:9s} {clip.text[:40]:40s} first audio {shown}")
+            for path in sorted(turns, reverse=n % 2 == 1):  # the paths take turns at going first
+                figures[path].append(seconds := await turns[path](clip))
+                print(f"  {path:9s} {clip.text[:40]:40s} first audio "
+                      + (f"{seconds:.3f} s" if seconds is not None else "none"))
         print(f"end of speech → first answer audio (load average now {os.getloadavg()[0]:.2f}):")
-        for path, figures in results.items():
-            summary(path, figures)
+        for path in turns:
+            summary(path, figures[path])
     finally:
         server.stop()
 
 
-def main() -> None:
-    asyncio.run(run(transport_args(__doc__ or "")))
-
-
 if __name__ == "__main__":
-    main()
+    asyncio.run(run(transport_args(__doc__ or "")))
