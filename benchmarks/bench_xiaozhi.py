@@ -8,7 +8,7 @@ paths in the same run; each request is said once over each, the two paths taking
 - **xiaozhi**: ``/xiaozhi/v1/``, a device as the firmware is one (``hello``, here without MCP tools;
   ``listen``/``start`` in auto mode; the microphone as 16 kHz Opus in 60 ms packets, one every 60 ms, silence
   streamed before and after the words), first audio = the first binary frame (a 60 ms Opus packet, after
-  ``tts``/``start``).
+  ``tts``/``start``); the session ends after the answer's ``tts``/``stop``.
 
 Both paths find the end of a turn alike (the server's own turn detection). **End of speech** is the send time of
 the chunk (or packet) holding the last speech sample, on this process's clock. The machine's load average is printed
@@ -39,6 +39,11 @@ from voxcall.xiaozhi.messages import DEVICE_RATE, PACKET_MS
 from voxcall.xiaozhi.opus import Packetizer
 
 ANSWER_TIMEOUT_S = 60.0
+
+
+def is_stop(message: str | bytes) -> bool:
+    """Whether ``message`` is ``tts``/``stop``: the device has been sent the whole answer."""
+    return isinstance(message, str) and json.loads(message) == {"type": "tts", "state": "stop"}
 LEAD_IN_S = 1.0
 HELLO = {"type": "hello", "version": 1, "transport": "websocket", "features": {"mcp": False},
          "audio_params": {"format": "opus", "sample_rate": DEVICE_RATE, "channels": 1, "frame_duration": PACKET_MS}}
@@ -77,7 +82,9 @@ async def xiaozhi_turn(url: str, clip: Clip) -> float | None:
             async with asyncio.timeout(ANSWER_TIMEOUT_S):
                 while not isinstance(await ws.recv(), bytes):
                     pass
-            heard = time.perf_counter()
+                heard = time.perf_counter()
+                while not is_stop(await ws.recv()):  # the whole answer, as the WebSocket path waits for it: no
+                    pass                             # work of this session is left to slow the next one down
             return heard - ended.result() if ended.done() else None
         except TimeoutError:
             return None
