@@ -102,7 +102,7 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     warn_if_open(settings)
     settings = resolve_llm(settings, startup)
     voice = load_speech(settings.speech, startup)
-    if voice is not None:
+    if voice is not None and settings.profiles:
         load_profile_voices(settings, voice, startup)
     with startup.step(f"{settings.llm} LLM") as step:
         backend = build_backend(settings)
