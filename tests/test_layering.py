@@ -2,7 +2,8 @@
 
 From the top: ``voxcall.cli`` (thin commands) over ``voxcall.server`` (the composition root), ``voxcall.app`` (the
 web app: the routes of every edge) and ``voxcall.client``; then the protocol edges, ``voxcall.realtime``,
-``voxcall.live`` (GPT-Live), ``voxcall.twilio`` (phone calls) and ``voxcall.webrtc`` (browser calls), which know
+``voxcall.live`` (GPT-Live), ``voxcall.twilio`` (phone calls), ``voxcall.webrtc`` (browser calls) and
+``voxcall.xiaozhi`` (voice devices), which know
 nothing of each other; under them ``voxcall.serving`` (the session host, the gate: auth, admission, draining); all
 over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and
 ``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree), ``voxcall.language`` (language rules) and
@@ -25,7 +26,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 TOP = ("voxcall.cli", "voxcall.server", "voxcall.app", "voxcall.client")
-EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.webrtc")
+EDGES = ("voxcall.realtime", "voxcall.live", "voxcall.twilio", "voxcall.webrtc", "voxcall.xiaozhi")
 SESSIONS = ("voxcall.core", "voxcall.serving", *EDGES)
 PARTS = tuple(sorted(f"voxcall.{path.stem}" for path in (SRC / "voxcall").iterdir()
                     if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()))

@@ -28,7 +28,7 @@ ELSEWHERE: dict[str, str] = {
     # the settings tree: loaded, layered and checked as one
     **{f"config/{name}": "tests/test_config.py" for name in (
         "kinds", "live", "loading", "local", "security", "server", "session", "speech", "telephony", "tools",
-        "webrtc")},
+        "webrtc", "xiaozhi")},
     # the core, through the sessions that use it
     "core/conversation/items": "tests/core/conversation/test_conversation.py",
     "core/conversation/output_items": "tests/core/responses/test_response.py",
@@ -73,10 +73,12 @@ ELSEWHERE: dict[str, str] = {
     "llm/local/backend": "tests/llm/local/test_llamacpp.py",
     "llm/local/driver": "tests/llm/local/test_listed_calls.py",
     "llm/local/engine": "tests/llm/local/test_engines.py",
-    "llm/local/model": "tests/llm/local/test_local_states.py",
+    "llm/local/embedded": "tests/llm/local/test_llamacpp.py",
     "llm/local/parallel": "tests/llm/local/test_listed_calls.py",
-    "llm/local/plan": "tests/llm/local/test_local_states.py",
-    "llm/local/prompt": "tests/llm/local/test_chat_template.py",
+    "llm/local/plan": "tests/llm/local/test_prompt_cache.py",
+    "llm/local/sent_prompts": "tests/llm/local/test_warm.py",
+    "llm/local/serve": "tests/llm/test_llamacpp_server.py",
+    "llm/local/server_engine": "tests/llm/local/test_engines.py",
     "packaged": "tests/speech/test_smart_turn.py",
     "speech/catalog": "tests/speech/test_models.py",
     "speech/loading": "tests/speech/test_models.py",

@@ -2,7 +2,8 @@
 ``WS /v1/live/sessions`` (GPT-Live, :mod:`voxcall.live`), behind the same checks, and ``WS /v1/twilio/{profile}``
 (phone calls from Twilio Media Streams, :mod:`voxcall.twilio`, signed by Twilio instead of keyed);
 ``POST /v1/realtime/calls`` and ``POST /v1/realtime/client_secrets`` (browser calls over WebRTC,
-:mod:`voxcall.webrtc`);
+:mod:`voxcall.webrtc`); ``WS /xiaozhi/v1/`` and ``/xiaozhi/ota/`` (xiaozhi voice devices, :mod:`voxcall.xiaozhi`,
+which present a device token or a key);
 ``GET /healthz``, ``GET /metrics`` (Prometheus) and, at ``GET /``, the playground: a web page to talk to the
 server (static files shipped in the package, ``voxcall/playground/``).
 
@@ -45,6 +46,7 @@ from voxcall.serving.shared import Occupy, Shared
 from voxcall.speech.voice import Voice
 from voxcall.twilio import serve_twilio, twilio_check
 from voxcall.webrtc.endpoint import WebRTCEdge
+from voxcall.xiaozhi import WEBSOCKET_PATH, discovery_routes, serve_xiaozhi, xiaozhi_check
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +114,9 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         WebSocketRoute("/v1/live/sessions", edge(serve_live, "live")),
         WebSocketRoute("/v1/twilio/{profile}", edge(serve_twilio, "twilio", twilio_check(shared))),
         *WebRTCEdge(host, gate).routes(),
+        *(WebSocketRoute(path, edge(serve_xiaozhi, "xiaozhi", xiaozhi_check(shared)))
+          for path in (WEBSOCKET_PATH, WEBSOCKET_PATH.rstrip("/"))),
+        *discovery_routes(settings),
         Route("/healthz", healthz),
         Route("/metrics", metrics_page),
         Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True)),

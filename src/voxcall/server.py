@@ -102,6 +102,8 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     warn_if_open(settings)
     settings = resolve_llm(settings, startup)
     voice = load_speech(settings.speech, startup)
+    if voice is not None and settings.profiles:
+        load_profile_voices(settings, voice, startup)
     with startup.step(f"{settings.llm} LLM") as step:
         backend = build_backend(settings)
         step.name = backend.name
@@ -192,6 +194,25 @@ def load_speech(speech: SpeechSettings, startup: Startup) -> Voice | None:
         startup.note(f"serving text only, without speech: {exc}")
         return None
     return Voice(stt=stt, tts=tts, vad=vad, voices=voices, turn_end=load_turn_end_judge(startup))
+
+
+def load_profile_voices(settings: ServerSettings, voice: Voice, startup: Startup) -> None:
+    """Load the voices the agent profiles speak with besides the default (a profile's ``voice``, or the voice for its
+    ``language``), each as a ``startup`` step, so that no first answer waits for one; a voice that will not load is
+    noted (its sessions speak with the default), and the ``baker`` voice's licence is noted when it loads."""
+    from voxcall.speech import SpeechModelError, baker
+
+    voices = voice.voices
+    wanted = {profile.voice or voices.for_language(profile.language) for profile in settings.profiles.values()}
+    for name in sorted(name for name in wanted - {voices.default} if voices.knows(name)):
+        try:
+            with startup.step(f"{name} voice (agent profiles)"):
+                voices.load(name)
+        except SpeechModelError as exc:
+            startup.note(f"the {name} voice of an agent profile will not load: {exc}")
+            continue
+        if name == baker.NAME:
+            startup.note(f"the {baker.NAME} voice speaks Chinese for agent profiles; licence: {baker.LICENCE}")
 
 
 def load_turn_end_judge(startup: Startup) -> TurnEndJudge | None:

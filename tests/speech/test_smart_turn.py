@@ -3,7 +3,6 @@ expected one, and with the real model, a complete request and the same request c
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -11,10 +10,10 @@ import numpy.typing as npt
 import pytest
 
 from tests.requirements import missing
-from voxcall import packaged
+from tests.speech.conftest import FakeIndex
 from voxcall.audio import resample
 from voxcall.llm.local.turn_end import SOUND_FINISHED
-from voxcall.packaged import PackagedFileError, Part
+from voxcall.packaged import PackagedFileError
 from voxcall.speech import PiperTTS, smart_turn
 from voxcall.speech.smart_turn import SmartTurn
 
@@ -50,22 +49,10 @@ def test_silence_and_long_audio_are_heard_without_error(model: SmartTurn) -> Non
     assert 0.0 <= model.probability(noise) <= 1.0
 
 
-def test_only_the_expected_file_is_installed_or_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(packaged, "MODELS_CACHE", tmp_path / "models")
-    monkeypatch.setattr(packaged, "_checked", {})
-    fetched: list[str] = []
-
-    def download(part: Part, folder: Path) -> Path:
-        fetched.append(f"{part.package}=={part.version}")
-        wheel = folder / "pipecat_ai-1.14.0-py3-none-any.whl"
-        with zipfile.ZipFile(wheel, "w") as archive:
-            archive.writestr(part.member, b"not the model")
-            archive.writestr("pipecat/__init__.py", "raise SystemExit('imported')\n")
-        return wheel
-
+def test_only_the_expected_file_is_installed_or_loaded(tmp_path: Path, fake_index: FakeIndex) -> None:
     with pytest.raises(PackagedFileError, match="not the expected"):
-        smart_turn.install(download=download)
-    assert fetched == ["pipecat-ai==1.14.0"]
+        smart_turn.install(download=fake_index.download)
+    assert fake_index.fetched == ["pipecat-ai==1.14.0"]
     assert smart_turn.installed() is None and list((tmp_path / "models").iterdir()) == []
     smart_turn.path().write_bytes(b"x" * smart_turn.SOURCE.size)  # a file put there by hand
     with pytest.raises(PackagedFileError, match="is not the expected file"):

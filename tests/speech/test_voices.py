@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from tests.harness import ControlledBackend, Harness, Turn
 from tests.requirements import require_package_dir, require_program
+from voxcall import packaged
 from voxcall.audio import resample
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
@@ -45,8 +46,10 @@ def other_voice(speech_models: None, tmp_path: Path) -> Path:
     return path
 
 
-def test_a_session_heard_in_a_language_gets_a_voice_for_it(other_voice: Path) -> None:
+def test_a_session_heard_in_a_language_gets_a_voice_for_it(other_voice: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     require_program("espeak-ng")
+    monkeypatch.setattr(packaged, "MODELS_CACHE", tmp_path)  # no baker voice: Chinese with it is in test_baker.py
     catalog = VoiceCatalog({"karl": other_voice})
     assert (catalog.default, catalog.language("joe"), catalog.language("karl")) == ("joe", "en", "de")
     assert catalog.for_language(None) == catalog.for_language("en") == "joe"

@@ -1,8 +1,8 @@
 """``voxcall models``: list the local models ``--model`` names, and install one (``voxcall models install NAME``).
 
 The catalog itself is :mod:`voxcall.llm.catalog`; this module only prints it and reports failures as the rest of
-the command line does. Beside the language models it lists and installs the one model of another kind that comes
-the same way, :mod:`voxcall.speech.smart_turn` (``semantic_vad``'s ear).
+the command line does. Beside the language models it lists and installs the models of other kinds that come the same
+way: :mod:`voxcall.speech.smart_turn` (``semantic_vad``'s ear) and :mod:`voxcall.speech.baker` (a Mandarin voice).
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ def models(context: typer.Context) -> None:
     state = f"installed: {where}" if where is not None else f"not installed: voxcall models install {smart_turn.NAME}"
     typer.echo(f"{smart_turn.NAME:<32} {smart_turn.SOURCE.size >> 20:>4} MB  {'(turn model)':<16} {state}")
     typer.echo(f"{'':<32} {smart_turn.TITLE}; licence: {smart_turn.LICENCE}")
+    from voxcall.speech import baker
+
+    where = baker.installed()
+    state = f"installed: {where}" if where is not None else f"not installed: voxcall models install {baker.NAME}"
+    typer.echo(f"{baker.NAME:<32} {baker.SIZE >> 20:>4} MB  {'zh (voice)':<16} {state}")
+    typer.echo(f"{'':<32} {baker.TITLE}; licence: {baker.LICENCE}; runs with {baker.EXTRA_HINT}")
 
 
 @models_app.command("install")
@@ -43,13 +49,14 @@ def install_model(name: Annotated[str, typer.Argument(help="A catalog name (voxc
     from voxcall.cli.base import fail
     from voxcall.llm import catalog
     from voxcall.packaged import PackagedFileError
-    from voxcall.speech import smart_turn
+    from voxcall.speech import baker, smart_turn
 
     def say(line: str) -> None:
         typer.echo(line, err=True)
 
+    installers = {smart_turn.NAME: smart_turn.install, baker.NAME: baker.install}
     try:
-        path = smart_turn.install(progress=say) if name == smart_turn.NAME else catalog.install(name, progress=say)
+        path = installers[name](progress=say) if name in installers else catalog.install(name, progress=say)
     except catalog.ModelError as exc:
         fail(exc.message)
     except PackagedFileError as exc:

@@ -27,7 +27,7 @@ PCM = npt.NDArray[np.int16]
 def import_sounddevice() -> ModuleType:
     """The ``sounddevice`` module, or a :class:`ClientError` saying how to get it (or to do without)."""
     try:
-        import sounddevice  # type: ignore[import-not-found, unused-ignore]  # optional
+        import sounddevice  # type: ignore[import-not-found, import-untyped, unused-ignore]  # optional
     except ImportError:
         raise ClientError("the microphone and speaker need the sounddevice package (pip install sounddevice); "
                           "without them, use --wav IN.wav --out OUT.wav or --text") from None

@@ -1,8 +1,9 @@
 """Server configuration: one settings tree, :class:`ServerSettings`, one module per section: :class:`SessionOptions`
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
 (``mcp:``), :class:`LiveSettings` (``live:``), :class:`LocalModelSettings` (``local:``), :class:`AgentProfile`
-(``profiles:``), :class:`TwilioSettings` (``twilio:``) and :class:`WebRTCSettings` (``webrtc:``). Every default is
-defined here, once, and read by name wherever it applies (:func:`default_of` reads one by its dotted path).
+(``profiles:``), :class:`TwilioSettings` (``twilio:``), :class:`WebRTCSettings` (``webrtc:``) and
+:class:`XiaozhiSettings` (``xiaozhi:``). Every default is defined here, once, and read by name wherever it applies
+(:func:`default_of` reads one by its dotted path).
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults (:mod:`~voxcall.config.loading`).
 The YAML keys are the field names, nested by section (``session: {llm_timeout: 30}``); environment variables carry
@@ -29,10 +30,33 @@ from voxcall.config.speech import SpeechSettings
 from voxcall.config.telephony import AgentProfile, TwilioSettings
 from voxcall.config.tools import McpSettings, ToolsSettings
 from voxcall.config.webrtc import WebRTCSettings
+from voxcall.config.xiaozhi import DeviceToken, XiaozhiSettings
 
 __all__ = [
-    "DEFAULT_INSTRUCTIONS", "DELEGATE_KEYS", "LLM_KEY_ENV", "MASK", "AgentProfile", "AudioInput", "ConfigError",
-    "LiveSettings", "LocalModelSettings", "LogLevel", "McpSettings", "ModelInput", "ServerSettings",
-    "SessionOptions", "ShutdownCloseCode", "SpeechSettings", "ToolFormat", "ToolsSettings", "TwilioSettings",
-    "VadKind", "WebRTCSettings", "default_of", "description_of", "is_loopback",
+    "DEFAULT_INSTRUCTIONS",
+    "DELEGATE_KEYS",
+    "LLM_KEY_ENV",
+    "MASK",
+    "AgentProfile",
+    "AudioInput",
+    "ConfigError",
+    "DeviceToken",
+    "LiveSettings",
+    "LocalModelSettings",
+    "LogLevel",
+    "McpSettings",
+    "ModelInput",
+    "ServerSettings",
+    "SessionOptions",
+    "ShutdownCloseCode",
+    "SpeechSettings",
+    "ToolFormat",
+    "ToolsSettings",
+    "TwilioSettings",
+    "VadKind",
+    "WebRTCSettings",
+    "XiaozhiSettings",
+    "default_of",
+    "description_of",
+    "is_loopback",
 ]

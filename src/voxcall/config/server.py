@@ -20,6 +20,7 @@ from voxcall.config.speech import SpeechSettings
 from voxcall.config.telephony import AgentProfile, TwilioSettings
 from voxcall.config.tools import McpSettings, ToolsSettings
 from voxcall.config.webrtc import WebRTCSettings
+from voxcall.config.xiaozhi import XiaozhiSettings
 
 
 class ServerSettings(BaseSettings):
@@ -94,6 +95,8 @@ class ServerSettings(BaseSettings):
     """Twilio Media Streams (the ``twilio:`` section)."""
     webrtc: WebRTCSettings = Field(default_factory=WebRTCSettings)
     """Browser calls over WebRTC (the ``webrtc:`` section)."""
+    xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
+    """xiaozhi voice devices (the ``xiaozhi:`` section)."""
 
     @classmethod
     def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:
@@ -167,6 +170,14 @@ class ServerSettings(BaseSettings):
             data = {**data, LLM_KEY_ENV: data["api_key"]}
             del data["api_key"]
         return data
+
+    @model_validator(mode="after")
+    def _known_profiles(self) -> Self:
+        """Every agent profile the ``xiaozhi:`` section names is one of ``profiles:``."""
+        unknown = sorted(self.xiaozhi.profile_names() - set(self.profiles))
+        if unknown:
+            raise ValueError(f"xiaozhi names agent profile(s) {', '.join(unknown)}, which profiles: does not have")
+        return self
 
     @model_validator(mode="after")
     def _openai_key_fallback(self) -> Self:

@@ -1,4 +1,5 @@
-"""The ``profiles:`` and ``twilio:`` sections: the agents that answer phone calls, and Twilio Media Streams."""
+"""The ``profiles:`` and ``twilio:`` sections: the agents that answer phone calls and devices, and Twilio Media
+Streams."""
 
 from __future__ import annotations
 
@@ -8,10 +9,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 
+def ws_origin(value: str | None) -> str | None:
+    """A ``ws://`` or ``wss://`` origin without a path, query or trailing slash (a ``public_url``)."""
+    if value is None:
+        return None
+    value = value.rstrip("/")
+    if not re.fullmatch(r"wss?://[^/?#\s]+", value):
+        raise ValueError("must be a ws:// or wss:// origin such as wss://voice.example.com, with no path")
+    return value
+
+
 class AgentProfile(BaseModel):
-    """One agent of the ``profiles:`` section: what a phone call answered by it is (see :mod:`voxcall.twilio`).
-    Each field left out is the server's own (``session.instructions``, the default voice, server VAD, every
-    server tool)."""
+    """One agent of the ``profiles:`` section: what a phone call (:mod:`voxcall.twilio`) or a device's session
+    (:mod:`voxcall.xiaozhi`) answered by it is. Each field left out is the server's own (``session.instructions``,
+    the default voice, the server's Whisper, server VAD, every server tool)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -24,6 +35,10 @@ class AgentProfile(BaseModel):
     turn_detection: dict[str, Any] | None = None
     """How the end of a caller's turn is found: a Realtime ``turn_detection`` object
     (``{type: server_vad, silence_duration_ms: 500}``)."""
+    language: str | None = None
+    """The language its users speak (ISO 639-1: ``zh``), for the edges that honour it (xiaozhi devices): they are
+    heard in it (by a multilingual Whisper when the server's does not know it), and answered by the voice for it
+    unless :attr:`voice` names one (``baker`` for ``zh``, when installed)."""
 
 
 class TwilioSettings(BaseModel):
@@ -46,11 +61,5 @@ class TwilioSettings(BaseModel):
 
     @field_validator("public_url")
     @classmethod
-    def _wss_origin(cls, value: str | None) -> str | None:
-        """A ``ws://`` or ``wss://`` origin without a path, query or trailing slash."""
-        if value is None:
-            return None
-        value = value.rstrip("/")
-        if not re.fullmatch(r"wss?://[^/?#\s]+", value):
-            raise ValueError("must be a ws:// or wss:// origin such as wss://voice.example.com, with no path")
-        return value
+    def _origin(cls, value: str | None) -> str | None:
+        return ws_origin(value)

@@ -7,17 +7,21 @@ the heavy model libraries).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 if TYPE_CHECKING:
+    from voxcall.speech.baker import BakerVoice
     from voxcall.speech.stt import WhisperSTT
     from voxcall.speech.tts import EspeakTTS, PiperTTS
     from voxcall.speech.vad import SileroModel
 
 _T = TypeVar("_T")
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _loaded: dict[tuple[str, str | None], object] = {}
@@ -65,3 +69,16 @@ def get_espeak(voice: str) -> EspeakTTS:
     from voxcall.speech.tts import EspeakTTS
 
     return _cached("espeak", voice, lambda: EspeakTTS(voice))
+
+
+def get_baker() -> BakerVoice:
+    """The shared :class:`~voxcall.speech.baker.BakerVoice` (the installed Mandarin voice); loading it logs its
+    licence (trained on the Baker corpus: non-commercial use only)."""
+    from voxcall.speech.baker import LICENCE, NAME, BakerVoice
+
+    def load() -> BakerVoice:
+        voice = BakerVoice()
+        log.warning("loaded the %s voice; its licence: %s", NAME, LICENCE)
+        return voice
+
+    return _cached("baker", None, load)

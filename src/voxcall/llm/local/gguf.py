@@ -77,9 +77,10 @@ class _Cursor:
 def read_metadata(path: str | Path) -> dict[str, Any]:
     """The metadata of the GGUF file at ``path``, by key. Raises :class:`GGUFError` for a file that is not GGUF
     (or is cut short), ``OSError`` when it cannot be read."""
-    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if data[:4] != MAGIC:
+    with open(path, "rb") as file:
+        if file.read(4) != MAGIC:  # an empty file too, which mmap would refuse with a bare ValueError
             raise GGUFError(f"{Path(path).name} is not a GGUF file")
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         cursor = _Cursor(data)
         cursor.at = 4
         try:
