@@ -17,6 +17,7 @@ sessions, so that behind a load balancer each replica can be told apart and watc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -43,6 +44,7 @@ from voxcall.llm import LLMBackend
 from voxcall.realtime.endpoint import serve_realtime
 from voxcall.serving.admission import RETRY_AFTER_SECONDS, Admission, Refusal
 from voxcall.serving.auth import choose_subprotocol, extract_client_key, key_is_valid, origin_allowed
+from voxcall.telemetry.watchdog import LoopWatchdog
 from voxcall.twilio import serve_twilio, twilio_refusal
 from voxcall.webrtc.endpoint import WebRTCEdge
 
@@ -78,13 +80,16 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         if toolbox is None and (settings.tools.builtin or settings.tools.modules or settings.mcp.servers):
             built = tools["box"] = await Toolbox.from_settings(settings)
             log.info("server tools: %s", ", ".join(t.name for t in built.tools) or "none")
+        watchdog.start(asyncio.get_running_loop())
         try:
             yield
         finally:
+            watchdog.stop()
             if built is not None:
                 await built.aclose()
     slots = SpeculationSlots(settings.session.max_speculative)
     metrics = Metrics()
+    watchdog = LoopWatchdog(metrics.registry)  # loop lag in /metrics; a stalled loop logs the blocking stack
     metrics.watch_tool_threads(lambda: tools["box"].registry.threads if tools["box"] is not None else None)
 
     shared = Shared(settings, backend, slots, metrics, voice, delegates=dict(delegates or {}))
