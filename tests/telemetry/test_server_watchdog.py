@@ -36,4 +36,4 @@ async def test_the_server_reports_loop_lag_and_names_the_code_that_blocks_its_lo
     assert sample(page, "voxcall_event_loop_lag_seconds_sum") >= STALL_THRESHOLD_S
     reports = [r.getMessage() for r in caplog.records if "event loop has been blocked" in r.getMessage()]
     assert len(reports) == 1 and "block_the_server_loop" in reports[0], reports
-    assert not [t for t in threading.enumerate() if t.name == "voxcall-loop-watchdog"]  # stopped with the app
+    assert not [t for t in threading.enumerate() if t.name == "event-loop-watchdog"]  # stopped with the app

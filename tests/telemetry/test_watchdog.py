@@ -91,8 +91,8 @@ async def test_stop_ends_the_thread_and_the_heartbeat_and_it_may_start_again() -
     watchdog.stop()
     await asyncio.sleep(0)  # the heartbeat's cancellation runs
     assert not watchdog.running
-    assert not [t for t in threading.enumerate() if t.name == "voxcall-loop-watchdog"]
-    assert not [t for t in asyncio.all_tasks() if t.get_name() == "voxcall-loop-heartbeat" and not t.done()]
+    assert not [t for t in threading.enumerate() if t.name == "event-loop-watchdog"]
+    assert not [t for t in asyncio.all_tasks() if t.get_name() == "event-loop-heartbeat" and not t.done()]
     watchdog.start(loop)
     assert watchdog.running
     watchdog.stop()

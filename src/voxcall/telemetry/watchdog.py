@@ -15,6 +15,8 @@ thread, a synchronous file or network read, a long pure-Python loop) delays ever
 Invariants: the watchdog reads only two floats written by the heartbeat (a torn read is impossible for a Python
 float), so it never takes a lock the loop could hold; it never touches the loop; ``stop()`` ends both the task and
 the thread, and a stopped watchdog may be started again. Its cost on the loop is one wake-up per :data:`BEAT_S`.
+The task and the thread are named ``event-loop-*``, not ``voxcall-*`` (the sessions' tasks): they belong to the
+process, not to a session.
 """
 
 from __future__ import annotations
@@ -90,11 +92,11 @@ class LoopWatchdog:
         self._due = time.monotonic() + self._beat_s
         self._loop_thread = None
         if _running_loop() is loop:
-            self._task = loop.create_task(self._heartbeat(), name="voxcall-loop-heartbeat")
+            self._task = loop.create_task(self._heartbeat(), name="event-loop-heartbeat")
         else:  # from another thread: the task is created on the loop itself
             future = asyncio.run_coroutine_threadsafe(self._create_heartbeat(), loop)
             self._task = future.result()
-        self._thread = threading.Thread(target=self._watch, name="voxcall-loop-watchdog", daemon=True)
+        self._thread = threading.Thread(target=self._watch, name="event-loop-watchdog", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -112,7 +114,7 @@ class LoopWatchdog:
             self._thread = None
 
     async def _create_heartbeat(self) -> asyncio.Task[None]:
-        return asyncio.create_task(self._heartbeat(), name="voxcall-loop-heartbeat")
+        return asyncio.create_task(self._heartbeat(), name="event-loop-heartbeat")
 
     async def _heartbeat(self) -> None:
         self._loop_thread = threading.get_ident()
