@@ -444,10 +444,12 @@ def fail(message: str) -> NoReturn:
 
 
 def _register_subcommands() -> None:
-    """Add the command groups that live in modules of their own (``voxcall models``)."""
+    """Add the commands that live in modules of their own (``voxcall models``, ``voxcall eval``)."""
+    from voxcall.evaluation.command import evaluate
     from voxcall.models_cli import models_app
 
     app.add_typer(models_app, name="models")
+    app.command("eval")(evaluate)
 
 
 _register_subcommands()
