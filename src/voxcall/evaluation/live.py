@@ -85,7 +85,7 @@ class LiveRun:
         try:
             await self._until(lambda: self._answered(record), self.scenario.timeout_s)
         except TimeoutError:
-            record.problems.append(f"no complete answer within {self.scenario.timeout_s:g} s")
+            record.problem(f"no complete answer within {self.scenario.timeout_s:g} s")
             raise
 
     async def finish(self) -> None:
@@ -172,7 +172,7 @@ class LiveRun:
         elif kind == "session.delegation.created":
             self._delegated(event.get("delegation") or {}, record)
         elif kind == "error":
-            record.problems.append(f"server error: {(event.get('error') or {}).get('message', 'unknown error')}")
+            record.problem(f"server error: {(event.get('error') or {}).get('message', 'unknown error')}")
         elif kind == "session.closed":
             self._failure = "the server closed the session"
 

@@ -63,7 +63,8 @@ class RealtimeRun:
     # -- the run ------------------------------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Read the greeting, send the scenario's session and start the microphone (silence under server VAD)."""
+        """Read the greeting, send the scenario's session and start the microphone (silence under server VAD) when
+        the scenario speaks."""
         self._reader = asyncio.create_task(self._read(), name="eval-reader")
         created: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
         self._replies["session.created"] = created
@@ -84,7 +85,8 @@ class RealtimeRun:
         self.vad = (audio.get("input") or {}).get("turn_detection")
         self._transcribes = bool((audio.get("input") or {}).get("transcription"))
         self.mic.live = self.vad is not None
-        self.mic.start()
+        if any(turn.spoken for turn in self.scenario.turns):  # a typed conversation needs no microphone
+            self.mic.start()
 
     async def play(self, number: int, pcm: PCM | None) -> None:
         """Play turn ``number`` (its audio, when spoken, made beforehand) and wait until it is answered."""
@@ -109,7 +111,7 @@ class RealtimeRun:
         try:
             await self._until(self._idle, timeout, "")
         except TimeoutError:
-            record.problems.append(f"no complete answer within {timeout:g} s ({self._waiting_for()})")
+            record.problem(f"no complete answer within {timeout:g} s ({self._waiting_for()})")
             raise
 
     async def finish(self) -> None:
@@ -173,7 +175,7 @@ class RealtimeRun:
         await asyncio.sleep((int(self.vad.get("silence_duration_ms") or 500) + TAIL_MARGIN_MS) / 1000)
         await self._update({"type": "realtime"}, refused="the server refused an empty session.update")
         if self._speech_starts == before:
-            record.problems.append("the server heard no speech (no input_audio_buffer.speech_started)")
+            record.problem("the server heard no speech (no input_audio_buffer.speech_started)")
 
     def _barge_in(self) -> None:
         """The caller speaks: the speaker stops, and the item playing is truncated to what was heard (a Realtime
@@ -292,7 +294,7 @@ class RealtimeRun:
             self._transcribed(event["item_id"], event.get("transcript") or "")
         elif kind == "conversation.item.input_audio_transcription.failed":
             self._transcribed(event["item_id"], "")
-            record.problems.append("the server could not transcribe the speech")
+            record.problem("the server could not transcribe the speech")
         elif kind == "response.created":
             owner = self._owners.popleft() if self._owners else self.current
             response = ResponseRecord(event["response"]["id"])
@@ -319,7 +321,7 @@ class RealtimeRun:
                 known[1].server_timing = {key: event.get(key) for key in ("timings_ms", "tools")}
         elif kind == "error":
             message = (event.get("error") or {}).get("message", "unknown error")
-            record.problems.append(f"server error: {message}")
+            record.problem(f"server error: {message}")
 
     def _reply(self, event: Event) -> bool:
         """Resolve the wait ``event`` answers: the greeting, a ``session.update`` (answered in order: the oldest
@@ -386,7 +388,7 @@ class RealtimeRun:
         record.status = response.get("status") or "completed"
         record.reason = details.get("reason") or (details.get("error") or {}).get("message")
         if record.status == "failed":
-            self.records[owner].problems.append(f"the response failed: {record.reason or 'unknown error'}")
+            self.records[owner].problem(f"the response failed: {record.reason or 'unknown error'}")
         if self._active == record.response_id:
             self._active = None
         chain = self._chains.pop(record.response_id, None)

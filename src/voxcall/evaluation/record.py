@@ -46,7 +46,9 @@ class CallRecord:
         return f"{self.name}({self.arguments or ''})"
 
     def to_json(self) -> dict[str, Any]:
-        return {"call_id": self.call_id, "name": self.name, "arguments": self.parsed_arguments or self.arguments,
+        parsed = self.parsed_arguments
+        return {"call_id": self.call_id, "name": self.name,
+                "arguments": parsed if parsed is not None else self.arguments,
                 "side": self.side, "output": self.output, "error": self.error, "to_audio_ms": self.to_audio_ms}
 
 
@@ -100,6 +102,11 @@ class TurnRecord:
     checks: list[Check] = field(default_factory=list)
     ran: bool = False
     _said_item: str | None = None
+
+    def problem(self, what: str) -> None:
+        """Note what went wrong (once: a server repeating an error is one problem)."""
+        if what not in self.problems:
+            self.problems.append(what)
 
     def say(self, item_id: str, delta: str) -> None:
         """Add ``delta`` of the answer item ``item_id`` to :attr:`answer` (items joined with a space)."""
