@@ -71,3 +71,11 @@ def test_gpt_live_cannot_play_typed_turns_nor_client_tools(tmp_path: Path) -> No
                                            "turns: [{say: hi}]}]"))
     with pytest.raises(ScenarioError, match="GPT-Live has no client tools"):
         tools.check_protocol(Protocol.LIVE)
+
+
+def test_a_run_may_take_only_some_scenarios() -> None:
+    demo = load_scenarios(DEMO)
+    assert [s.name for s in demo.only(["barge-in", "clock"]).scenarios] == ["clock", "barge-in"]
+    assert demo.only(None) is demo
+    with pytest.raises(ScenarioError, match="no scenario named nope; the file has calculator, clock"):
+        demo.only(["nope"])

@@ -45,6 +45,7 @@ def evaluate(
     model: Annotated[str | None, typer.Option(help="The Realtime model to ask for (default: the file's model:, "
                                                    "else gpt-realtime).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the full report here as JSON.", dir_okay=False)] = None,
+    scenario: Annotated[list[str] | None, typer.Option(help="Run only the scenario of this name (repeatable).")] = None,
 ) -> None:
     """Run scripted conversations (typed, spoken, recorded, silent, barge-ins, client tools) against a server that
     speaks the Realtime protocol or GPT-Live, check what each turn must show, and report pass/fail and latencies.
@@ -59,7 +60,7 @@ def evaluate(
 
     errors = Console(stderr=True)
     try:
-        loaded = load_scenarios(scenarios)
+        loaded = load_scenarios(scenarios).only(scenario)
     except ScenarioError as exc:
         errors.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
         raise typer.Exit(EXIT_USAGE) from None

@@ -227,6 +227,16 @@ class ScenarioFile(_Strict):
     scenarios: tuple[Scenario, ...] = Field(min_length=1)
     folder: Path = Path(".")
 
+    def only(self, names: list[str] | None) -> ScenarioFile:
+        """These scenarios, or only those named (a :class:`ScenarioError` for a name the file does not have)."""
+        if not names:
+            return self
+        unknown = set(names) - {scenario.name for scenario in self.scenarios}
+        if unknown:
+            raise ScenarioError(f"no scenario named {', '.join(sorted(unknown))}; the file has "
+                                f"{', '.join(scenario.name for scenario in self.scenarios)}")
+        return self.model_copy(update={"scenarios": tuple(s for s in self.scenarios if s.name in names)})
+
     def check_protocol(self, protocol: Protocol) -> None:
         """Refuse, naming the scenario and turn, what ``protocol`` cannot do (GPT-Live has no user text, no
         client tools, no responses to cut)."""
