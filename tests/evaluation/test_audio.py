@@ -43,14 +43,20 @@ def test_the_end_of_speech_is_where_the_voice_ends() -> None:
     assert tail_seconds(voice) == 0 and tail_seconds(np.zeros(SECOND, np.int16)) == 1.0
 
 
-async def test_the_microphone_sends_each_utterance_in_chunks_and_silence_between() -> None:
+def recording_microphone(*, live: bool) -> tuple[Microphone, list[np.ndarray]]:
+    """A started microphone whose chunks land in the list."""
     sent: list[np.ndarray] = []
 
     async def send(pcm: np.ndarray) -> None:
         sent.append(pcm)
 
-    mic = Microphone(send, live=True)
+    mic = Microphone(send, live=live)
     mic.start()
+    return mic, sent
+
+
+async def test_the_microphone_sends_each_utterance_in_chunks_and_silence_between() -> None:
+    mic, sent = recording_microphone(live=True)
     speech = np.arange(1, 1201, dtype=np.int16)  # 50 ms: two full chunks and a part
     ended = await mic.say(speech)
     await asyncio.sleep(0.1)
@@ -63,13 +69,7 @@ async def test_the_microphone_sends_each_utterance_in_chunks_and_silence_between
 
 
 async def test_a_push_to_talk_microphone_sends_nothing_between_utterances() -> None:
-    sent: list[np.ndarray] = []
-
-    async def send(pcm: np.ndarray) -> None:
-        sent.append(pcm)
-
-    mic = Microphone(send, live=False)
-    mic.start()
+    mic, sent = recording_microphone(live=False)
     await asyncio.sleep(0.1)
     assert sent == []
     await mic.say(np.ones(480, np.int16))

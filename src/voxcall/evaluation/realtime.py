@@ -15,7 +15,6 @@ busy: it is sent when its delay is over, followed by a ``response.create`` as so
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from typing import Any
 from voxcall.audio.codec import decode_audio, encode_audio
 from voxcall.client.talk import TAIL_MARGIN_MS
 from voxcall.evaluation.audio import FORMAT, PCM, Microphone, Speaker
+from voxcall.evaluation.channel import Channel
 from voxcall.evaluation.connect import EvalError, Event, Link
 from voxcall.evaluation.record import CallRecord, ResponseRecord, TurnRecord
 from voxcall.evaluation.scenario import Scenario, ToolResult, TurnKind
@@ -36,7 +36,7 @@ class RealtimeRun:
     """Plays ``scenario`` over ``link``, filling ``records`` (one per turn)."""
 
     def __init__(self, link: Link, scenario: Scenario, records: list[TurnRecord]) -> None:
-        self.link, self.scenario, self.records = link, scenario, records
+        self.channel, self.scenario, self.records = Channel(link), scenario, records
         self.current = 0  # the turn in progress (index into records)
         self.speaker = Speaker()
         self.mic = Microphone(self._append, live=True)
@@ -51,24 +51,16 @@ class RealtimeRun:
         self._heard_items: dict[str, int] = {}  # committed user audio items → the turn that said them
         self._mcp_done: dict[str, float] = {}
         self._audio_items: dict[str, tuple[float, float | None]] = {}  # item → (added, first audio)
-        self._busy: set[asyncio.Task[None]] = set()  # tool answers being sent: the turn is not over
-        self._late: set[asyncio.Task[None]] = set()  # delayed tool results: the turn may end meanwhile
         self._chains: dict[str, asyncio.Task[None]] = {}  # per response: its client calls' outputs, in order
-        self._replies: dict[str, asyncio.Future[Event]] = {}
-        self._changed = asyncio.Event()
-        self._failure: str | None = None
-        self._reader: asyncio.Task[None] | None = None
-        self._next_id = 0
 
     # -- the run ------------------------------------------------------------------------------------------------
 
     async def open(self) -> None:
         """Read the greeting, send the scenario's session and start the microphone (silence under server VAD) when
         the scenario speaks."""
-        self._reader = asyncio.create_task(self._read(), name="eval-reader")
-        created: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
-        self._replies["session.created"] = created
-        await self._wait_reply(created, "session.created")
+        created = self.channel.expect("session.created")
+        self.channel.read(self._handle)
+        await self.channel.reply(created, "session.created", self.scenario.timeout_s)
         spec = self.scenario.session
         audio_in: dict[str, Any] = {"format": WIRE_FORMAT}
         if not spec.keeps_turn_detection:
@@ -96,10 +88,13 @@ class RealtimeRun:
         if turn.barge_in_ms is not None:
             await self._until_heard(number - 1, turn.barge_in_ms, record)
         else:
-            await self._until(self._settled, timeout, "the previous answer did not end")
+            try:
+                await self._until(self._settled, timeout)
+            except TimeoutError:
+                raise EvalError(f"the answer before turn {number + 1} did not end ({self._waiting_for()})") from None
         self.current, record.ran = number, True
         if turn.kind is TurnKind.TEXT:
-            await self.send({"type": "conversation.item.create", "item": {
+            await self.channel.send({"type": "conversation.item.create", "item": {
                 "type": "message", "role": "user", "content": [{"type": "input_text", "text": turn.text}]}})
             await self._respond(number, record)
         elif turn.kind is TurnKind.SILENCE:
@@ -109,45 +104,37 @@ class RealtimeRun:
             assert pcm is not None
             await self._speak(number, record, pcm)
         try:
-            await self._until(self._idle, timeout, "")
+            await self._until(self._idle, timeout)
         except TimeoutError:
             record.problem(f"no complete answer within {timeout:g} s ({self._waiting_for()})")
             raise
 
     async def finish(self) -> None:
-        """Wait for the delayed tool results and what answers them, then fill in the tool → audio figures."""
-        late = [task for task in self._late if not task.done()]
-        if late:
-            await asyncio.wait_for(asyncio.gather(*late), self.scenario.timeout_s)
-        await self._until(self._settled, self.scenario.timeout_s, "")
+        """Wait for the delayed tool results and what answers them, and for the server to have said everything,
+        then fill in the tool → audio figures."""
+        await self.channel.wait_late(self.scenario.timeout_s)
+        await self._until(self._settled, self.scenario.timeout_s)
+        # a server answers a session.update after everything before it: what it sent after the last response.done
+        # (voxcall's voxcall.response.timing) is read by then
+        await self._update({"type": "realtime"}, refused="the server refused an empty session.update")
         for record in self.records:
             for call in record.calls:
                 call.to_audio_ms = self._to_audio(call)
 
     async def close(self) -> None:
         await self.mic.stop()
-        tasks = [t for t in (self._reader, *self._busy, *self._late) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await self.link.close()
+        await self.channel.close()
 
     # -- sending ------------------------------------------------------------------------------------------------
 
-    async def send(self, event: Event) -> None:
-        self._next_id += 1
-        await self.link.send({"event_id": f"eval_{self._next_id}", **event})
-
     async def _append(self, pcm: PCM) -> None:
-        await self.send({"type": "input_audio_buffer.append", "audio": encode_audio(pcm, FORMAT)})
+        await self.channel.send({"type": "input_audio_buffer.append", "audio": encode_audio(pcm, FORMAT)})
 
     async def _update(self, session: dict[str, Any], *, refused: str) -> Event:
-        self._next_id += 1
-        event_id = f"eval_{self._next_id}"
-        reply: asyncio.Future[Event] = asyncio.get_running_loop().create_future()
-        self._replies[event_id] = reply
-        await self.link.send({"type": "session.update", "event_id": event_id, "session": session})
-        answer = await self._wait_reply(reply, "session.updated")
+        event_id = self.channel.event_id()
+        reply = self.channel.expect(event_id)
+        await self.channel.link.send({"type": "session.update", "event_id": event_id, "session": session})
+        answer = await self.channel.reply(reply, "session.updated", self.scenario.timeout_s)
         if answer.get("type") == "error":
             raise EvalError(f"{refused}: {(answer.get('error') or {}).get('message', 'unknown error')}")
         return answer
@@ -157,18 +144,17 @@ class RealtimeRun:
         self._owners.append(owner)
         if record is not None:
             record.origin = time.monotonic()
-        await self.send({"type": "response.create"})
-        self._touch()
+        await self.channel.send({"type": "response.create"})
 
     async def _speak(self, number: int, record: TurnRecord, pcm: PCM) -> None:
         before = self._speech_starts
         if self.vad is None:  # push-to-talk: the caller holds the button, speaks, releases
             self._barge_in()
             if self._active is not None:
-                await self.send({"type": "response.cancel"})
-            await self.send({"type": "input_audio_buffer.clear"})
+                await self.channel.send({"type": "response.cancel"})
+            await self.channel.send({"type": "input_audio_buffer.clear"})
             record.origin = await self.mic.say(pcm)
-            await self.send({"type": "input_audio_buffer.commit"})
+            await self.channel.send({"type": "input_audio_buffer.commit"})
             await self._respond(number)
             return
         record.origin = await self.mic.say(pcm)
@@ -187,14 +173,14 @@ class RealtimeRun:
         item_id, heard_ms, owner = playing
         self.records[owner].cut_at_ms = self.speaker.heard_ms(owner, now)
         self.speaker.stop(now)
-        self._later(self.send({"type": "conversation.item.truncate", "item_id": item_id, "content_index": 0,
-                               "audio_end_ms": heard_ms}), busy=True)
+        self.channel.later(self.channel.send({"type": "conversation.item.truncate", "item_id": item_id,
+                                              "content_index": 0, "audio_end_ms": heard_ms}), busy=True)
 
     # -- waiting ------------------------------------------------------------------------------------------------
 
     def _idle(self) -> bool:
-        return not (self._speaking or self._owners or self._active or self._busy
-                    or (self._transcribes and self._transcribing)) and self._failure is None
+        return not (self._speaking or self._owners or self._active or self.channel.busy
+                    or (self._transcribes and self._transcribing))
 
     def _settled(self) -> bool:
         return self._idle() and time.monotonic() >= self.speaker.quiet_at()
@@ -206,27 +192,14 @@ class RealtimeRun:
             return "a response was asked for and none came"
         if self._active:
             return f"the response {self._active} never ended"
-        return "tool answers still being sent" if self._busy else "transcriptions never came"
+        return "tool answers still being sent" if self.channel.busy else "transcriptions never came"
 
-    async def _until(self, ready: Callable[[], bool], timeout: float, what: str) -> None:
-        """Wait until ``ready()`` (each event re-checks it); a failure of the connection ends the wait."""
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if self._failure is not None:
-                raise EvalError(self._failure)
-            self._changed.clear()
-            remaining = deadline - time.monotonic()
-            speaker = self.speaker.quiet_at() - time.monotonic()
-            if remaining <= 0:
-                if what:
-                    raise EvalError(what)
-                raise TimeoutError
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), min(remaining, speaker) if speaker > 0 else remaining)
+    async def _until(self, ready: Callable[[], bool], timeout: float) -> None:
+        """Wait until ``ready()``, also when the speaker falls quiet (TimeoutError after ``timeout``)."""
+        await self.channel.until(ready, timeout, wake=lambda: self.speaker.quiet_at() - time.monotonic())
 
     async def _until_heard(self, owner: int, ms: int, record: TurnRecord) -> None:
         """Wait until ``ms`` of the answer to turn ``owner`` has been heard (or it ended shorter)."""
-        deadline = time.monotonic() + self.scenario.timeout_s
 
         def ready() -> bool:
             now = time.monotonic()
@@ -235,17 +208,15 @@ class RealtimeRun:
             answered = not (self._owners or self._active) and self._responses_of(owner)
             return bool(answered) and self.speaker.queued_ms(owner) < ms
 
-        while not ready():
-            now = time.monotonic()
-            queued, heard = self.speaker.queued_ms(owner), self.speaker.heard_ms(owner, now)
-            wait = (ms - heard) / 1000 if queued >= ms else None  # the speaker gets there on its own
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), min(x for x in (wait, deadline - now) if x is not None))
-            except TimeoutError:
-                if time.monotonic() >= deadline:
-                    record.notes.append(f"the answer to turn {owner + 1} never reached {ms} ms of audio")
-                    return
+        def wake() -> float | None:  # with the audio there, the speaker gets to ``ms`` on its own
+            heard = self.speaker.heard_ms(owner, time.monotonic())
+            return (ms - heard) / 1000 if self.speaker.queued_ms(owner) >= ms else None
+
+        try:
+            await self.channel.until(ready, self.scenario.timeout_s, wake)
+        except TimeoutError:
+            record.notes.append(f"the answer to turn {owner + 1} never reached {ms} ms of audio")
+            return
         if self.speaker.heard_ms(owner, time.monotonic()) < ms:
             record.notes.append(f"the answer to turn {owner + 1} ended after {self.speaker.queued_ms(owner)} ms of "
                                 f"audio, before the barge-in at {ms} ms")
@@ -253,26 +224,7 @@ class RealtimeRun:
     def _responses_of(self, owner: int) -> list[ResponseRecord]:
         return [response for turn, response in self._responses.values() if turn == owner]
 
-    async def _wait_reply(self, reply: asyncio.Future[Event], what: str) -> Event:
-        try:
-            return await asyncio.wait_for(asyncio.shield(reply), self.scenario.timeout_s)
-        except TimeoutError:
-            raise EvalError(f"the server sent no {what} within {self.scenario.timeout_s:g} s") from None
-
     # -- reading ------------------------------------------------------------------------------------------------
-
-    async def _read(self) -> None:
-        try:
-            async for event in self.link.events():
-                self._handle(event)
-                self._touch()
-            self._failure = "the server closed the connection"
-        except Exception as exc:  # an event of an unexpected shape: say so rather than hang
-            self._failure = f"cannot follow the server's events ({type(exc).__name__}: {exc})"
-        for reply in self._replies.values():
-            if not reply.done():
-                reply.set_exception(EvalError(self._failure))
-        self._touch()
 
     def _handle(self, event: Event) -> None:
         kind, now = event.get("type"), time.monotonic()
@@ -333,12 +285,8 @@ class RealtimeRun:
         elif kind == "error":
             key = (event.get("error") or {}).get("event_id")
         else:
-            key = next((k for k in self._replies if k != "session.created"), None)
-        reply = self._replies.pop(key, None) if key is not None else None
-        if reply is None or reply.done():
-            return False
-        reply.set_result(event)
-        return True
+            key = next((k for k in self.channel.replies if k != "session.created"), None)
+        return self.channel.answer(key, event)
 
     def _transcribed(self, item_id: str, transcript: str) -> None:
         self._transcribes = True  # it does transcribe: wait for the transcripts of the turns it hears
@@ -393,7 +341,7 @@ class RealtimeRun:
             self._active = None
         chain = self._chains.pop(record.response_id, None)
         if chain is not None:
-            self._later(self._follow_up(chain, owner, ask=record.status == "completed"), busy=True)
+            self.channel.later(self._follow_up(chain, owner, ask=record.status == "completed"), busy=True)
 
     # -- client tools -------------------------------------------------------------------------------------------
 
@@ -403,15 +351,15 @@ class RealtimeRun:
         if result is None:
             result = ToolResult(error=f"the scenario gives no result for {call.name}")
         if result.delay_ms:
-            self._later(self._late_answer(call, result, owner), busy=False)
+            self.channel.later(self._late_answer(call, result, owner), busy=False)
             return
         previous = self._chains.get(response_id)
-        self._chains[response_id] = self._later(self._send_output(previous, call, result), busy=True)
+        self._chains[response_id] = self.channel.later(self._send_output(previous, call, result), busy=True)
 
     async def _send_output(self, previous: asyncio.Task[None] | None, call: CallRecord, result: ToolResult) -> None:
         if previous is not None:
             await previous
-        await self.send({"type": "conversation.item.create", "item": {
+        await self.channel.send({"type": "conversation.item.create", "item": {
             "type": "function_call_output", "call_id": call.call_id, "output": result.text}})
         call.output, call.error, call.result_at = result.output, result.error, time.monotonic()
 
@@ -425,23 +373,12 @@ class RealtimeRun:
     async def _late_answer(self, call: CallRecord, result: ToolResult, owner: int) -> None:
         await asyncio.sleep(result.delay_ms / 1000)
         await self._send_output(None, call, result)
-        await self._until(lambda: not (self._speaking or self._active or self._owners), self.scenario.timeout_s,
-                          f"the delayed result of {call.name} found no moment to be answered")
+        try:
+            await self.channel.until(lambda: not (self._speaking or self._active or self._owners),
+                                     self.scenario.timeout_s)
+        except TimeoutError:
+            raise EvalError(f"the delayed result of {call.name} found no moment to be answered") from None
         await self._respond(owner)
-
-    def _later(self, work: Any, *, busy: bool) -> asyncio.Task[None]:
-        task: asyncio.Task[None] = asyncio.create_task(work)
-        tasks = self._busy if busy else self._late
-        tasks.add(task)
-
-        def done(task: asyncio.Task[None]) -> None:
-            tasks.discard(task)
-            if not task.cancelled() and (exc := task.exception()) is not None:
-                self._failure = self._failure or f"answering a tool failed: {exc}"
-            self._touch()
-
-        task.add_done_callback(done)
-        return task
 
     def _to_audio(self, call: CallRecord) -> int | None:
         """From the call's result to the first audio of an answer item added after it."""
@@ -449,7 +386,4 @@ class RealtimeRun:
             return None
         after = [first for added, first in self._audio_items.values() if first is not None and added >= call.result_at]
         return round((min(after) - call.result_at) * 1000) if after else None
-
-    def _touch(self) -> None:
-        self._changed.set()
 
