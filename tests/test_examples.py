@@ -162,5 +162,6 @@ def test_the_readme_shows_each_example_as_it_is() -> None:
         assert code == (ROOT / path).read_text(encoding="utf-8"), f"the README's copy of {path} differs from it"
     shown = {path for path, _ in snippets}
     assert shown == {f"examples/{name}" for name in ("openai_sdk.py", "live_sdk.py", "agents_sdk.mjs",
-                                                     "client_tools.py", "server_tools.py", "voxcall.yaml")}
+                                                     "client_tools.py", "server_tools.py", "voxcall.yaml",
+                                                     "eval/demo.yaml")}
 

@@ -29,6 +29,11 @@ ELSEWHERE: dict[str, str] = {
     **{f"config/{name}": "tests/test_config.py" for name in (
         "kinds", "live", "loading", "local", "security", "server", "session", "speech", "telephony", "tools",
         "webrtc", "xiaozhi")},
+    # voxcall eval, run as its users run it (the command against a served voxcall)
+    **{f"evaluation/{name}": "tests/evaluation/test_eval_text.py" for name in (
+        "channel", "command", "connect", "realtime", "record", "report", "runner")},
+    "evaluation/live": "tests/evaluation/test_eval_speech.py",
+    "telemetry/otel": "tests/telemetry/test_otlp_export.py",
     # the core, through the sessions that use it
     "core/conversation/items": "tests/core/conversation/test_conversation.py",
     "core/conversation/output_items": "tests/core/responses/test_response.py",

@@ -18,6 +18,7 @@ sessions, so that behind a load balancer each replica can be told apart and watc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -44,6 +45,7 @@ from voxcall.serving.host import SessionHost
 from voxcall.serving.metrics import CONTENT_TYPE
 from voxcall.serving.shared import Occupy, Shared
 from voxcall.speech.voice import Voice
+from voxcall.telemetry.watchdog import LoopWatchdog
 from voxcall.twilio import serve_twilio, twilio_check
 from voxcall.webrtc.endpoint import WebRTCEdge
 from voxcall.xiaozhi import WEBSOCKET_PATH, discovery_routes, serve_xiaozhi, xiaozhi_check
@@ -74,11 +76,14 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         if toolbox is None and (settings.tools.builtin or settings.tools.modules or settings.mcp.servers):
             built = tools.box = await Toolbox.from_settings(settings)
             log.info("server tools: %s", ", ".join(t.name for t in built.tools) or "none")
+        watchdog.start(asyncio.get_running_loop())
         try:
             yield
         finally:
+            watchdog.stop()
             if built is not None:
                 await built.aclose()
+    watchdog = LoopWatchdog(metrics.registry)  # loop lag in /metrics; a stalled loop logs the blocking stack
     metrics.watch_tool_threads(lambda: tools.box.registry.threads if tools.box is not None else None)
     host = SessionHost(shared)
     gate = Gate(settings, admission, metrics)

@@ -370,6 +370,9 @@ DEFAULT_SCRIPT_DATA: dict[str, Any] = {
         # the playground's own client tools (voxcall/playground/client-tools.js), when a page offers them
         {"match": r"/\bwhat time\b|\bthe time\b/", "requires_tool": "get_local_time",
          "reply": "Let me look at your clock.", "calls": [{"name": "get_local_time"}]},
+        # the built-in clock, when the server offers it (examples/demo.yaml, what `make serve` runs)
+        {"match": r"/\bwhat time\b|\bthe time\b/", "requires_tool": "current_time",
+         "reply": "Let me check the clock.", "calls": [{"name": "current_time"}]},
         {"match": r"/\b(?:make|paint|turn|colou?r) the page (?:to )?(?P<color>[a-z]+)/",
          "requires_tool": "set_page_color", "reply": "Sure.",
          "calls": [{"name": "set_page_color", "arguments": {"color": "{color}"}}]},
@@ -387,7 +390,8 @@ DEFAULT_SCRIPT_DATA: dict[str, Any] = {
                "Try asking: what is 12 times 8?",
 }
 """The built-in script (dict form): greets, does arithmetic with ``calculator`` when offered, tells the time and
-colours the page with the playground's client tools when offered, small talk."""
+colours the page with the playground's client tools when offered (else the time with the built-in clock,
+``current_time``, when the server offers it), small talk."""
 
 DEFAULT_SCRIPT = Script.from_dict(DEFAULT_SCRIPT_DATA)
 """The built-in script, parsed; what :class:`ScriptedBackend` uses when given none."""
