@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@echo "installing voxcall and its extras (wheels only; pip lists each download with its size)"
 	$(BIN)/python -m pip install --progress-bar off --only-binary :all: --no-binary opuslib \
-		-e '.[dev,local,multilingual,webrtc,zh]'
+		-e '.[dev,local,multilingual,webrtc,zh,otel]'
 	$(BIN)/python -c 'import voxcall, xllamacpp'
 	for model in $(MODELS); do echo "model $$model"; $(BIN)/voxcall models install $$model >/dev/null || exit 1; done
 	touch $(STAMP)

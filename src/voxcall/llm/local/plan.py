@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -123,6 +124,7 @@ class Planner:
         self.unspoken = vocabulary.token_mask(lambda text: "`" in text)
         """Tokens never said aloud (backticks), and the way into code fences."""
         self._shown: OrderedDict[tuple[str, ...], set[str]] = OrderedDict()  # offered tools -> the last shown
+        self._shown_lock = threading.Lock()  # requests are planned on several threads (LocalBackend)
 
     def plan(self, request: LLMRequest, offered: list[Tool]) -> Plan:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
@@ -176,10 +178,11 @@ class Planner:
         key = tuple(tool.name for tool in offered)
         shown = most_relevant(_last_user_text(request), offered, self.options.max_prompt_tools,
                               keep=self._shown.get(key, ()))
-        self._shown[key] = {tool.name for tool in shown}
-        self._shown.move_to_end(key)
-        while len(self._shown) > SHOWN_MEMORY:
-            self._shown.popitem(last=False)
+        with self._shown_lock:
+            self._shown[key] = {tool.name for tool in shown}
+            self._shown.move_to_end(key)
+            while len(self._shown) > SHOWN_MEMORY:
+                self._shown.popitem(last=False)
         return shown
 
     def _relayed(self, request: LLMRequest) -> str:
