@@ -75,6 +75,7 @@ ELSEWHERE: dict[str, str] = {
     "llm/calls": "tests/llm/test_parallel_calls.py",
     "llm/history": "tests/llm/test_base.py",
     "llm/openai_client": "tests/llm/test_openai_chat.py",
+    "llm/local/arithmetic": "tests/llm/local/test_lexicon.py",
     "llm/local/backend": "tests/llm/local/test_llamacpp.py",
     "llm/local/driver": "tests/llm/local/test_listed_calls.py",
     "llm/local/engine": "tests/llm/local/test_engines.py",
