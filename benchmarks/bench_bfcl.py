@@ -53,6 +53,7 @@ from bench_local_tools import (
     PLAIN_REQUESTS,
     TOOL_REQUESTS,
     TOOLS,
+    Backend,
     Outcome,
     add_backend_options,
     ask,
@@ -60,10 +61,10 @@ from bench_local_tools import (
     leaks,
     make_backend,
     matches,
+    model_name,
 )
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
-from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.grammar import spans
 from voxcall.llm.local.lexicon import numbers
 from voxcall.tools import Tool
@@ -216,7 +217,7 @@ class Tally:
         return f"{self.label:>12}: " + "; ".join(p for p in (calls, false, rest) if p)
 
 
-async def _ask(backend: LocalBackend, prompt: str, tools: list[Tool], args: argparse.Namespace,
+async def _ask(backend: Backend, prompt: str, tools: list[Tool], args: argparse.Namespace,
                instructions: str = "") -> Outcome | None:
     try:
         return await ask(backend, prompt, voice=not args.text, tools=tools, instructions=instructions,
@@ -246,7 +247,7 @@ def _record(tally: Tally, outcome: Outcome | None, tools: list[Tool], ok: bool |
         tally.silent += not called
 
 
-async def run_bfcl(backend: LocalBackend, folder: Path, args: argparse.Namespace) -> list[Tally]:
+async def run_bfcl(backend: Backend, folder: Path, args: argparse.Namespace) -> list[Tally]:
     tallies = []
     for category in args.categories.split(","):
         tally = Tally(category)
@@ -282,7 +283,7 @@ def distractors(folder: Path | None) -> list[Tool]:
     return found
 
 
-async def run_tool_counts(backend: LocalBackend, folder: Path | None, args: argparse.Namespace) -> list[Tally]:
+async def run_tool_counts(backend: Backend, folder: Path | None, args: argparse.Namespace) -> list[Tally]:
     pool = distractors(folder)
     tallies = []
     for count in (int(k) for k in args.tools.split(",")):
@@ -375,7 +376,7 @@ async def run(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     backend = make_backend(args)
     try:
-        print(f"model: {backend.model_path.name}; {'held-out' if args.held_out else 'development'} slice; "
+        print(f"model: {model_name(backend)}; {'held-out' if args.held_out else 'development'} slice; "
               f"{'warmed' if args.warm else 'unseen'} tool sets; variant: {describe(args)}; "
               f"load average {_load()}", flush=True)
         if args.tools:

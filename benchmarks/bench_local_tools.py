@@ -50,10 +50,14 @@ from voxcall.llm import (
     local_options,
 )
 from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, LocalBackend, ReplyOptions
+from voxcall.llm.local.duet import Duet
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+Backend = LocalBackend | Duet
+"""What a benchmark runs: one local model, or a talker with a thinker."""
 
 TARGET_CORRECT = 0.90
 TARGET_FALSE = 0.05
@@ -229,7 +233,7 @@ class Outcome:
     usage: Usage | None = None
 
 
-async def ask(backend: LocalBackend, prompt: str, *, voice: bool, tool_choice: str = "auto",
+async def ask(backend: Backend, prompt: str, *, voice: bool, tool_choice: str = "auto",
               history: list[ChatItem] | None = None, tools: list[Tool] | None = None, instructions: str = "",
               warm: bool = False) -> Outcome:
     """One request in a fresh conversation (``history`` then ``prompt``, or ``history`` alone when ``prompt`` is
@@ -358,7 +362,7 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
     false_rate = false_calls / len(plain_requests)
     warm = warm_calls + warm_text
     median_warm = statistics.median(warm)
-    print(f"model: {backend.model_path.name} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
+    print(f"model: {model_name(backend)} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
           f"variant: {describe(args)}")
     print(f"correct calls: {correct}/{len(tool_requests)} = {correct_rate:.0%} "
           f"(target >= {TARGET_CORRECT:.0%}) {_verdict(correct_rate >= TARGET_CORRECT)}")
@@ -423,19 +427,35 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
                         help="tools shown to the model, the most relevant first (0: all)")
     parser.add_argument("--llama-server", metavar="URL", default=None,
                         help="run the model on llama.cpp's server at URL (started with the same --model)")
+    parser.add_argument("--thinker", default=None, help="a thinker model (catalog name or GGUF): --model talks, "
+                        "it decides (voxcall.llm.local.duet)")
 
 
-def make_backend(args: argparse.Namespace) -> LocalBackend:
-    """The backend the options of :func:`add_backend_options` describe: in process, or on ``--llama-server``."""
+def make_backend(args: argparse.Namespace) -> Backend:
+    """The backend the options of :func:`add_backend_options` describe: in process, or on ``--llama-server``; with
+    ``--thinker``, that model deciding behind ``--model``'s voice."""
     options = ReplyOptions(
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
         copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None)
-    options = replace(options, own_format=local_options(args.model).own_format)
     path = catalog.resolve(args.model)
     if args.llama_server:
-        return LlamaServerBackend(args.llama_server, path, options=options)
-    return LlamaCppBackend(path, options=options)
+        return LlamaServerBackend(args.llama_server, path,
+                                  options=replace(options, own_format=local_options(args.model).own_format))
+    talker = LlamaCppBackend(path, options=replace(options, own_format=local_options(args.model).own_format))
+    if not args.thinker:
+        return talker
+    thinker = LlamaCppBackend(catalog.resolve(args.thinker),
+                              options=replace(options, own_format=local_options(args.thinker).own_format))
+    return Duet(talker, thinker, acknowledge=lambda said: "One moment.", fallback=lambda said: "Sorry.")
+
+
+def model_name(backend: object) -> str:
+    """The model file(s) ``backend`` runs."""
+    if isinstance(backend, Duet):
+        return f"{model_name(backend.talker)} + thinker {model_name(backend.thinker)}"
+    path = getattr(backend, "model_path", None)
+    return str(path.name) if path is not None else str(getattr(backend, "name", "?"))
 
 
 def describe(args: argparse.Namespace) -> str:

@@ -15,7 +15,9 @@ streaming silence until the answer is done. The sets (``voice_set.py``):
   → first audio of the words that follow.
 
 ``--models A,B`` compares local models instead: a server per model, one at a time, the same requests said to each in
-fresh sessions with 3–4 client tools; per model, end of speech → first audio with its stages, CPU and memory.
+fresh sessions with 3-4 client tools; per model, end of speech → first audio with its stages (and the first call's
+arguments done: "call decided"), CPU and memory. ``TALKER+THINKER`` names a pair (``--model`` and ``--thinker``).
+``--same-tools`` gives every session the same tools (sessions whose tools the server saw before).
 ``--live-cost N`` measures instead what live transcription (partial transcripts while the user speaks,
 ``session.live_transcript_ms``) costs: two servers side by side, one with it on (the default) and one with
 ``live_transcript_ms: 0``, each request said to both in turn; per server, end of speech → transcript and → first
@@ -88,10 +90,11 @@ TOOL_TEMPLATES: list[tuple[str, str, dict[str, str]]] = [
 
 def voice_server(llm: str, config: Path | None = None, model: str | None = None) -> VoxcallServe:
     """``voxcall serve --speech`` with ``llm`` (``default``: the server's own choice), a settings file and a
-    model (a catalog name: ``voxcall models``)."""
+    model (a catalog name: ``voxcall models``; ``TALKER+THINKER``: a talker with a thinker)."""
+    talker, _, thinker = (model or "").partition("+")
     return VoxcallServe("--speech", *([] if llm == "default" else ["--llm", llm]),
                         *([] if config is None else ["--config", str(config)]),
-                        *([] if model is None else ["--model", model]))
+                        *([] if not talker else ["--model", talker]), *([] if not thinker else ["--thinker", thinker]))
 
 
 def speculation(ws_url: str) -> dict[str, int]:
@@ -346,7 +349,8 @@ def measure(outcome: Outcome) -> Measure:
                         ("transcript", "conversation.item.input_audio_transcription.completed"),
                         ("response.created", "response.created"),
                         ("llm first token", "response.output_audio_transcript.delta"),
-                        ("first audio", "response.output_audio.delta")]:
+                        ("first audio", "response.output_audio.delta"),
+                        ("call decided", "response.function_call_arguments.done")]:
         if (hit := _first(events, kind, end)) is not None:
             milestones[label] = hit[0] - end
     stopped = [ev for _, ev in events if ev["type"] == "input_audio_buffer.speech_stopped"]
@@ -407,7 +411,7 @@ async def run_set(url: str, clips: list[Clip], kind: str, args: argparse.Namespa
     """Each clip in a fresh session, one after another; prints a line per session."""
     measures = []
     for clip in clips:
-        tools = session_tools(rng) if kind == "tools" else []
+        tools = (args.shared_tools or session_tools(rng)) if kind == "tools" else []
         turns = None if args.silence_ms is None else {"type": "server_vad", "silence_duration_ms": args.silence_ms}
         outcome = await run_session(url, clip, kind, tools, rng.choice(CHUNK_MS), args.max_tokens, turns)
         measures.append(m := measure(outcome))
@@ -450,7 +454,8 @@ def report_latency(name: str, measures: list[Measure]) -> list[bool]:
     print(f"  median {med:.3f} s  target ≤ {TARGET_MEDIAN_S} s  {verdict(ok_med)}   "
           f"p90 {percentile(totals, 90):.3f} s  target ≤ {TARGET_P90_S} s  {verdict(ok_p90)}")
     print("  protocol events, s after end of speech (median / p90):")
-    for label in ["speech_stopped", "transcript", "response.created", "llm first token", "first audio"]:
+    for label in ["speech_stopped", "transcript", "response.created", "llm first token", "first audio",
+                  "call decided"]:
         values = [m.milestones[label] for m in measures if label in m.milestones]
         if values:
             print(f"    {label:18} {median(values):6.3f} / {percentile(values, 90):6.3f}")
@@ -576,9 +581,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes, pauses and tool choices")
     parser.add_argument("--live-cost", type=int, metavar="N", help="only measure what live transcription costs: "
                         "N requests, each said to a server with it on and to one with it off")
+    parser.add_argument("--same-tools", action="store_true", help="every session declares the same tools (the "
+                        "server saw them before), instead of tools unique to it")
     parser.add_argument("--models", metavar="A,B", help="only compare local models: a server per model (catalog "
-                        "names), one at a time, --requests requests said to each in fresh sessions with 3-4 client "
-                        "tools")
+                        "names; TALKER+THINKER a pair), one at a time, --requests requests said to each in fresh "
+                        "sessions with 3-4 client tools")
     args = parser.parse_args()
     args.tool_llm = args.tool_llm or args.llm
     if args.quick:
@@ -683,6 +690,7 @@ def main() -> None:
     args = parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     rng = random.Random(args.seed)
+    args.shared_tools = session_tools(random.Random(args.seed)) if args.same_tools else None
     all_voices = voices(espeak=not args.no_espeak)
     print("voices: " + ", ".join(name for name, _ in all_voices), flush=True)
     if args.live_cost:

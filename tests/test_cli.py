@@ -378,6 +378,7 @@ FLAG_VALUES: dict[str, tuple[tuple[str, ...], Any]] = {
     "port": (("--port", "9000"), 9000),
     "llm": (("--llm", "openai-chat"), "openai-chat"),
     "model": (("--model", "m1"), "m1"),
+    "thinker": (("--thinker", "qwen2.5-coder-1.5b"), "qwen2.5-coder-1.5b"),
     "base_url": (("--base-url", "http://127.0.0.1:1/v1"), "http://127.0.0.1:1/v1"),
     "api_key": (("--api-key", "sk-flag"), MASK),
     "tool_format": (("--tool-format", "code"), "code"),

@@ -291,6 +291,26 @@ def _secret(value: object) -> str:
     return value.get_secret_value()
 
 
+def test_the_thinker_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ServerSettings.load(None).thinker.model is None  # off unless named: a thinker is slow on two cores
+    config = write(tmp_path / "voxcall.yaml", "thinker:\n  model: qwen2.5-coder-1.5b\n  acknowledge_after_ms: 300\n"
+                   "  deadline_s: 8\n")
+    thinker = ServerSettings.load(config).thinker
+    assert (thinker.model, thinker.llm, thinker.acknowledge_after_ms, thinker.deadline_s) == (
+        "qwen2.5-coder-1.5b", "llamacpp", 300, 8.0)
+    monkeypatch.setenv("VOXCALL_MODEL", "talker")  # the talker's, though the thinker has a model too
+    monkeypatch.setenv("VOXCALL_THINKER__API_KEY", "sk-thinker")
+    settings = ServerSettings.load(None)
+    assert settings.model == "talker" and settings.masked()["thinker"]["api_key"] == MASK
+    for yaml_text, named in [
+        ("thinker:\n  deadline_s: 0\n", r"thinker\.deadline_s"),
+        ("thinker:\n  acknowledge_after_ms: -1\n", r"thinker\.acknowledge_after_ms"),
+        ("thinker:\n  modle: x\n", r"thinker\.modle"),
+    ]:
+        with pytest.raises(ConfigError, match=named):
+            ServerSettings.load(write(tmp_path / "bad.yaml", yaml_text))
+
+
 def test_the_xiaozhi_section(tmp_path: Path) -> None:
     config = write(tmp_path / "voxcall.yaml", "profiles:\n  kitchen: {language: zh}\n"
                    "xiaozhi:\n  tokens: [{token: a-long-device-token-1, profile: kitchen}]\n"

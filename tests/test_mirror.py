@@ -27,8 +27,8 @@ ELSEWHERE: dict[str, str] = {
     "client/transport": "tests/client/test_session.py",
     # the settings tree: loaded, layered and checked as one
     **{f"config/{name}": "tests/test_config.py" for name in (
-        "kinds", "live", "loading", "local", "security", "server", "session", "speech", "telephony", "tools",
-        "webrtc", "xiaozhi")},
+        "kinds", "live", "loading", "local", "security", "server", "session", "speech", "telephony", "thinker",
+        "tools", "webrtc", "xiaozhi")},
     # voxcall eval, run as its users run it (the command against a served voxcall)
     **{f"evaluation/{name}": "tests/evaluation/test_eval_text.py" for name in (
         "channel", "command", "connect", "realtime", "record", "report", "runner")},
@@ -75,6 +75,7 @@ ELSEWHERE: dict[str, str] = {
     "llm/calls": "tests/llm/test_parallel_calls.py",
     "llm/history": "tests/llm/test_base.py",
     "llm/openai_client": "tests/llm/test_openai_chat.py",
+    "llm/local/arithmetic": "tests/llm/local/test_lexicon.py",
     "llm/local/backend": "tests/llm/local/test_llamacpp.py",
     "llm/local/driver": "tests/llm/local/test_listed_calls.py",
     "llm/local/engine": "tests/llm/local/test_engines.py",

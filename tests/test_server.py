@@ -30,6 +30,7 @@ from starlette.testclient import TestClient
 from voxcall import server
 from voxcall.config import ConfigError, ServerSettings, SpeechSettings
 from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, ScriptedBackend, create_backend, resolve_kind
+from voxcall.llm.local.duet import Duet
 from voxcall.speech import EspeakTTS, SpeechModelError
 from voxcall.startup import Startup
 
@@ -92,6 +93,18 @@ def test_llamacpp_refuses_native_tool_calls_clearly() -> None:
     settings = ServerSettings.load(None, llm="llamacpp", tool_format="native")
     with pytest.raises(ConfigError, match="the llamacpp backend always uses code-format calls with a grammar"):
         server.build_backend(settings)
+
+
+def test_a_thinker_decides_behind_the_backend_only_when_named() -> None:
+    plain = ServerSettings.load(None, llm="scripted", **TEXT_ONLY)
+    assert not isinstance(server.build_backend(plain), Duet)  # off by default
+    settings = ServerSettings.load(None, llm="scripted", thinker={"model": "m", "llm": "scripted", "deadline_s": 3},
+                                   live={"backends": {"office": {"model": "other"}}}, **TEXT_ONLY)
+    duet = server.build_backend(settings)
+    assert isinstance(duet, Duet) and duet.options.deadline_s == 3 and duet.options.acknowledge_after_s == 0.5
+    assert not isinstance(server.build_delegates(settings, Startup())["office"], Duet)  # the server's own only
+    with pytest.raises(ConfigError, match="cannot create the 'nope' thinker"):
+        server.build_backend(ServerSettings.load(None, llm="scripted", thinker={"model": "m", "llm": "nope"}))
 
 
 def test_in_process_backends_refuse_a_request_timeout() -> None:

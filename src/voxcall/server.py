@@ -13,6 +13,7 @@ need them, so importing this module is cheap.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import signal
 import threading
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 from pydantic import SecretStr
@@ -115,10 +116,11 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
 
 def build_delegates(settings: ServerSettings, startup: Startup) -> dict[str, LLMBackend]:
     """The named backends of ``live.backends`` (for the tasks a GPT-Live voice delegates), each built from the
-    server's backend settings with its own over them, as a ``startup`` step."""
+    server's backend settings with its own over them, as a ``startup`` step; never behind the ``thinker:``, which
+    decides for the server's own backend only."""
     delegates: dict[str, LLMBackend] = {}
     for name, overrides in settings.live.backends.items():
-        update = dict(overrides)
+        update = dict(overrides, thinker=settings.thinker.model_copy(update={"model": None}))
         if update.get("api_key") is not None:
             update["api_key"] = SecretStr(str(update["api_key"]))
         if update.get("script") is not None:
@@ -143,23 +145,50 @@ def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
 
 
 def build_backend(settings: ServerSettings) -> LLMBackend:
-    """The LLM backend ``settings`` describe ("auto" resolved here too); raises :class:`ConfigError` when it cannot
-    be built. The session's ``llm_timeout`` is also the OpenAI kinds' HTTP timeout; the ``local:`` section is the
-    llama.cpp kinds' knobs."""
-    from voxcall.llm import REMOTE_KINDS, LLMError, create_backend, resolve_kind
+    """The LLM backend ``settings`` describe ("auto" resolved here too), behind a thinker when the ``thinker:``
+    section names one; raises :class:`ConfigError` when it cannot be built."""
+    from voxcall.llm import resolve_kind
 
-    kind = resolve_kind(settings.llm, settings.model)
+    talker = _create_backend(
+        resolve_kind(settings.llm, settings.model), "LLM backend", settings, model=settings.model,
+        base_url=settings.base_url, api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+        tool_format=settings.tool_format, script=settings.script, media=model_inputs(settings))
+    return with_thinker(talker, settings) if settings.thinker.model else talker
+
+
+def with_thinker(talker: LLMBackend, settings: ServerSettings) -> LLMBackend:
+    """``talker`` as the voice of a :class:`~voxcall.llm.local.duet.Duet` whose thinker the ``thinker:`` section
+    describes, acknowledging and giving up in the user's language (:mod:`voxcall.language`); :class:`ConfigError`
+    when the thinker cannot be built (the talker is closed then)."""
+    from voxcall.language import acknowledgement, giving_up
+    from voxcall.llm.local.duet import Duet, DuetOptions
+
+    thinker = settings.thinker
     try:
-        return create_backend(
-            kind, model=settings.model, base_url=settings.base_url,
-            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
-            tool_format=settings.tool_format, script=settings.script,
-            timeout=settings.session.llm_timeout if kind in REMOTE_KINDS else None, media=model_inputs(settings),
-            local=settings.local,
-        )
+        decider = _create_backend(thinker.llm, "thinker", settings, model=thinker.model, base_url=thinker.base_url,
+                                  api_key=thinker.api_key.get_secret_value() if thinker.api_key else None)
+    except ConfigError:
+        asyncio.run(talker.aclose())
+        raise
+    turns = itertools.count()
+    return Duet(talker, decider, acknowledge=lambda said: acknowledgement(None, said, next(turns)),
+                fallback=lambda said: giving_up(None, said),
+                options=DuetOptions(acknowledge_after_s=thinker.acknowledge_after_ms / 1000,
+                                    deadline_s=thinker.deadline_s))
+
+
+def _create_backend(kind: str, role: str, settings: ServerSettings, **options: Any) -> LLMBackend:
+    """:func:`voxcall.llm.create_backend` for ``kind`` with ``options``; :class:`ConfigError` naming the ``role``
+    when it fails. The session's ``llm_timeout`` is also the OpenAI kinds' HTTP timeout; the ``local:`` section is
+    the llama.cpp kinds' knobs."""
+    from voxcall.llm import REMOTE_KINDS, LLMError, create_backend
+
+    try:
+        return create_backend(kind, timeout=settings.session.llm_timeout if kind in REMOTE_KINDS else None,
+                              local=settings.local, **options)
     except (ValueError, OSError, yaml.YAMLError, LLMError) as exc:
         message = " ".join(str(exc).split())
-        raise ConfigError(f"cannot create the {kind!r} LLM backend: {message}") from None
+        raise ConfigError(f"cannot create the {kind!r} {role}: {message}") from None
 
 
 def model_inputs(settings: ServerSettings) -> frozenset[ModelInput]:

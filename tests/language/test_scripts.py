@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.language import LANGUAGES, acknowledgement, language_of, spaced
+from voxcall.language import LANGUAGES, acknowledgement, giving_up, language_of, spaced
 
 
 @pytest.mark.parametrize(("said", "text", "joined"), [
@@ -26,5 +26,13 @@ def test_a_script_gives_its_language_away_and_latin_gives_none() -> None:
 
 
 def test_every_language_module_is_listed_under_its_code_and_has_acknowledgements() -> None:
-    assert all(code == language.code and language.acknowledgements for code, language in LANGUAGES.items())
+    assert all(code == language.code and language.acknowledgements and language.giving_up
+               for code, language in LANGUAGES.items())
     assert acknowledgement("zh-CN", "", 0) == LANGUAGES["zh"].acknowledgements[0]
+
+
+def test_giving_up_is_said_in_the_language_an_acknowledgement_is() -> None:
+    assert giving_up(None, "What is the weather in Paris?") == "Sorry, I couldn't work that out in time."
+    assert giving_up(None, "北京天气怎么样？") == "抱歉，我没能及时想出答案。"  # the user's script
+    assert giving_up("fr-FR", "weather") == LANGUAGES["fr"].giving_up  # the session's language first
+    assert giving_up("xx", "서울 날씨") == LANGUAGES["ko"].giving_up  # a language without rules: the script's

@@ -28,7 +28,8 @@ EXIT_INTERRUPTED = 130
 """Exit status of ``talk`` and ``chat`` stopped with Ctrl-C (128 + SIGINT, as shells report it)."""
 
 SETTING_OF_FLAG: dict[str, str] = {
-    "host": "host", "port": "port", "llm": "llm", "model": "model", "base_url": "base_url", "api_key": "api_key",
+    "host": "host", "port": "port", "llm": "llm", "model": "model", "thinker": "thinker.model",
+    "base_url": "base_url", "api_key": "api_key",
     "tool_format": "tool_format", "script": "script", "api_key_file": "api_key_file",
     "insecure_no_auth": "insecure_no_auth", "allow_origin": "allowed_origins", "log_level": "log_level",
     "max_sessions": "max_sessions", "max_sessions_per_key": "max_sessions_per_key",

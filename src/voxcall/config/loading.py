@@ -79,7 +79,10 @@ def check_env_names(environ: Mapping[str, str], model: type[BaseModel]) -> None:
 
 
 def _section_holding(model: type[BaseModel], name: str) -> str | None:
-    """The section that has a field ``name`` (for a flat key written at the top level), if any."""
+    """The section that has a field ``name`` (for a flat key written at the top level), if any; None for a name the
+    top level has too (``model`` is the talker's, ``thinker.model`` the thinker's)."""
+    if name in model.model_fields:
+        return None
     return next((section for section, part in sections(model).items() if name in part.model_fields), None)
 
 

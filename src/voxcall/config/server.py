@@ -18,6 +18,7 @@ from voxcall.config.security import MASK, is_loopback, mask_mcp_secrets, read_ke
 from voxcall.config.session import SessionOptions
 from voxcall.config.speech import SpeechSettings
 from voxcall.config.telephony import AgentProfile, TwilioSettings
+from voxcall.config.thinker import ThinkerSettings
 from voxcall.config.tools import McpSettings, ToolsSettings
 from voxcall.config.webrtc import WebRTCSettings
 from voxcall.config.xiaozhi import XiaozhiSettings
@@ -89,6 +90,8 @@ class ServerSettings(BaseSettings):
     """GPT-Live sessions (the ``live:`` section)."""
     local: LocalModelSettings = Field(default_factory=LocalModelSettings)
     """The local model's knobs (the ``local:`` section)."""
+    thinker: ThinkerSettings = Field(default_factory=ThinkerSettings)
+    """A stronger model that decides while the LLM above speaks (the ``thinker:`` section; off by default)."""
     profiles: dict[str, AgentProfile] = Field(default_factory=dict)
     """Named agents (the ``profiles:`` section): a phone number's stream names one in its path."""
     twilio: TwilioSettings = Field(default_factory=TwilioSettings)
@@ -112,11 +115,12 @@ class ServerSettings(BaseSettings):
             raise ConfigError(describe(exc, config_path)) from None
 
     def masked(self) -> dict[str, Any]:
-        """The settings as plain YAML-ready data, every secret replaced by :data:`MASK`: the upstream and client
-        API keys, and MCP ``env`` and ``headers`` values whose names suggest a secret (``…KEY``, ``…TOKEN``,
-        ``Authorization`` …)."""
+        """The settings as plain YAML-ready data, every secret replaced by :data:`MASK`: the upstream, thinker's
+        and client API keys, and MCP ``env`` and ``headers`` values whose names suggest a secret (``…KEY``,
+        ``…TOKEN``, ``Authorization`` …)."""
         data = self.model_dump(mode="json")
         data["api_key"] = MASK if self.api_key is not None else None
+        data["thinker"]["api_key"] = MASK if self.thinker.api_key is not None else None
         data["api_keys"] = [MASK for _ in self.api_keys]
         data["twilio"]["auth_token"] = MASK if self.twilio.auth_token is not None else None
         mask_mcp_secrets(data["mcp"]["servers"])

@@ -13,8 +13,8 @@ from voxcall.language import de, en, es, fr, it, ja, ko, pt, zh
 from voxcall.language.rules import Language, SpokenForms
 from voxcall.language.scripts import language_of, spaced
 
-__all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "in_digits", "language_of",
-           "spaced"]
+__all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "giving_up", "in_digits",
+           "language_of", "spaced"]
 
 LANGUAGES: Mapping[str, Language] = MappingProxyType({
     language.code: language
@@ -34,14 +34,24 @@ SPOKEN_FORMS: Mapping[str, SpokenForms] = MappingProxyType({
 
 def acknowledgement(language: str | None, user_text: str, turn: int) -> str:
     """The phrase for the ``turn``-th acknowledgement of a session whose transcription ``language`` (or None) is
-    set and whose user last said ``user_text``: in that language when it names one, else in the language of the
-    user's script (Han characters: Chinese, kana: Japanese, Hangul: Korean), else in English. Phrases take turns, so
-    a second slow tool in one conversation does not sound like a recording."""
-    chosen = (language or "").split("-")[0].lower()
-    if chosen not in ACKNOWLEDGEMENTS:
-        chosen = language_of(user_text) or "en"
-    phrases = ACKNOWLEDGEMENTS[chosen]
+    set and whose user last said ``user_text``, in the language :func:`_spoken` picks. Phrases take turns, so a
+    second slow tool in one conversation does not sound like a recording."""
+    phrases = ACKNOWLEDGEMENTS[_spoken(language, user_text)]
     return phrases[turn % len(phrases)]
+
+
+def giving_up(language: str | None, user_text: str) -> str:
+    """What the voice says when a thinker did not answer in time (:mod:`voxcall.llm.local.duet`), in the language
+    :func:`acknowledgement` speaks."""
+    return LANGUAGES[_spoken(language, user_text)].giving_up
+
+
+def _spoken(language: str | None, user_text: str) -> str:
+    """The language to speak to a session whose transcription ``language`` (or None) is set and whose user last said
+    ``user_text``: that language when it names one with rules, else the language of the user's script (Han
+    characters: Chinese, kana: Japanese, Hangul: Korean), else English."""
+    chosen = (language or "").split("-")[0].lower()
+    return chosen if chosen in LANGUAGES else language_of(user_text) or "en"
 
 
 def in_digits(text: str) -> str:

@@ -1,4 +1,5 @@
-"""German: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""German: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="de", acknowledgements=("Einen Moment, ich sehe nach.", "Eine Sekunde, ich prüfe das."))
+LANGUAGE = Language(code="de", acknowledgements=("Einen Moment, ich sehe nach.", "Eine Sekunde, ich prüfe das."),
+                    giving_up="Entschuldigung, das habe ich nicht rechtzeitig herausgefunden.")

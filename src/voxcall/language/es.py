@@ -1,4 +1,5 @@
-"""Spanish: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""Spanish: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="es", acknowledgements=("Un momento, lo estoy comprobando.", "Un segundo, ya lo miro."))
+LANGUAGE = Language(code="es", acknowledgements=("Un momento, lo estoy comprobando.", "Un segundo, ya lo miro."),
+                    giving_up="Lo siento, no he podido resolverlo a tiempo.")

@@ -1,4 +1,5 @@
-"""French: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""French: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="fr", acknowledgements=("Un instant, je vérifie.", "Une seconde, je regarde."))
+LANGUAGE = Language(code="fr", acknowledgements=("Un instant, je vérifie.", "Une seconde, je regarde."),
+                    giving_up="Désolé, je n'ai pas trouvé la réponse à temps.")

@@ -1,4 +1,5 @@
-"""Italian: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""Italian: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="it", acknowledgements=("Un momento, controllo subito.",))
+LANGUAGE = Language(code="it", acknowledgements=("Un momento, controllo subito.",),
+                    giving_up="Mi dispiace, non sono riuscito a trovarlo in tempo.")

@@ -1,4 +1,5 @@
-"""Japanese: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""Japanese: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="ja", acknowledgements=("少々お待ちください、確認します。",))
+LANGUAGE = Language(code="ja", acknowledgements=("少々お待ちください、確認します。",),
+                    giving_up="すみません、時間内に答えられませんでした。")

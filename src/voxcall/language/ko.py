@@ -1,4 +1,5 @@
-"""Korean: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""Korean: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="ko", acknowledgements=("잠시만요, 확인해 볼게요.",))
+LANGUAGE = Language(code="ko", acknowledgements=("잠시만요, 확인해 볼게요.",),
+                    giving_up="죄송해요, 제때 답을 찾지 못했어요.")

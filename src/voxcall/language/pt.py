@@ -1,4 +1,5 @@
-"""Portuguese: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements)."""
+"""Portuguese: the rules of :class:`~voxcall.language.rules.Language` it has so far (the acknowledgements and
+what is said on giving up)."""
 
 from __future__ import annotations
 
@@ -6,4 +7,5 @@ from voxcall.language.rules import Language
 
 __all__ = ["LANGUAGE"]
 
-LANGUAGE = Language(code="pt", acknowledgements=("Um momento, estou verificando.",))
+LANGUAGE = Language(code="pt", acknowledgements=("Um momento, estou verificando.",),
+                    giving_up="Desculpe, não consegui resolver isso a tempo.")

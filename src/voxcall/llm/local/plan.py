@@ -18,7 +18,8 @@ its opener takes ``<code>``'s place in the decision and the prefill, :func:`~vox
 format_grammar` constrains the calls, and :class:`~voxcall.tools.codecalls.format_stream.FormatCallStream` reads
 them. SmolLM2's template declares none.
 
-Right after tool results the reply is the results in words (:mod:`voxcall.llm.local.relay`), not generated. With
+Right after tool results the reply is the results in words (:mod:`voxcall.llm.local.relay`), not generated; so is
+the answer to arithmetic the user asks for when no tool is evident for it (:mod:`voxcall.llm.local.arithmetic`). With
 more than ``max_prompt_tools`` tools, only the most relevant to the user's last words are shown
 (:mod:`voxcall.llm.local.relevance`).
 """
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 from voxcall.config import LocalModelSettings
 from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
+from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
 from voxcall.llm.local.prompt import PromptBuilder, must_call
@@ -65,7 +67,8 @@ class ReplyOptions:
     see :func:`~voxcall.llm.local.demos.demo_messages`); ``relay`` answers tool results with the results in words
     instead. ``call_evidence`` makes a request that plainly names a tool a call to it, ``max_prompt_tools`` caps
     the tools shown (the most relevant; None: all), and ``copy_strings`` makes plain string arguments spans of the
-    user's last words (see :mod:`voxcall.llm.local.grammar`)."""
+    user's last words (see :mod:`voxcall.llm.local.grammar`). ``compute`` answers arithmetic the user asks for,
+    when no tool is evident for it, with the result worked out (:mod:`voxcall.llm.local.arithmetic`)."""
 
     temperature: float = 0.0
     max_output_tokens: int = 256
@@ -75,6 +78,7 @@ class ReplyOptions:
     grammar: bool = True
     call_evidence: bool = True
     relay: bool = True
+    compute: bool = True
     copy_strings: bool = True
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     own_format: bool = True
@@ -130,8 +134,10 @@ class Planner:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
         options = self.options
         forced = must_call(request, offered)
+        evident = [] if forced else self._evident_tools(request, offered)
         relayed = "" if forced else self._relayed(request)
-        prefill = self.opener if forced else relayed
+        answer = relayed or ("" if forced or evident else self._computed(request))
+        prefill = self.opener if forced else answer
         fitted = self.prompt.fit(request, offered, prefill)
         n_ctx = self.n_ctx
         if fitted.dropped_turns:
@@ -142,11 +148,10 @@ class Planner:
                      "room for them in the model's context (%d tokens)", n_ctx)
         prompt = fitted.tokens
         said = _last_user_text(request) if options.copy_strings else ""
-        evident = [] if forced else self._evident_tools(request, offered)
         callable_tools = evident or offered
         grammar = self._calls_grammar(callable_tools, said) if offered and options.grammar else None
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request)
-        return Plan(prompt=prompt, prefill=prefill, complete=bool(relayed), grammar=grammar if forced else None,
+        return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar,
                     call_threshold=threshold if offered and not forced else None,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
@@ -195,6 +200,14 @@ class Planner:
                 break
             outputs.insert(0, item.output)
         return relayed_reply(outputs) if self.options.relay else ""
+
+    def _computed(self, request: LLMRequest) -> str:
+        """With ``compute``, the answer to arithmetic the user's last words ask for (:mod:`voxcall.llm.local.
+        arithmetic`), when no tool is evident for it: a small model invents results ("12 times 8 is 8*8 = 64");
+        "" when the words ask for none, or the reply follows tool results."""
+        if not self.options.compute or _follows_results(request):
+            return ""
+        return computed(_last_user_text(request)) or ""
 
     def _call_threshold(self, request: LLMRequest) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
