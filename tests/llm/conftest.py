@@ -1,24 +1,14 @@
-"""Fixtures for the LLM backend tests: a fake OpenAI-compatible server and tools to offer."""
+"""Fixtures for the LLM backend tests: tools to offer (the fake OpenAI-compatible ``server`` is tests/conftest.py's)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.llm.fake_server import FakeServer
 from voxcall.tools import Tool
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing in these tests may reach a model hub
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[FakeServer]:
-    fake = FakeServer()
-    await fake.start()
-    yield fake
-    await fake.stop()
 
 
 @pytest.fixture
