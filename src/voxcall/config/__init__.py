@@ -1,9 +1,9 @@
 """Server configuration: one settings tree, :class:`ServerSettings`, one module per section: :class:`SessionOptions`
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
 (``mcp:``), :class:`LiveSettings` (``live:``), :class:`LocalModelSettings` (``local:``), :class:`AgentProfile`
-(``profiles:``), :class:`TwilioSettings` (``twilio:``), :class:`WebRTCSettings` (``webrtc:``) and
-:class:`XiaozhiSettings` (``xiaozhi:``). Every default is defined here, once, and read by name wherever it applies
-(:func:`default_of` reads one by its dotted path).
+(``profiles:``), :class:`TwilioSettings` (``twilio:``), :class:`WebRTCSettings` (``webrtc:``),
+:class:`XiaozhiSettings` (``xiaozhi:``) and :class:`TelemetrySettings` (``telemetry:``). Every default is defined
+here, once, and read by name wherever it applies (:func:`default_of` reads one by its dotted path).
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults (:mod:`~voxcall.config.loading`).
 The YAML keys are the field names, nested by section (``session: {llm_timeout: 30}``); environment variables carry
@@ -27,6 +27,7 @@ from voxcall.config.security import MASK, is_loopback
 from voxcall.config.server import ServerSettings, default_of, description_of
 from voxcall.config.session import DEFAULT_INSTRUCTIONS, SessionOptions
 from voxcall.config.speech import SpeechSettings
+from voxcall.config.telemetry import TelemetrySettings, TracingMode
 from voxcall.config.telephony import AgentProfile, TwilioSettings
 from voxcall.config.tools import McpSettings, ToolsSettings
 from voxcall.config.webrtc import WebRTCSettings
@@ -50,8 +51,10 @@ __all__ = [
     "SessionOptions",
     "ShutdownCloseCode",
     "SpeechSettings",
+    "TelemetrySettings",
     "ToolFormat",
     "ToolsSettings",
+    "TracingMode",
     "TwilioSettings",
     "VadKind",
     "WebRTCSettings",
