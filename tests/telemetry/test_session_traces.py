@@ -48,6 +48,11 @@ def exporter() -> InMemorySpanExporter:
     return InMemorySpanExporter()
 
 
+async def text_with_weather(conn: Any) -> None:
+    """Text answers, and the client's ``get_weather`` offered."""
+    await conn.session.update(session={"type": "realtime", "output_modalities": ["text"], "tools": [WEATHER_TOOL]})
+
+
 async def until_done(conn: Any) -> Any:
     """Events up to the next ``response.done``; that event."""
     async for ev in conn:
@@ -99,8 +104,7 @@ def events(span: ReadableSpan) -> list[str]:
 async def test_a_server_tool_and_a_client_tool_turn(exporter: InMemorySpanExporter) -> None:
     async for server in served(exporter, record_content=False, prefetch=False):
         async with server.client().realtime.connect(model="m") as conn:
-            await conn.session.update(session={"type": "realtime", "output_modalities": ["text"],
-                                               "tools": [WEATHER_TOOL]})
+            await text_with_weather(conn)
             calculated = await ask(conn, "what is 12 times 8")
             asked = await ask(conn, "and the weather?")
             await answer(conn, asked, "sunny")
@@ -159,8 +163,7 @@ async def test_a_server_tool_and_a_client_tool_turn(exporter: InMemorySpanExport
 async def test_speculative_follow_ups_claimed_and_discarded_with_content(exporter: InMemorySpanExporter) -> None:
     async for server in served(exporter, record_content=True, prefetch=True):
         async with server.client().realtime.connect(model="m") as conn:
-            await conn.session.update(session={"type": "realtime", "output_modalities": ["text"],
-                                               "tools": [WEATHER_TOOL]})
+            await text_with_weather(conn)
             asked = await ask(conn, "the weather please")
             await answer(conn, asked, "sunny")  # a hidden follow-up starts: this response.create claims it
             await conn.response.create()

@@ -126,6 +126,7 @@ class OtelTurn(TurnTrace):
         self._hidden = hidden  # until claimed: its audio waits for the claim
         self._held: Clock | None = None  # the first audio it made while hidden
         self._spoke = False
+        self._said: list[str] = []
         self._ended = False
 
     def _child(self, name: str, at: Clock | None, attributes: Mapping[str, str | int | float | bool],
@@ -141,8 +142,9 @@ class OtelTurn(TurnTrace):
             self._span.set_attribute("voxcall.turn.heard", transcript)
 
     def said(self, transcript: str) -> None:
-        if self._session.record_content:
-            self._span.set_attribute("voxcall.turn.said", transcript)
+        if self._session.record_content:  # a turn that ran tools says a message per round: the whole answer
+            self._said.append(transcript)
+            self._span.set_attribute("voxcall.turn.said", " ".join(self._said))
 
     def llm_request(self, *, model: str, provider: str, at: Clock | None = None) -> LLMTrace:
         at = self._clock.now(at)
