@@ -354,12 +354,14 @@ class Session:
             await self.responses.cancel("turn_detected")  # it began meanwhile: the user's turn goes first
         self.responses.start(self.new_run(settings, metadata, history, context, self.emit, timing))
 
-    def _follow_up(self, history: History, context: list[Item], emit: Emit, kind: HiddenKind) -> ResponseRun:
+    def _follow_up(self, history: History, context: list[Item], emit: Emit, kind: HiddenKind,
+                   origin: float | None) -> ResponseRun:
         """A hidden response of ``kind``: what a plain ``response.create`` would produce now (a follow-up answers
-        tool output; an eager turn, the user's speech)."""
+        tool output; an eager turn, the user's speech), timed from ``origin`` (None: now; an eager turn: the end
+        of the speech, so that its trace's turn holds the stages it is claimed with)."""
         trigger = Trigger.TOOL_OUTPUT if kind is HiddenKind.FOLLOW_UP else Trigger.SPEECH
-        return self.new_run(self.settings, None, history, context, emit, ResponseTiming(trigger=trigger),
-                            hidden=kind.value)
+        timing = ResponseTiming(trigger=trigger) if origin is None else ResponseTiming(origin=origin, trigger=trigger)
+        return self.new_run(self.settings, None, history, context, emit, timing, hidden=kind.value)
 
     def new_run(self, settings: SessionSettings, metadata: dict[str, str] | None, history: History,
                 context: list[Item], emit: Emit, timing: ResponseTiming | None = None, *,

@@ -349,8 +349,11 @@ class HeardAudio:
         if eager is not None:
             if eager.item.id == item_id and await eager.result() is not None:
                 heard = eager.transcript.text if eager.transcript is not None else ""
-                await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0,
-                                                                   eager.stt_seconds, heard), said)
+                # the end of speech as the eager turn placed it (the same moment: speaking on would have dropped
+                # it), which its hidden answer is timed from
+                await self._confirm(eager, pcm, respond, HeardTurn(eager.speech_end, waited,
+                                                                   eager.transcribed_at or 0.0, eager.stt_seconds,
+                                                                   heard), said)
                 return
             await self._drop_eager(eager, "eager turn failed")
         await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited, said=said)
@@ -430,6 +433,6 @@ class HeardAudio:
         await self._emit(ItemDone(item.snapshot()))
 
 
-def _no(item: MessageItem) -> bool:
+def _no(item: MessageItem, speech_end: float) -> bool:
     """Prepare no answer (the turn will not be answered: no ``create_response``)."""
     return False

@@ -68,8 +68,9 @@ class HiddenKind(enum.Enum):
     EAGER_TURN = "eager_turn"  # at a pause in the user's speech; claimed when the turn is confirmed
 
 
-NewRun = Callable[[History, list[Item], Emit, "HiddenKind"], ResponseRun]
-"""Builds a hidden response with the session's current settings: ``(history, context items, emit, kind) -> run``."""
+NewRun = Callable[[History, list[Item], Emit, "HiddenKind", float | None], ResponseRun]
+"""Builds a hidden response with the session's current settings: ``(history, context items, emit, kind, origin) ->
+run``; ``origin`` (None: now) is the moment it is timed from (an eager turn's: the end of the user's speech)."""
 
 Context = tuple[list[Item], list[ParkedWork]]
 """The items a response sees, and the irreversible work (history trimming, dropping images) to do before it runs."""
@@ -198,22 +199,24 @@ class ResponseLifecycle:
     def speculate(self) -> None:
         """``IDLE`` → ``HIDDEN`` with a follow-up, when one is due and a provider slot is free."""
         if self.follow_up_due() and self.slots.try_acquire():
-            self._hide(HiddenKind.FOLLOW_UP, None)
+            self._hide(HiddenKind.FOLLOW_UP, None, None)
 
-    def answer_early(self, user_item: Item) -> bool:
-        """``IDLE`` → ``HIDDEN`` with an eager turn: the answer to ``user_item`` (not yet in the conversation), when
-        nothing else runs and a provider slot is free. False when it could not start."""
+    def answer_early(self, user_item: Item, speech_end: float) -> bool:
+        """``IDLE`` → ``HIDDEN`` with an eager turn: the answer to ``user_item`` (not yet in the conversation), timed
+        from ``speech_end``, when nothing else runs and a provider slot is free. False when it could not start."""
         if self.phase is not Phase.IDLE or not self.slots.try_acquire():
             return False
-        self._hide(HiddenKind.EAGER_TURN, user_item)
+        self._hide(HiddenKind.EAGER_TURN, user_item, speech_end)
         return True
 
-    def _hide(self, kind: HiddenKind, user_item: Item | None) -> None:
-        """Start a hidden response of ``kind`` (the caller holds a slot); ``user_item`` ends its context."""
+    def _hide(self, kind: HiddenKind, user_item: Item | None, origin: float | None) -> None:
+        """Start a hidden response of ``kind`` (the caller holds a slot), timed from ``origin`` (None: now);
+        ``user_item`` ends its context."""
         gate = OutputGate(self._emit, limit=self._max_hidden_events)
         history = DeferredHistory(self._conversation, after=user_item)
         context, parked = self.context()
-        run = self._new_run(history, context if user_item is None else [*context, user_item], gate.emit, kind)
+        run = self._new_run(history, context if user_item is None else [*context, user_item], gate.emit, kind,
+                            origin)
         run.released.clear()  # no server tool (and for a follow-up, no speech) before the claim
         run.speak_ahead = kind is HiddenKind.EAGER_TURN
         self.phase, self.hidden_kind = Phase.HIDDEN, kind
