@@ -14,6 +14,7 @@ from voxcall.config import ServerSettings
 from voxcall.llm import LLMBackend
 from voxcall.serving.admission import Admission
 from voxcall.speech.voice import Voice
+from voxcall.telemetry.tracing import Tracing
 
 WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "Get the weather for a city.",
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
@@ -38,11 +39,13 @@ class Server:
     """A uvicorn server running in the test's event loop."""
 
     def __init__(self, settings: ServerSettings, backend: LLMBackend, *, voice: Voice | None = None,
-                 delegates: dict[str, LLMBackend] | None = None) -> None:
-        """``voice``: the shared speech models (None: text only); ``delegates``: named backends (``live.backends``)."""
+                 delegates: dict[str, LLMBackend] | None = None, tracing: Tracing | None = None) -> None:
+        """``voice``: the shared speech models (None: text only); ``delegates``: named backends (``live.backends``);
+        ``tracing``: where the sessions' traces go (None: as the settings say)."""
         self.admission = Admission(settings.max_sessions, settings.max_sessions_per_key,
                                    settings.shutdown_close_code)
-        self.app = create_app(settings, backend, voice=voice, admission=self.admission, delegates=delegates)
+        self.app = create_app(settings, backend, voice=voice, admission=self.admission, delegates=delegates,
+                              tracing=tracing)
         self.backend = backend
         config = uvicorn.Config(self.app, host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio",
                                 lifespan="on")

@@ -157,6 +157,21 @@ def test_session_and_speech_sections(tmp_path: Path) -> None:
         ServerSettings.load(bad)
 
 
+def test_telemetry_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (default_of("telemetry.tracing"), default_of("telemetry.record_content")) == ("auto", False)
+    config = write(tmp_path / "voxcall.yaml", "telemetry:\n  tracing: on\n  record_content: true\n")
+    settings = ServerSettings.load(config)
+    assert (settings.telemetry.tracing, settings.telemetry.record_content) == ("on", True)
+    monkeypatch.setenv("VOXCALL_TELEMETRY__TRACING", "off")
+    assert ServerSettings.load(None).telemetry.tracing == "off"
+    for text, setting in (("tracing: sometimes", r"telemetry\.tracing"), ("record_content: maybe",
+                                                                          r"telemetry\.record_content"),
+                          ("sample: 0.5", r"telemetry\.sample")):
+        bad = write(tmp_path / "bad.yaml", f"telemetry:\n  {text}\n")
+        with pytest.raises(ConfigError, match=setting):
+            ServerSettings.load(bad)
+
+
 def test_unknown_sections_are_refused(tmp_path: Path) -> None:
     config = write(tmp_path / "voxcall.yaml", "port: 9000\nspeeches:\n  vad: silero\n")
     with pytest.raises(ConfigError, match=r"unknown setting\(s\) speeches"):

@@ -7,7 +7,8 @@ web app: the routes of every edge) and ``voxcall.client``; then the protocol edg
 nothing of each other; under them ``voxcall.serving`` (the session host, the gate: auth, admission, draining); all
 over ``voxcall.core`` (the session core); under it ``voxcall.llm``, ``voxcall.speech`` and ``voxcall.tools``; and
 ``voxcall.audio`` at the bottom. ``voxcall.config`` (the settings tree), ``voxcall.language`` (language rules) and
-``voxcall.validation`` (pydantic's errors as one problem) are read by every part and import none.
+``voxcall.validation`` (pydantic's errors as one problem) are read by every part and import none; so is
+``voxcall.telemetry`` (the tracing API the core reports to, the watchdog: ``tests/telemetry/test_layering.py``).
 ``llm`` may import ``tools`` (backends offer tools and yield tool calls); the built-in tools that play sound
 (``voxcall.tools.builtin``: music, volume) may import ``voxcall.audio``, the one way ``tools`` reaches another part.
 

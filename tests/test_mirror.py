@@ -27,8 +27,8 @@ ELSEWHERE: dict[str, str] = {
     "client/transport": "tests/client/test_session.py",
     # the settings tree: loaded, layered and checked as one
     **{f"config/{name}": "tests/test_config.py" for name in (
-        "kinds", "live", "loading", "local", "security", "server", "session", "speech", "telephony", "thinker",
-        "tools", "webrtc", "xiaozhi")},
+        "kinds", "live", "loading", "local", "security", "server", "session", "speech", "telemetry", "telephony",
+        "thinker", "tools", "webrtc", "xiaozhi")},
     # voxcall eval, run as its users run it (the command against a served voxcall)
     **{f"evaluation/{name}": "tests/evaluation/test_eval_text.py" for name in (
         "channel", "command", "connect", "realtime", "record", "report", "runner")},

@@ -14,6 +14,10 @@ before the WebSocket is accepted; ``/metrics`` then needs one too (``Authorizati
 session limits (:mod:`voxcall.serving.admission`) a connection is refused with an HTTP error before the upgrade
 too; while the server drains, ``/healthz`` answers 503. ``/healthz`` names the process (``pid``) and counts its
 sessions, so that behind a load balancer each replica can be told apart and watched.
+
+The app traces its sessions (:mod:`voxcall.telemetry.tracing`) as the ``telemetry:`` section and the standard
+``OTEL_*`` variables say: it configures the tracing when it is built and shuts it down, sending what is left, when it
+stops.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from voxcall import __version__
-from voxcall.config import ServerSettings
+from voxcall.config import ServerSettings, TelemetrySettings
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.endpoint import serve_live
 from voxcall.llm import LLMBackend
@@ -45,6 +49,7 @@ from voxcall.serving.host import SessionHost
 from voxcall.serving.metrics import CONTENT_TYPE
 from voxcall.serving.shared import Occupy, Shared
 from voxcall.speech.voice import Voice
+from voxcall.telemetry.tracing import Tracing, TracingOptions, configure, content_wanted
 from voxcall.telemetry.watchdog import LoopWatchdog
 from voxcall.twilio import serve_twilio, twilio_check
 from voxcall.webrtc.endpoint import WebRTCEdge
@@ -58,16 +63,20 @@ Edge = Callable[[WebSocket, SessionHost, Occupy], Awaitable[None]]
 
 def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | None = None,
                toolbox: Toolbox | None = None, admission: Admission | None = None,
-               delegates: Mapping[str, LLMBackend] | None = None) -> Starlette:
+               delegates: Mapping[str, LLMBackend] | None = None, tracing: Tracing | None = None) -> Starlette:
     """The voxcall server for ``settings``, answering every session with ``backend``; with ``voice`` (shared
     speech models) sessions hear and speak, without it they are text-only. Server-side tools come from
     ``toolbox``, or are built from the settings' ``tools``/``mcp`` sections when the app starts (and the MCP
     servers stopped when it stops). ``admission`` keeps the session limits and drains the sessions when the
     server stops (default: one with the settings' limits). ``delegates`` are the named backends a GPT-Live
-    session's Responses delegation may name (``live.backends``)."""
+    session's Responses delegation may name (``live.backends``). ``tracing``: where the sessions' traces go (None:
+    as :func:`tracing_for` the settings; the app then shuts it down when it stops; one given stays the caller's)."""
     admission = admission or Admission(settings.max_sessions, settings.max_sessions_per_key,
                                        settings.shutdown_close_code)
-    shared = Shared.of(settings, backend, voice=voice, toolbox=toolbox, delegates=delegates)
+    owned = None
+    if tracing is None:
+        tracing = owned = tracing_for(settings.telemetry)
+    shared = Shared.of(settings, backend, voice=voice, toolbox=toolbox, delegates=delegates, tracing=tracing)
     tools, slots, metrics = shared.tools, shared.slots, shared.metrics
 
     @contextlib.asynccontextmanager
@@ -83,6 +92,8 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             watchdog.stop()
             if built is not None:
                 await built.aclose()
+            if owned is not None:
+                await asyncio.to_thread(owned.shutdown)  # sends the spans left: a network round trip
     watchdog = LoopWatchdog(metrics.registry)  # loop lag in /metrics; a stalled loop logs the blocking stack
     metrics.watch_tool_threads(lambda: tools.box.registry.threads if tools.box is not None else None)
     host = SessionHost(shared)
@@ -127,3 +138,11 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
         Mount("/", StaticFiles(packages=[("voxcall", "playground")], html=True)),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def tracing_for(telemetry: TelemetrySettings) -> Tracing:
+    """The process's tracing as the ``telemetry:`` section says: ``tracing`` (``auto``: as the ``OTEL_*``
+    variables say), and ``record_content`` or the standard content variable to record content."""
+    enabled = {"auto": None, "on": True, "off": False}[telemetry.tracing]
+    options = TracingOptions(record_content=telemetry.record_content or content_wanted(os.environ))
+    return configure(options, enabled=enabled)

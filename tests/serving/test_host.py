@@ -35,7 +35,7 @@ class Codec:
 
 async def test_commands_are_applied_in_order_and_a_refusal_goes_to_the_codec() -> None:
     codec = Codec()
-    hosted = host_for(ControlledBackend()).open(codec)
+    hosted = host_for(ControlledBackend()).open(codec, protocol="test")
     await hosted.start()
     feeding = asyncio.create_task(hosted.feed())
     hosted.submit(AddItem(MessageItem.of_text("user", "hi")))
@@ -51,7 +51,7 @@ async def test_commands_are_applied_in_order_and_a_refusal_goes_to_the_codec() -
 
 
 async def test_a_producer_faster_than_its_session_waits_while_the_inbox_is_full() -> None:
-    hosted = host_for(ControlledBackend()).open(Codec())
+    hosted = host_for(ControlledBackend()).open(Codec(), protocol="test")
     await hosted.start()
     for _ in range(INBOX_LIMIT):
         hosted.submit(Respond())  # callbacks never wait
@@ -70,7 +70,7 @@ async def test_an_idle_session_is_closed_normally_naming_the_setting() -> None:
     async def close(code: int, reason: str) -> None:
         closed.append((code, reason))
 
-    hosted = host_for(ControlledBackend(), idle_timeout=0.2).open(Codec(), close=close)
+    hosted = host_for(ControlledBackend(), idle_timeout=0.2).open(Codec(), protocol="test", close=close)
     await hosted.start()
     await hosted.apply(Respond())
     await hosted.session.responses.settled()
@@ -89,7 +89,7 @@ async def test_the_model_a_session_reports_is_the_clients_else_the_operators_els
 
 async def test_every_event_of_a_response_is_written_once_it_has_settled() -> None:
     codec = Codec()
-    hosted = host_for(ControlledBackend()).open(codec)
+    hosted = host_for(ControlledBackend()).open(codec, protocol="test")
     await hosted.start()
     commands: list[Command] = [AddItem(MessageItem.of_text("user", "hi")), Respond()]
     for command in commands:

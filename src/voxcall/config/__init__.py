@@ -2,8 +2,9 @@
 (``session:``), :class:`SpeechSettings` (``speech:``), :class:`ToolsSettings` (``tools:``), :class:`McpSettings`
 (``mcp:``), :class:`LiveSettings` (``live:``), :class:`LocalModelSettings` (``local:``), :class:`ThinkerSettings`
 (``thinker:``), :class:`AgentProfile` (``profiles:``), :class:`TwilioSettings` (``twilio:``),
-:class:`WebRTCSettings` (``webrtc:``) and :class:`XiaozhiSettings` (``xiaozhi:``). Every default is defined here,
-once, and read by name wherever it applies (:func:`default_of` reads one by its dotted path).
+:class:`WebRTCSettings` (``webrtc:``), :class:`XiaozhiSettings` (``xiaozhi:``) and :class:`TelemetrySettings`
+(``telemetry:``). Every default is defined here, once, and read by name wherever it applies (:func:`default_of`
+reads one by its dotted path).
 
 Values come from CLI flags, over a YAML file, over the environment, over defaults (:mod:`~voxcall.config.loading`).
 The YAML keys are the field names, nested by section (``session: {llm_timeout: 30}``); environment variables carry
@@ -27,6 +28,7 @@ from voxcall.config.security import MASK, is_loopback
 from voxcall.config.server import ServerSettings, default_of, description_of
 from voxcall.config.session import DEFAULT_INSTRUCTIONS, SessionOptions
 from voxcall.config.speech import SpeechSettings
+from voxcall.config.telemetry import TelemetrySettings, TracingMode
 from voxcall.config.telephony import AgentProfile, TwilioSettings
 from voxcall.config.thinker import ThinkerSettings
 from voxcall.config.tools import McpSettings, ToolsSettings
@@ -51,9 +53,11 @@ __all__ = [
     "SessionOptions",
     "ShutdownCloseCode",
     "SpeechSettings",
+    "TelemetrySettings",
     "ThinkerSettings",
     "ToolFormat",
     "ToolsSettings",
+    "TracingMode",
     "TwilioSettings",
     "VadKind",
     "WebRTCSettings",

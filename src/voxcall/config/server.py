@@ -17,6 +17,7 @@ from voxcall.config.local import LocalModelSettings
 from voxcall.config.security import MASK, is_loopback, mask_mcp_secrets, read_key_file
 from voxcall.config.session import SessionOptions
 from voxcall.config.speech import SpeechSettings
+from voxcall.config.telemetry import TelemetrySettings
 from voxcall.config.telephony import AgentProfile, TwilioSettings
 from voxcall.config.thinker import ThinkerSettings
 from voxcall.config.tools import McpSettings, ToolsSettings
@@ -100,6 +101,8 @@ class ServerSettings(BaseSettings):
     """Browser calls over WebRTC (the ``webrtc:`` section)."""
     xiaozhi: XiaozhiSettings = Field(default_factory=XiaozhiSettings)
     """xiaozhi voice devices (the ``xiaozhi:`` section)."""
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    """OpenTelemetry traces (the ``telemetry:`` section)."""
 
     @classmethod
     def load(cls, config_path: Path | None = None, **overrides: Any) -> Self:

@@ -24,6 +24,7 @@ from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.tool_ledger import LedgerCall
+from voxcall.telemetry.tracing import Trigger
 
 
 class Answering(Protocol):
@@ -41,7 +42,8 @@ class Answering(Protocol):
     def handling(self) -> bool: ...
 
     def new_run(self, settings: SessionSettings, metadata: dict[str, str] | None, history: History,
-                context: list[Item], emit: Emit, timing: ResponseTiming | None = None) -> ResponseRun: ...
+                context: list[Item], emit: Emit, timing: ResponseTiming | None = None, *,
+                hidden: str | None = None) -> ResponseRun: ...
 
 
 class LandedResults:
@@ -79,7 +81,7 @@ class LandedResults:
             return  # the client owes outputs, or the user is speaking: the response that follows answers it
         context, _ = responses.context()  # trimming, when due, waits for the next response
         run = session.new_run(session.settings, None, session.conversation, self.fold(context), session.emit,
-                              ResponseTiming())
+                              ResponseTiming(trigger=Trigger.TOOL_OUTPUT))
         self._report = run
         responses.start(run)
 

@@ -3,8 +3,13 @@
 The core measures (a transcription's time, a response's end with its status, tokens and
 :class:`~voxcall.core.responses.timing.ResponseTiming`, each hidden response's fate, each move of a tool call) and
 tells its :class:`Observer`; what is made of it is not the core's business. The server's ``/metrics``
-(:class:`~voxcall.serving.metrics.Metrics`) is one observer; a tracer could be another, built from the same
-measurements as the ``voxcall.response.timing`` event.
+(:class:`~voxcall.serving.metrics.Metrics`) is the process's observer: it adds figures up, so it is told no names.
+
+The session's trace (:mod:`voxcall.telemetry.tracing`) needs to know which response and which call each figure
+belongs to, so it rides with them instead, told at the same points from the same readings: a response's
+:class:`~voxcall.core.responses.timing.ResponseTiming` hands each mark to its turn as it takes it, the response
+lifecycle ends a turn (or discards or claims a hidden one) where it tells the observer, and the tool ledger reports
+each move of a call where it counts it.
 """
 
 from __future__ import annotations

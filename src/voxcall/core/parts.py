@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from voxcall.config import SessionOptions, ToolsSettings
@@ -10,13 +11,16 @@ from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMBackend
 from voxcall.speech.voice import Voice
+from voxcall.telemetry.tracing import SessionTrace
 
 
 @dataclass(frozen=True)
 class SessionParts:
     """The LLM ``backend`` that answers, the speech models (``voice``; None: text only), the server tools
     (``toolbox``; None: none), the speculation ``slots`` (None: the session's own), the ``observer`` of its
-    measurements (:mod:`voxcall.core.observer`), and the server's ``session:`` and ``tools:`` sections."""
+    measurements (:mod:`voxcall.core.observer`), the server's ``session:`` and ``tools:`` sections, and ``trace``,
+    which opens a session's trace given its id (the host knows the protocol and the model it names; the default
+    traces nothing)."""
 
     backend: LLMBackend
     options: SessionOptions = field(default_factory=SessionOptions)
@@ -25,3 +29,4 @@ class SessionParts:
     toolbox: Toolbox | None = None
     slots: SpeculationSlots | None = None
     observer: Observer = field(default_factory=Unobserved)
+    trace: Callable[[str], SessionTrace] = field(default=lambda session_id: SessionTrace())

@@ -14,7 +14,9 @@ through the ``emit`` it was given. The parts:
 - :class:`~voxcall.core.landed.LandedResults`: results that land after their response ended, answered by a response
   of their own.
 
-The session knows no protocol and no socket: an edge decodes its frames into commands and encodes the events.
+The session knows no protocol and no socket: an edge decodes its frames into commands and encodes the events. Its
+trace (:mod:`voxcall.telemetry.tracing`) is opened with it, from its parts, and ended when it closes; each response
+opens a turn in it.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from voxcall.core.landed import LandedResults
 from voxcall.core.parts import SessionParts
 from voxcall.core.playout import Ducking, Heard, Playout
 from voxcall.core.requests import llm_request
-from voxcall.core.responses.lifecycle import Phase, ResponseLifecycle
+from voxcall.core.responses.lifecycle import HiddenKind, Phase, ResponseLifecycle
 from voxcall.core.responses.prefetch import SpeculationSlots
 from voxcall.core.responses.response import ResponseRun
 from voxcall.core.responses.response_inputs import ResponseInputs, SessionContext
@@ -78,6 +80,7 @@ from voxcall.language import acknowledgement
 from voxcall.llm import LLMRequest, Warmable, media_of, warm
 from voxcall.speech.stt import Hearing
 from voxcall.speech.tts import TTS
+from voxcall.telemetry.tracing import Trigger
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +94,7 @@ class Session:
         ``playout`` plays its speech (:mod:`voxcall.core.playout`; None: nothing is played, nothing cleared)."""
         self.id = new_id("sess")
         self.parts = parts
+        self.trace = parts.trace(self.id)
         options, voice, toolbox = parts.options, parts.voice, parts.toolbox
         self.backend = backend = parts.backend
         self.voice = voice
@@ -130,7 +134,7 @@ class Session:
                                 max_direct_audio_bytes=options.max_direct_audio_bytes)
         self._context = SessionContext(backend, self.ledger, options.llm_timeout, self._acknowledgement,
                                        lambda: self.voice_gain, self.tools.context, self.tools.approvals,
-                                       options.repair_tool_calls)
+                                       options.repair_tool_calls, self.trace)
         self._preparing: asyncio.Task[None] | None = None  # the backend preparing the next turn's prompt
         self.audio.use_turn_detection(self.settings.turn_detection)
         self._handlers: dict[type[Any], Callable[[Any], Awaitable[None]]] = {
@@ -155,6 +159,7 @@ class Session:
             self._ducking.stop()
         await self.audio.close()
         await self.tools.close()
+        self.trace.end()
 
     # -- commands -----------------------------------------------------------------------------------------------
 
@@ -349,18 +354,24 @@ class Session:
             await self.responses.cancel("turn_detected")  # it began meanwhile: the user's turn goes first
         self.responses.start(self.new_run(settings, metadata, history, context, self.emit, timing))
 
-    def _follow_up(self, history: History, context: list[Item], emit: Emit) -> ResponseRun:
-        """A hidden follow-up: what a plain ``response.create`` would produce now."""
-        return self.new_run(self.settings, None, history, context, emit)
+    def _follow_up(self, history: History, context: list[Item], emit: Emit, kind: HiddenKind,
+                   origin: float | None) -> ResponseRun:
+        """A hidden response of ``kind``: what a plain ``response.create`` would produce now (a follow-up answers
+        tool output; an eager turn, the user's speech), timed from ``origin`` (None: now; an eager turn: the end
+        of the speech, so that its trace's turn holds the stages it is claimed with)."""
+        trigger = Trigger.TOOL_OUTPUT if kind is HiddenKind.FOLLOW_UP else Trigger.SPEECH
+        timing = ResponseTiming(trigger=trigger) if origin is None else ResponseTiming(origin=origin, trigger=trigger)
+        return self.new_run(self.settings, None, history, context, emit, timing, hidden=kind.value)
 
     def new_run(self, settings: SessionSettings, metadata: dict[str, str] | None, history: History,
-                context: list[Item], emit: Emit, timing: ResponseTiming | None = None) -> ResponseRun:
+                context: list[Item], emit: Emit, timing: ResponseTiming | None = None, *,
+                hidden: str | None = None) -> ResponseRun:
         """A response generated with ``settings`` from ``context``: its items go to ``history``, its events to
-        ``emit``."""
+        ``emit``; ``hidden``: the kind of a hidden one."""
         return ResponseRun(ResponseInputs(
             self._context, self._request(settings, context), settings, history, emit, metadata,
             tts=self._speaking(settings), toolbox=self.tools.toolbox, acknowledge_after=self.acknowledge_after,
-            timing=timing or ResponseTiming()))
+            timing=timing or ResponseTiming(), hidden=hidden))
 
     def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
         toolbox = self.tools.toolbox

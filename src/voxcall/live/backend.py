@@ -87,7 +87,8 @@ class Backend:
         """The model that answers: the one the delegation names, or the server's own when it names none of the
         server's backends (unless ``live.strict_models``)."""
         self._emit = emit
-        self.hosted = host.open(self, backend=named or shared.backend, options=options)
+        self.hosted = host.open(self, protocol="live", model=self.answered_by, backend=named or shared.backend,
+                                 options=options)
         self.session = self.hosted.session
         self._responses = dict(responses)
         self._lock = asyncio.Lock()

@@ -102,7 +102,8 @@ class LiveSession:
         self._backend: Backend | None = None
         if config.delegation.kind == "responses":
             self._backend = Backend(host, send, config.delegation.responses)
-        self.hosted = host.open(self, close=self._idle, toolbox=self._voice_tools(), playout=self._output)
+        self.hosted = host.open(self, protocol="live", close=self._idle, toolbox=self._voice_tools(),
+                                playout=self._output)
         self.session = self.hosted.session
         self._acknowledge(config)
         self._speech_started_ms: dict[str, int] = {}

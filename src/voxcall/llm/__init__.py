@@ -32,6 +32,7 @@ from voxcall.llm.base import (
     Warmable,
     check_media,
     media_of,
+    model_of,
     warm,
 )
 from voxcall.llm.catalog import ModelError, entry_for
@@ -202,6 +203,7 @@ __all__ = [
     "create_backend",
     "local_model_available",
     "media_of",
+    "model_of",
     "resolve_kind",
     "warm",
 ]

@@ -211,6 +211,13 @@ def media_of(backend: LLMBackend) -> frozenset[Media]:
     return media
 
 
+def model_of(backend: LLMBackend) -> str:
+    """The model ``backend`` asks (its ``model`` attribute: an OpenAI kind's model name), else the backend's kind:
+    what a trace names the model of a request."""
+    model: str | None = getattr(backend, "model", None)
+    return model or backend.name
+
+
 def check_media(kind: str, wanted: frozenset[Media], able: frozenset[Media]) -> frozenset[Media]:
     """``wanted`` when the backend ``kind`` can take all of it (``able``); otherwise a ``ValueError`` naming what
     it cannot take."""

@@ -74,8 +74,9 @@ class RealtimeConnection:
 
     def __init__(self, host: SessionHost, send: Send, *, model: str | None = None, beta: bool = False,
                  close: CloseConnection | None = None, playout: Playout | None = None, validate: bool | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, protocol: str = "realtime") -> None:
         """``model``: the name the client asked for (``?model=``); ``beta``: the beta protocol's event names;
+        ``protocol``: the edge that carries the connection, as its trace names it (a WebRTC call's: ``webrtc``);
         ``close`` ends the connection (an idle session's); ``playout``: the transport plays the speech itself (and
         its audio formats do not apply); ``validate`` checks each server event against the SDK's models (None: as
         ``VOXCALL_VALIDATE_EVENTS`` says); the rate limits count time on ``clock``."""
@@ -84,7 +85,8 @@ class RealtimeConnection:
         if playout is None:
             playout = self._reckoned = ReckonedPlayout()
         self._playout = playout
-        self.hosted: Hosted[Message] = host.open(self, close=close, playout=self._playout)
+        self.hosted: Hosted[Message] = host.open(self, protocol=protocol, model=model, close=close,
+                                                 playout=self._playout)
         self.session: Session = self.hosted.session
         options = host.shared.settings.session
         self._options = options

@@ -7,6 +7,8 @@ the code that made it) and how a message is written (``write``, from the one wri
 
 - builds the core :class:`~voxcall.core.session.Session` from the process's parts (:class:`SessionParts`), the
   server tools (or the edge's choice of them) and the settings, and counts it in ``/metrics``;
+- opens its trace (a ``voxcall.session`` span naming the edge's protocol and the model the session reports), which
+  the session ends when it closes;
 - feeds it: :meth:`Hosted.run` applies commands and edge work from one source, one at a time and in order; an edge
   whose commands come from several places (callbacks, timers) :meth:`Hosted.submit` them to the session's inbox,
   which :meth:`Hosted.feed` drains;
@@ -38,6 +40,7 @@ from voxcall.llm import LLMBackend
 from voxcall.serving.metrics import Metrics
 from voxcall.serving.outbox import Outbox
 from voxcall.serving.shared import Shared
+from voxcall.telemetry.tracing import SessionTrace
 
 log = logging.getLogger(__name__)
 
@@ -87,17 +90,23 @@ class SessionHost:
         settings = self.shared.settings
         return asked or settings.model or settings.llm or SERVER_MODEL
 
-    def open(self, codec: Codec[M], *, close: CloseConnection | None = None, playout: Playout | None = None,
-             toolbox: Toolbox | bool | None = True, backend: LLMBackend | None = None,
-             options: SessionOptions | None = None) -> Hosted[M]:
-        """A session for one connection, its events encoded and written by ``codec``; ``close`` ends the connection
-        (None: the session is never closed for idleness); ``playout`` plays its speech (:mod:`voxcall.core.playout`).
-        ``toolbox``: True for the server's tools, else the ones to use (None: none); ``backend`` and ``options``
-        replace the server's own."""
+    def open(self, codec: Codec[M], *, protocol: str, model: str | None = None, close: CloseConnection | None = None,
+             playout: Playout | None = None, toolbox: Toolbox | bool | None = True,
+             backend: LLMBackend | None = None, options: SessionOptions | None = None) -> Hosted[M]:
+        """A session for one connection of the edge ``protocol`` (``realtime``, ``live`` …: what its trace says),
+        its events encoded and written by ``codec``; ``model``: the name the client asked for (:meth:`model`);
+        ``close`` ends the connection (None: the session is never closed for idleness); ``playout`` plays its speech
+        (:mod:`voxcall.core.playout`). ``toolbox``: True for the server's tools, else the ones to use (None: none);
+        ``backend`` and ``options`` replace the server's own."""
         shared = self.shared
+        tracing, named = shared.tracing, self.model(model)
+
+        def trace(session_id: str) -> SessionTrace:
+            return tracing.session(session_id=session_id, protocol=protocol, model=named)
+
         parts = SessionParts(backend or shared.backend, options or shared.settings.session, shared.settings.tools,
                              shared.voice, shared.toolbox if toolbox is True else toolbox or None, shared.slots,
-                             shared.metrics)
+                             shared.metrics, trace)
         return Hosted(parts, codec, shared.metrics, close, playout)
 
 

@@ -1,6 +1,6 @@
 """What every session of a process shares: the LLM backend, the speech models, the server tools, the speculation
-slots, the metrics and the settings. The web app makes one :class:`Shared` when it is built; the session host builds
-every session from it."""
+slots, the metrics, the tracing and the settings. The web app makes one :class:`Shared` when it is built; the session
+host builds every session from it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMBackend
 from voxcall.serving.metrics import Metrics
 from voxcall.speech.voice import Voice
+from voxcall.telemetry.tracing import NO_TRACING, Tracing
 
 
 class Drainable(Protocol):
@@ -48,13 +49,16 @@ class Shared:
     tools: ServerTools = field(default_factory=ServerTools)
     delegates: Mapping[str, LLMBackend] = field(default_factory=dict)
     """More backends by name, for work a session hands off (a GPT-Live Responses delegation's ``model``)."""
+    tracing: Tracing = NO_TRACING
+    """Where the sessions' traces go (:mod:`voxcall.telemetry.tracing`; the default records nothing)."""
 
     @classmethod
     def of(cls, settings: ServerSettings, backend: LLMBackend, *, voice: Voice | None = None,
-           toolbox: Toolbox | None = None, delegates: Mapping[str, LLMBackend] | None = None) -> Shared:
+           toolbox: Toolbox | None = None, delegates: Mapping[str, LLMBackend] | None = None,
+           tracing: Tracing = NO_TRACING) -> Shared:
         """The parts of a process serving ``settings`` with ``backend``: its own speculation slots and metrics."""
         return cls(settings, backend, SpeculationSlots(settings.session.max_speculative), Metrics(), voice,
-                   ServerTools(toolbox), dict(delegates or {}))
+                   ServerTools(toolbox), dict(delegates or {}), tracing)
 
     @property
     def toolbox(self) -> Toolbox | None:

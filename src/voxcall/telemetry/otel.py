@@ -119,11 +119,14 @@ class OtelTool(ToolTrace):
 class OtelTurn(TurnTrace):
     """A ``voxcall.turn`` span and its children."""
 
-    def __init__(self, span: Span, session: OtelSession, origin: Clock) -> None:
+    def __init__(self, span: Span, session: OtelSession, origin: Clock, hidden: bool) -> None:
         self._span, self._session, self._clock = span, session, session.clock
         self._context = trace.set_span_in_context(span)
         self._origin = origin
+        self._hidden = hidden  # until claimed: its audio waits for the claim
+        self._held: Clock | None = None  # the first audio it made while hidden
         self._spoke = False
+        self._said: list[str] = []
         self._ended = False
 
     def _child(self, name: str, at: Clock | None, attributes: Mapping[str, str | int | float | bool],
@@ -139,8 +142,9 @@ class OtelTurn(TurnTrace):
             self._span.set_attribute("voxcall.turn.heard", transcript)
 
     def said(self, transcript: str) -> None:
-        if self._session.record_content:
-            self._span.set_attribute("voxcall.turn.said", transcript)
+        if self._session.record_content:  # a turn that ran tools says a message per round: the whole answer
+            self._said.append(transcript)
+            self._span.set_attribute("voxcall.turn.said", " ".join(self._said))
 
     def llm_request(self, *, model: str, provider: str, at: Clock | None = None) -> LLMTrace:
         at = self._clock.now(at)
@@ -168,6 +172,9 @@ class OtelTurn(TurnTrace):
         if self._spoke and not self._session.results:
             return
         at = self._clock.now(at)
+        if self._hidden:
+            self._held = at if self._held is None else self._held
+            return
         if not self._spoke:
             self._spoke = True
             self._span.set_attribute("voxcall.turn.first_audio_ms", round(max(0.0, at - self._origin) * 1000))
@@ -178,13 +185,18 @@ class OtelTurn(TurnTrace):
                                                                 "gen_ai.tool.name": tool.name})
             span.end(end_time=self._clock.ns(at))
 
-    def claimed(self, *, at: Clock | None = None) -> None:
+    def claimed(self, *, at: Clock | None = None, origin: Clock | None = None) -> None:
         at = self._clock.now(at)
-        self._origin = at  # as the timing event: a claimed follow-up is measured from its claim
+        self._origin = at if origin is None else origin  # as the timing event measures a claimed turn
+        self._hidden = False
         self._span.set_attribute("voxcall.turn.claimed", True)
         self._span.add_event("speculation.claimed", timestamp=self._clock.ns(at))
+        if self._held is not None:
+            self.audio(at=max(self._held, at))
 
     def discarded(self, *, reason: str, at: Clock | None = None) -> None:
+        if self._ended:
+            return
         self._span.add_event("speculation.discarded", {"voxcall.speculation.reason": reason}, self._clock.ns(at))
         self.end(status="discarded", at=at)
 
@@ -215,7 +227,7 @@ class OtelSession(SessionTrace):
             attributes["voxcall.turn.hidden"] = hidden
         span = self.tracer.start_span("voxcall.turn", self._context, SpanKind.INTERNAL, attributes,
                                       start_time=self.clock.ns(origin))
-        return OtelTurn(span, self, origin)
+        return OtelTurn(span, self, origin, hidden is not None)
 
     def end(self, *, at: Clock | None = None) -> None:
         self._span.end(end_time=self.clock.ns(at))

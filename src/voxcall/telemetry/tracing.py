@@ -21,8 +21,9 @@ The trace of one session (span names; ``gen_ai.*`` attributes follow OpenTelemet
 
 A hidden response (a speculative follow-up, an eager turn) is a turn with ``voxcall.turn.hidden`` set; it gets the
 event ``speculation.claimed`` or ``speculation.discarded`` (with the reason), and a discarded one ends with status
-``discarded``. Every time is a :data:`Clock` reading (``time.monotonic()``, what the core measures with), so one
-measurement feeds the timing event, ``/metrics`` and the trace alike; None means now.
+``discarded``. Its audio waits for the claim, as the client's does: its first audio is the later of the two.
+Every time is a :data:`Clock` reading (``time.monotonic()``, what the core measures with), so one measurement
+feeds the timing event, ``/metrics`` and the trace alike; None means now.
 
 Arguments, results and transcripts (``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``,
 ``voxcall.turn.heard``, ``voxcall.turn.said``) are recorded only with ``record_content``; the calls that carry them
@@ -143,8 +144,9 @@ class TurnTrace:
         """Answer audio went out: the first ends the time to first audio, and every tool result waiting for
         audio gets it. Cheap to call for every chunk."""
 
-    def claimed(self, *, at: Clock | None = None) -> None:
-        """A hidden turn was claimed: it becomes the visible answer."""
+    def claimed(self, *, at: Clock | None = None, origin: Clock | None = None) -> None:
+        """A hidden turn was claimed: it becomes the visible answer, measured from ``origin`` (None: the claim; an
+        eager answer to a spoken turn: the end of the speech). Its audio reaches the client from the claim on."""
 
     def discarded(self, *, reason: str, at: Clock | None = None) -> None:
         """A hidden turn was discarded (``reason``: what discarded it); its span ends."""
@@ -204,14 +206,15 @@ def content_wanted(environ: Mapping[str, str]) -> bool:
     return environ.get(CONTENT_ENV, "").strip().lower() == "true"
 
 
-def configure(options: TracingOptions | None = None) -> Tracing:
-    """The process's tracing as the environment's ``OTEL_*`` variables configure it (:func:`wanted`), else
-    :data:`NO_TRACING`. ``options`` None: the defaults, with :data:`CONTENT_ENV` deciding ``record_content``.
+def configure(options: TracingOptions | None = None, *, enabled: bool | None = None) -> Tracing:
+    """The process's tracing, to the exporters the environment's ``OTEL_*`` variables name (OTLP by default), else
+    :data:`NO_TRACING`. ``enabled``: None traces when those variables ask for it (:func:`wanted`), True always,
+    False never. ``options`` None: the defaults, with :data:`CONTENT_ENV` deciding ``record_content``.
 
     Asked for without the ``otel`` extra installed, tracing stays off and a warning says how to install it.
     """
     environ = os.environ
-    if not wanted(environ):
+    if not (wanted(environ) if enabled is None else enabled):
         return NO_TRACING
     if options is None:
         options = TracingOptions(record_content=content_wanted(environ))

@@ -344,6 +344,11 @@ class ToolRegistry:
         entry = self._entries.get(name)
         return entry.effects if entry is not None else None
 
+    def timeout_of(self, name: str) -> float | None:
+        """The seconds a call of the tool called ``name`` may take (None: no limit, or no such tool)."""
+        entry = self._entries.get(name)
+        return entry.timeout if entry is not None else None
+
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 

@@ -87,7 +87,8 @@ class TwilioCall:
         self._profile = profile
         self._max_frame_bytes = host.shared.settings.session.max_frame_bytes
         self._playout = MarkPlayout(self._send_clear)
-        self.hosted: Hosted[Frames] = host.open(self, close=close, toolbox=toolbox, playout=self._playout)
+        self.hosted: Hosted[Frames] = host.open(self, protocol="twilio", close=close, toolbox=toolbox,
+                                                playout=self._playout)
         self.session = self.hosted.session
         self._keypad = Keypad(keys_pause, self._keys_entered)
         self._stream_sid: str | None = None

@@ -56,7 +56,8 @@ class WebRTCCall:
         ``session`` objects)."""
         self.id = call_id
         self._speech = SpeechTrack(self._audio_started, self._audio_stopped)
-        self.connection = RealtimeConnection(host, self._send, close=self.hang_up, playout=self._speech)
+        self.connection = RealtimeConnection(host, self._send, close=self.hang_up, playout=self._speech,
+                                             protocol="webrtc")
         self.hosted = self.connection.hosted
         self.session = self.hosted.session
         self.ended = asyncio.Event()

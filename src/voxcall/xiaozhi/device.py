@@ -100,7 +100,8 @@ class DeviceSession:
         self._toolbox: Toolbox = agent.toolbox(host.shared.toolbox, settings)
         self._tool_timeout = self._options.tool_timeout or settings.tools.timeout
         self._tool_timeouts = settings.tools.timeouts
-        self.hosted: Hosted[Frame] = host.open(self, close=link.close, playout=self._speech, toolbox=self._toolbox)
+        self.hosted: Hosted[Frame] = host.open(self, protocol="xiaozhi", close=link.close, playout=self._speech,
+                                               toolbox=self._toolbox)
         self.session = self.hosted.session
         self._base = agent.settings(self.session.settings)
         self._mcp = DeviceMcp(self._send_mcp, vision_url=link.vision_url, vision_token="")

@@ -38,7 +38,8 @@ class Parts:
         check_server_event(ev)
         self.events.append(ev)
 
-    def new_run(self, history: History, context: list[Item], emit: Emit) -> ResponseRun:
+    def new_run(self, history: History, context: list[Item], emit: Emit, kind: HiddenKind | None = None,
+                origin: float | None = None) -> ResponseRun:
         return ResponseRun(run_inputs(self.backend, history, emit, request=LLMRequest(items=to_chat_items(context))))
 
     def visible(self) -> ResponseRun:

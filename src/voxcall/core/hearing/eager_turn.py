@@ -34,11 +34,12 @@ class EagerTurn:
     """One pause's transcript and hidden answer."""
 
     def __init__(self, item: MessageItem, pcm: PCM, speech_end: float, voice: Voice, hearing: Hearing | None,
-                 earlier: Callable[[], Awaitable[None]], answer: Callable[[MessageItem], bool],
+                 earlier: Callable[[], Awaitable[None]], answer: Callable[[MessageItem, float], bool],
                  judge: Callable[[str], Awaitable[None]] | None = None) -> None:
         """Transcribe ``pcm`` (the turn so far; the user stopped speaking at ``speech_end``) into ``item`` as
         ``hearing`` says, after ``earlier`` (the transcripts of earlier turns) are done; then start a hidden answer
-        with ``answer`` and, when given, ``judge`` the words (whether the user has finished)."""
+        with ``answer`` (given the item and ``speech_end``, which the answer is timed from) and, when given,
+        ``judge`` the words (whether the user has finished)."""
         self.item = item
         self.speech_end = speech_end
         self.transcript: Transcript | None = None  # None until known, or when transcription failed
@@ -65,7 +66,7 @@ class EagerTurn:
         self.transcript = transcript
         self.item.content[0]["transcript"] = transcript.text
         if transcript.text:
-            self.answering = self._answer(self.item)
+            self.answering = self._answer(self.item, self.speech_end)
             if self._judge is not None:
                 await self._judge(transcript.text)
 

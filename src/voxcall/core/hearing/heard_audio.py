@@ -348,8 +348,12 @@ class HeardAudio:
         eager, self._eager = self._eager, None
         if eager is not None:
             if eager.item.id == item_id and await eager.result() is not None:
-                await self._confirm(eager, pcm, respond, HeardTurn(speech_end, waited, eager.transcribed_at or 0.0),
-                                    said)
+                heard = eager.transcript.text if eager.transcript is not None else ""
+                # the end of speech as the eager turn placed it (the same moment: speaking on would have dropped
+                # it), which its hidden answer is timed from
+                await self._confirm(eager, pcm, respond, HeardTurn(eager.speech_end, waited,
+                                                                   eager.transcribed_at or 0.0, eager.stt_seconds,
+                                                                   heard), said)
                 return
             await self._drop_eager(eager, "eager turn failed")
         await self._commit(pcm, item_id, respond=respond, speech_end=speech_end, waited_ms=waited, said=said)
@@ -412,7 +416,7 @@ class HeardAudio:
             return  # nothing to answer, or the user spoke on: the end of what they say now answers this too
         await self.transcribed()
         if self._responses.phase is not Phase.VISIBLE and self._conversation.get(item.id) is item:
-            await self._hooks.respond_to_turn(HeardTurn(speech_end, waited_ms, done))
+            await self._hooks.respond_to_turn(HeardTurn(speech_end, waited_ms, done, done - started, transcript.text))
 
     def _delta_sender(self, item_id: str) -> Callable[[str], Awaitable[None]]:
         async def send(delta: str) -> None:
@@ -429,6 +433,6 @@ class HeardAudio:
         await self._emit(ItemDone(item.snapshot()))
 
 
-def _no(item: MessageItem) -> bool:
+def _no(item: MessageItem, speech_end: float) -> bool:
     """Prepare no answer (the turn will not be answered: no ``create_response``)."""
     return False

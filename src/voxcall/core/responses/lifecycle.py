@@ -23,7 +23,10 @@ The verbs, and the only moves:
 - :meth:`discard`: ``HIDDEN`` → ``IDLE``, leaving no trace;
 - a visible response that ends by itself: ``VISIBLE`` → ``IDLE``, and a follow-up may start.
 
-Every move is decided with no ``await`` between reading the phase and changing it.
+Every move is decided with no ``await`` between reading the phase and changing it. Where the observer is told of a
+response's end or a hidden one's fate, so is the response's turn in the trace (its
+:attr:`~voxcall.core.responses.timing.ResponseTiming.trace`): a hidden turn stays open until it is claimed or
+discarded.
 """
 
 from __future__ import annotations
@@ -65,8 +68,9 @@ class HiddenKind(enum.Enum):
     EAGER_TURN = "eager_turn"  # at a pause in the user's speech; claimed when the turn is confirmed
 
 
-NewRun = Callable[[History, list[Item], Emit], ResponseRun]
-"""Builds a response with the session's current settings: ``(history, context items, emit) -> run``."""
+NewRun = Callable[[History, list[Item], Emit, "HiddenKind", float | None], ResponseRun]
+"""Builds a hidden response with the session's current settings: ``(history, context items, emit, kind, origin) ->
+run``; ``origin`` (None: now) is the moment it is timed from (an eager turn's: the end of the user's speech)."""
 
 Context = tuple[list[Item], list[ParkedWork]]
 """The items a response sees, and the irreversible work (history trimming, dropping images) to do before it runs."""
@@ -156,6 +160,7 @@ class ResponseLifecycle:
         client_calls = sum(1 for item in run.output if item.type == "function_call")
         self._observer.response_ended(run.status, run.usage.input_tokens, run.usage.output_tokens, run.timing,
                                      client_calls)
+        run.timing.trace.end(status=run.status)
         if run.status == "completed" and run.history is self._conversation:
             self._last_done = run
             self.speculate()
@@ -194,22 +199,24 @@ class ResponseLifecycle:
     def speculate(self) -> None:
         """``IDLE`` → ``HIDDEN`` with a follow-up, when one is due and a provider slot is free."""
         if self.follow_up_due() and self.slots.try_acquire():
-            self._hide(HiddenKind.FOLLOW_UP, None)
+            self._hide(HiddenKind.FOLLOW_UP, None, None)
 
-    def answer_early(self, user_item: Item) -> bool:
-        """``IDLE`` → ``HIDDEN`` with an eager turn: the answer to ``user_item`` (not yet in the conversation), when
-        nothing else runs and a provider slot is free. False when it could not start."""
+    def answer_early(self, user_item: Item, speech_end: float) -> bool:
+        """``IDLE`` → ``HIDDEN`` with an eager turn: the answer to ``user_item`` (not yet in the conversation), timed
+        from ``speech_end``, when nothing else runs and a provider slot is free. False when it could not start."""
         if self.phase is not Phase.IDLE or not self.slots.try_acquire():
             return False
-        self._hide(HiddenKind.EAGER_TURN, user_item)
+        self._hide(HiddenKind.EAGER_TURN, user_item, speech_end)
         return True
 
-    def _hide(self, kind: HiddenKind, user_item: Item | None) -> None:
-        """Start a hidden response of ``kind`` (the caller holds a slot); ``user_item`` ends its context."""
+    def _hide(self, kind: HiddenKind, user_item: Item | None, origin: float | None) -> None:
+        """Start a hidden response of ``kind`` (the caller holds a slot), timed from ``origin`` (None: now);
+        ``user_item`` ends its context."""
         gate = OutputGate(self._emit, limit=self._max_hidden_events)
         history = DeferredHistory(self._conversation, after=user_item)
         context, parked = self.context()
-        run = self._new_run(history, context if user_item is None else [*context, user_item], gate.emit)
+        run = self._new_run(history, context if user_item is None else [*context, user_item], gate.emit, kind,
+                            origin)
         run.released.clear()  # no server tool (and for a follow-up, no speech) before the claim
         run.speak_ahead = kind is HiddenKind.EAGER_TURN
         self.phase, self.hidden_kind = Phase.HIDDEN, kind
@@ -222,17 +229,20 @@ class ResponseLifecycle:
             self._ended(spec.run)
         elif spec.state == "discarded" and self.hidden is spec:  # it failed
             kind = self.hidden_kind
-            self._count_discard(spec)
+            self._count_discard(spec, f"the response {spec.run.status}")
             self._forget_hidden()
             if spec.run.status == "failed" and self._last_done is not None and kind is HiddenKind.FOLLOW_UP:
                 self._failed_follow_up_for = self._last_done.id
 
-    def _count_discard(self, spec: Speculation) -> None:
+    def _count_discard(self, spec: Speculation, reason: str, kind: HiddenKind | None = None) -> None:
+        """The hidden ``spec`` (of ``kind``; None: the one hidden now) is discarded because of ``reason``: its calls
+        are forgotten, the observer and the trace told."""
         if self._ledger is not None:
             self._ledger.forget(spec.run.id)
-        kind = self.hidden_kind or HiddenKind.FOLLOW_UP
+        kind = kind or self.hidden_kind or HiddenKind.FOLLOW_UP
         self._observer.hidden(kind.value, "discarded", input_tokens=spec.run.usage.input_tokens,
                              output_tokens=spec.run.usage.output_tokens)
+        spec.run.timing.trace.discarded(reason=reason)
 
     def _forget_hidden(self) -> None:
         self.phase, self.hidden, self.hidden_kind = Phase.IDLE, None, None
@@ -258,21 +268,20 @@ class ResponseLifecycle:
         else:
             spec.run.timing.confirmed(turn, now)
         if not spec.claimable:
+            spec.run.timing.trace.discarded(reason="it failed before its claim")
             return False
         finished = spec.task.done()  # then its end was not yet booked as a visible response's
         if not finished:
             self.phase, self.visible, self._task = Phase.VISIBLE, spec.run, spec.task
         if await spec.claim(metadata):
             self._observer.hidden(wanted.value, "claimed")
+            spec.run.timing.claimed(now)
             self.heard = spec.run
             if finished:
                 self._ended(spec.run)
             return True
         self.phase, self.visible, self._task = Phase.IDLE, None, None
-        if self._ledger is not None:
-            self._ledger.forget(spec.run.id)
-        self._observer.hidden(wanted.value, "discarded", input_tokens=spec.run.usage.input_tokens,
-                             output_tokens=spec.run.usage.output_tokens)
+        self._count_discard(spec, "its claim failed", wanted)
         return False
 
     async def discard(self, reason: str) -> None:
@@ -280,7 +289,7 @@ class ResponseLifecycle:
         spec = self.hidden
         if self.phase is not Phase.HIDDEN or spec is None:
             return
-        self._count_discard(spec)
+        self._count_discard(spec, reason)
         self._forget_hidden()
         await spec.discard(reason)
 

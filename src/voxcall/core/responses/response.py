@@ -21,6 +21,10 @@ calls run on in the session's tool ledger, and the session answers their results
 Every call the model writes is proposed to the session's :class:`~voxcall.core.tools.tool_ledger.ToolLedger`; a
 client tool's call is handed to it as sent when the response ends, so an output that never comes is noticed.
 
+The response is a turn of the session's trace (:mod:`voxcall.telemetry.tracing`), opened with it: each model
+request a ``chat`` span, each call an ``execute_tool`` span (opened by the ledger), its marks those of its
+:class:`~voxcall.core.responses.timing.ResponseTiming`.
+
 Cancelling the task (after setting :attr:`ResponseRun.cancel_reason`) ends the response with status
 ``cancelled``: the provider stream is closed, what the user already received stays in the history, and a call
 whose arguments never completed is removed so no dangling call is left behind.
@@ -70,8 +74,10 @@ from voxcall.llm import (
     ToolCallArgumentsDelta,
     ToolCallStart,
     Usage,
+    model_of,
 )
 from voxcall.llm.calls import repair_items
+from voxcall.telemetry.tracing import LLMTrace
 from voxcall.tools import ToolCall
 from voxcall.tools.codecalls import RejectedCall, TextDelta
 
@@ -100,7 +106,10 @@ class ResponseRun:
         self.released = asyncio.Event()  # cleared while hidden: no speech, no server tools
         self.released.set()
         self.speak_ahead = False  # while hidden, synthesise speech anyway (it waits in the gate with the rest)
-        self.timing = inputs.timing
+        self.timing = timing = inputs.timing
+        timing.traced(inputs.session.trace.turn(trigger=timing.trigger, response_id=self.id, origin=timing.origin,
+                                                hidden=inputs.hidden))
+        self._llm = LLMTrace()  # the model request under way
         self._message: MessageItem | None = None
         self._speaker: Speaker | None = None
         self._open_calls: dict[str, CallItem | McpCallItem] = {}
@@ -180,6 +189,8 @@ class ResponseRun:
                 outcome = await self._tool_runner(toolbox).run_round(calls, rounds)
                 if outcome.running:  # slow tools: say so and end; the session speaks their results
                     await self._text(self.session.acknowledge())
+                    for entry in outcome.running:
+                        entry.trace.acknowledged()
                     break
                 to_report = outcome.to_report or to_report
             elif not repair:
@@ -206,10 +217,13 @@ class ResponseRun:
 
     async def _generate(self) -> str:
         """One backend stream: its events become output items; returns its finish reason."""
-        stream: AsyncGenerator[LLMEvent, None] = self.session.backend.stream(self.request)
+        backend = self.session.backend
+        self._llm = self.timing.trace.llm_request(model=model_of(backend), provider=backend.name)
+        stream: AsyncGenerator[LLMEvent, None] = backend.stream(self.request)
         finish = "stop"
         self._client_calls = False
         self._botched = []
+        error: str | None = None
         try:
             while True:
                 async with asyncio.timeout(self.session.llm_timeout):
@@ -221,14 +235,18 @@ class ResponseRun:
                     finish = ev.finish_reason
                 else:
                     await self._handle(ev)
+        except (LLMError, TimeoutError) as exc:
+            error = exc.message if isinstance(exc, LLMError) else "timeout"
+            raise
         finally:
             await stream.aclose()
+            self._llm.end(error=error)
         await self._close_message("completed")
         return finish
 
     async def _handle(self, ev: LLMEvent) -> None:
         if isinstance(ev, ToolCallStart | ToolCall) or (isinstance(ev, TextDelta) and ev.text):
-            self.timing.token()
+            self._llm.first_token(at=self.timing.token())
         if isinstance(ev, TextDelta):
             await self._text(unicode_text(ev.text))
         elif isinstance(ev, ToolCallStart):
@@ -243,6 +261,8 @@ class ResponseRun:
             await self._reject(ev)
         elif isinstance(ev, Usage):
             self.usage.add(ev)
+            self._llm.usage(input_tokens=ev.input_tokens, output_tokens=ev.output_tokens,
+                            cached_input_tokens=ev.cached_input_tokens)
 
     # -- text ---------------------------------------------------------------------------------------------------
 
@@ -296,6 +316,7 @@ class ResponseRun:
             spoken = False
             await self.emit(OutputTextDone(self.id, item.id, self.out.index(item), 0, text))
         self._message = None
+        self.timing.trace.said(text)
         await self.emit(ContentPartDone(self.id, item.id, self.out.index(item), 0, spoken, text))
         item.status = status
         await self.out.done(item)
@@ -336,7 +357,7 @@ class ResponseRun:
             await self._tool_runner(self.inputs.toolbox).propose(item, call)
             self._server_calls.append((item, call))
             return
-        await self.session.ledger.propose(call, item, self.id, self.emit, server=False)
+        await self.session.ledger.propose(call, item, self.id, self.emit, self.timing.trace, server=False)
         item.status = "completed"
         self._client_calls = True
         await self.emit(ArgumentsDone(self.id, item.id, self.out.index(item), call.call_id, call.name,

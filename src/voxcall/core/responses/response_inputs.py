@@ -23,6 +23,7 @@ from voxcall.core.tools.tool_ledger import ToolLedger
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.llm import LLMBackend, LLMRequest, Usage
 from voxcall.speech.tts import TTS
+from voxcall.telemetry.tracing import SessionTrace
 from voxcall.tools import ToolContext
 
 
@@ -31,7 +32,8 @@ class SessionContext:
     """What every response of one session uses: the ``backend``, the session's tool ``ledger``, tool ``context``
     and ``approvals``; ``gain`` (the session's voice gain, read as each clause is spoken) and ``acknowledge`` (the
     phrase a response says when its tools are slow); ``llm_timeout`` and ``repair_calls``
-    (``session.repair_tool_calls``: a botched native call gets one repair attempt)."""
+    (``session.repair_tool_calls``: a botched native call gets one repair attempt); the session's ``trace``, where
+    each response opens its turn."""
 
     backend: LLMBackend
     ledger: ToolLedger
@@ -41,6 +43,7 @@ class SessionContext:
     context: ToolContext = field(default_factory=ToolContext)
     approvals: Approvals | None = None
     repair_calls: bool = False
+    trace: SessionTrace = field(default_factory=SessionTrace)
 
 
 @dataclass
@@ -48,7 +51,8 @@ class ResponseInputs:
     """What one response is given: the ``request`` for the backend, the ``settings`` it is generated with (a claim
     compares them), its ``metadata``, where its items (``history``) and events (``emit``) go, the voice (``tts``;
     None: it is not spoken), the server tools, how long they may run before the response acknowledges them and ends
-    (``acknowledge_after``), and its ``timing`` (from ``response.create``, or the end of speech)."""
+    (``acknowledge_after``), its ``timing`` (from ``response.create``, or the end of speech), and, for a hidden
+    response, the kind of it (``hidden``: :class:`~voxcall.core.responses.lifecycle.HiddenKind`'s value)."""
 
     session: SessionContext
     request: LLMRequest
@@ -60,6 +64,7 @@ class ResponseInputs:
     toolbox: Toolbox | None = None
     acknowledge_after: float | None = None
     timing: ResponseTiming = field(default_factory=ResponseTiming)
+    hidden: str | None = None
 
 
 @dataclass

@@ -11,6 +11,10 @@ its result). After ``response.done`` the session sends the figures as ``voxcall.
 
 A stage that did not happen is absent. A hidden response claimed by ``response.create`` is re-based on the claim:
 what it produced before the claim counts as 0 ms.
+
+The same readings are the trace's (:mod:`voxcall.telemetry.tracing`): each mark is passed on, as it is taken, to the
+response's :class:`~voxcall.telemetry.tracing.TurnTrace`, so the timing event, ``/metrics`` and the spans tell one
+measurement.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from voxcall.core.events import ResponseTimed, ToolTimes
+from voxcall.telemetry.tracing import Stage, Trigger, TurnTrace
 
 Clock = float
 """Seconds on :func:`time.monotonic`."""
@@ -26,11 +31,14 @@ Clock = float
 
 @dataclass(frozen=True)
 class HeardTurn:
-    """How a spoken turn ended: when the user stopped speaking, the silence waited to be sure, the transcript."""
+    """How a spoken turn ended: when the user stopped speaking, the silence waited to be sure, when its transcript
+    was done and how long transcribing took (0: the model hears the audio itself), and what was said."""
 
     speech_end: Clock
     end_of_turn_ms: int
     transcribed: Clock
+    stt_seconds: float = 0.0
+    transcript: str = ""
 
 
 @dataclass
@@ -55,18 +63,42 @@ class ToolTiming:
 
 @dataclass
 class ResponseTiming:
-    """The marks of one response against its origin."""
+    """The marks of one response against its origin, and what started it (``trigger``); ``trace`` is told each."""
 
     origin: Clock = field(default_factory=time.monotonic)
     turn: HeardTurn | None = None
     first_token: Clock | None = None
     first_audio: Clock | None = None
     tools: list[ToolTiming] = field(default_factory=list)
+    trigger: Trigger = Trigger.REQUEST
+    trace: TurnTrace = field(default_factory=TurnTrace)
 
     @classmethod
     def for_turn(cls, turn: HeardTurn) -> ResponseTiming:
         """The timing of the answer to a spoken turn: measured from the end of the user's speech."""
-        return cls(origin=turn.speech_end, turn=turn)
+        return cls(origin=turn.speech_end, turn=turn, trigger=Trigger.SPEECH)
+
+    def traced(self, trace: TurnTrace) -> None:
+        """Tell ``trace`` (the response's turn, just opened) every mark from now on, and the stages of a spoken
+        turn, which were over before the response began."""
+        self.trace = trace
+        self._stages()
+
+    def claimed(self, at: Clock) -> None:
+        """The hidden response was claimed at ``at`` (after :meth:`rebase` or :meth:`confirmed`): its trace is
+        measured as this timing is."""
+        self.trace.claimed(at=at, origin=self.origin)
+        self._stages()
+
+    def _stages(self) -> None:
+        turn = self.turn
+        if turn is None:
+            return
+        self.trace.stage(Stage.END_OF_TURN, start=turn.speech_end,
+                         end=turn.speech_end + turn.end_of_turn_ms / 1000)
+        if turn.stt_seconds:
+            self.trace.stage(Stage.TRANSCRIPTION, start=turn.transcribed - turn.stt_seconds, end=turn.transcribed)
+        self.trace.heard(turn.transcript)
 
     def rebase(self, origin: Clock) -> None:
         """A hidden follow-up was claimed at ``origin``: measure from there (earlier marks count as 0 ms)."""
@@ -82,10 +114,13 @@ class ResponseTiming:
             if tool.next_audio is not None:
                 tool.next_audio = max(tool.next_audio, released)
 
-    def token(self) -> None:
-        """The model produced its first output (text or a call)."""
+    def token(self) -> Clock:
+        """The model produced output (text or a call): the first marks the response's first token. Returns the
+        reading (the first output of each model request is its own first token)."""
+        now = time.monotonic()
         if self.first_token is None:
-            self.first_token = time.monotonic()
+            self.first_token = now
+        return now
 
     def audio(self) -> None:
         """An audio chunk went out."""
@@ -95,6 +130,7 @@ class ResponseTiming:
         for tool in self.tools:
             if tool.ended is not None and tool.next_audio is None:
                 tool.next_audio = now
+        self.trace.audio(at=now)
 
     def tool_started(self, call_id: str, name: str) -> None:
         """A server tool call began running."""

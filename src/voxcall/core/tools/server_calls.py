@@ -30,7 +30,7 @@ from voxcall.core.events.tools import CallProgress
 from voxcall.core.ids import new_id, unicode_text
 from voxcall.core.responses.timing import ResponseTiming
 from voxcall.core.tools.tool_ledger import LedgerCall, ToolLedger
-from voxcall.core.tools.toolbox import Toolbox
+from voxcall.core.tools.toolbox import BUILTIN_LABEL, Toolbox
 from voxcall.tools import ToolCall, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -100,9 +100,12 @@ class ServerCalls:
 
     async def propose(self, item: McpCallItem, call: ToolCall) -> LedgerCall:
         """Record a call the model wrote in the ledger (once: proposing again returns the same entry)."""
-        effects = self._toolbox.registry.effects(call.name)
-        return await self._ledger.propose(call, item, self._out.response_id, self._out.emit, server=True,
-                                          repeats=effects is not None and effects.repeats)
+        registry = self._toolbox.registry
+        effects = registry.effects(call.name)
+        return await self._ledger.propose(call, item, self._out.response_id, self._out.emit, self._timing.trace,
+                                          server=True, repeats=effects is not None and effects.repeats,
+                                          mcp_server=None if item.server_label == BUILTIN_LABEL else item.server_label,
+                                          deadline_s=registry.timeout_of(call.name))
 
     async def run_round(self, calls: list[tuple[McpCallItem, ToolCall]], round_no: int) -> Round:
         """Run the round's calls in parallel until all have finished, or the acknowledgement delay passed. The

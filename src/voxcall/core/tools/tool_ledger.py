@@ -23,7 +23,10 @@ Invariants:
   :mod:`voxcall.core.tools.server_calls`); the session is told when such a *detached* call lands, and speaks it;
 - the same tool with the same canonical arguments (JSON, keys sorted) in one user turn runs once: a repeat is
   ``repeat_of`` the first, waits for its result and gets it, marked as a repeat (not for a tool that ``repeats``);
-- the session's :meth:`close` cancels every task and timer the ledger holds: nothing outlives the session.
+- the session's :meth:`close` cancels every task and timer the ledger holds: nothing outlives the session;
+- each call is an ``execute_tool`` span of its response's turn (:mod:`voxcall.telemetry.tracing`), opened when it is
+  proposed, with one event per move at the move's own time, and ended with its last state (or when its hidden
+  response is forgotten, or the session closes).
 
 Transitions are decided with no ``await`` between reading a state and writing the next one.
 """
@@ -44,6 +47,7 @@ from voxcall.core.events import Emit, ItemAdded, ItemDone, ToolCallMoved
 from voxcall.core.events.tools import CallState
 from voxcall.core.ids import new_id
 from voxcall.core.observer import Observer
+from voxcall.telemetry.tracing import ToolOutcome, ToolSide, ToolTrace, TurnTrace
 from voxcall.tools import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
@@ -81,6 +85,7 @@ class LedgerCall:
     detached: bool = False  # its response ended while it ran: the session speaks its result when it lands
     speak: bool = True  # a detached result is spoken when it lands (not after a barge-in: kept for the next answer)
     transitions: list[tuple[CallState, float]] = field(default_factory=list)
+    trace: ToolTrace = field(default_factory=ToolTrace)
     landed: asyncio.Future[ToolResult] | None = None
     task: asyncio.Task[None] | None = None
 
@@ -123,10 +128,13 @@ class ToolLedger:
 
     # -- moves ----------------------------------------------------------------------------------------------
 
-    async def propose(self, call: ToolCall, item: CallItem | McpCallItem, response_id: str, emit: Emit, *,
-                      server: bool, repeats: bool = False) -> LedgerCall:
-        """Record a call the model wrote (``PROPOSED``); a server call identical to an earlier one of the same
-        user turn is its repeat, unless the tool ``repeats``. Proposing a call twice returns the first record."""
+    async def propose(self, call: ToolCall, item: CallItem | McpCallItem, response_id: str, emit: Emit,
+                      turn: TurnTrace, *, server: bool, repeats: bool = False, mcp_server: str | None = None,
+                      deadline_s: float | None = None) -> LedgerCall:
+        """Record a call the model wrote (``PROPOSED``) and open its span in ``turn`` (``mcp_server``: the MCP
+        server of a server tool that has one; ``deadline_s``: a server tool's timeout, a client tool's is
+        ``client_wait``); a server call identical to an earlier one of the same user turn is its repeat, unless the
+        tool ``repeats``. Proposing a call twice returns the first record."""
         known = self.calls.get(call.call_id)
         if known is not None:
             return known
@@ -136,6 +144,10 @@ class ToolLedger:
                           and c.repeat_of is None and c.state is not CallState.CANCELLED), None)
             entry.repeat_of = first.call.call_id if first is not None else None
         self.calls[call.call_id] = entry
+        entry.trace = turn.tool_call(call_id=call.call_id, name=call.name,
+                                     side=ToolSide.SERVER if server else ToolSide.CLIENT,
+                                     arguments=call.arguments_json, mcp_server=mcp_server,
+                                     deadline_s=deadline_s if server else self._client_wait)
         await self._move(entry, CallState.PROPOSED, params=call.arguments)
         return entry
 
@@ -268,13 +280,17 @@ class ToolLedger:
         """A hidden response was discarded: its calls never happened (none of them was sent or ran)."""
         for call_id in [c for c, entry in self.calls.items() if entry.response_id == response_id]:
             entry = self.calls.pop(call_id)
+            entry.trace.ended(ToolOutcome.CANCELLED, reason="its hidden response was discarded")
             timer = self._timers.pop(call_id, None)
             for task in (entry.task, timer):
                 if task is not None:
                     task.cancel()
 
     async def close(self) -> None:
-        """The session ends: cancel every task and timer."""
+        """The session ends: cancel every task and timer (a call still open ends cancelled in its trace)."""
+        for entry in self.calls.values():
+            if entry.state in _NEXT:
+                entry.trace.ended(ToolOutcome.CANCELLED, reason="the session closed")
         tasks = [t for t in (*(e.task for e in self.calls.values()), *self._timers.values())
                  if t is not None and not t.done()]
         for task in tasks:
@@ -286,13 +302,18 @@ class ToolLedger:
     # -- helpers --------------------------------------------------------------------------------------------
 
     async def _move(self, entry: LedgerCall, state: CallState, **fields: Any) -> None:
-        """Record the move to ``state`` and announce it."""
+        """Record the move to ``state`` and announce it (its span was opened proposed: :meth:`propose`)."""
         if entry.transitions:
             assert state in _NEXT.get(entry.state, frozenset()), f"{entry.state} -> {state}"
         entry.state = state
-        entry.transitions.append((state, time.monotonic()))
+        now = time.monotonic()
+        entry.transitions.append((state, now))
         if "reason" in fields:
             entry.reason = fields["reason"]
+        if state not in _NEXT:
+            entry.trace.ended(ToolOutcome(state.value), output=fields.get("result"), reason=entry.reason, at=now)
+        elif state is not CallState.PROPOSED:
+            entry.trace.moved(state.value, at=now)
         self._observer.tool_call_state(state.value)
         await entry.emit(ToolCallMoved(entry.response_id, entry.call.call_id, entry.item.id, state,
                                        entry.call.name, entry.server, **fields))
