@@ -8,17 +8,22 @@ decision), a run stops at its limit, a prompt evaluated once is reused, and a re
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
+import httpx2 as httpx
 import pytest
 
 from tests.llm.local.test_llama_server import WEATHER
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LlamaCppBackend, LlamaServerBackend, LLMRequest, Message
 from voxcall.llm.local import LocalBackend
+from voxcall.llm.local.driver import Run, Token
 from voxcall.llm.local.engine import Finished, Sink
 from voxcall.llm.local.plan import Plan
+from voxcall.llm.local.sent_prompts import SentPrompts
+from voxcall.llm.local.server_engine import _Exchange
 
 HANG_S = 120.0  # a reply that takes longer is stuck (a cold prompt on a busy machine takes seconds, not minutes)
 SMALL_TALK = LLMRequest(items=[Message("user", "Tell me about your day.")], tools=[WEATHER], max_output_tokens=16)
@@ -105,3 +110,38 @@ async def test_a_relayed_reply_samples_nothing(local: LocalBackend) -> None:
     text, finished = await reply(local, plan)
     assert plan.complete and text == plan.prefill and "12 degrees and rain" in text
     assert (finished.reason, finished.output_tokens, finished.cached_tokens) == ("stop", 0, 0)
+
+
+async def test_a_first_token_banned_with_all_likely_ones_is_sampled_among_the_rest(local: LocalBackend) -> None:
+    """When the call decision's ban covers every likely first token, the engine samples with them ruled out (here:
+    all but the ends, mid-sentence, so an end it is, and the reply ends)."""
+    plan = plan_for(local, SMALL_TALK)
+    vocabulary = local.planner.vocabulary
+    all_but_ends = ~vocabulary.token_mask(lambda text: False)
+    all_but_ends[[token for token in range(vocabulary.n_vocab) if vocabulary.is_end(token)]] = False
+    mid_sentence = plan.prompt + vocabulary.tokenize("The three largest cities of France are Paris,")  # no end near
+    text, finished = await reply(local, replace(plan, prompt=mid_sentence, call_threshold=math.inf,
+                                                openers=all_but_ends))
+    assert (text, finished.reason, finished.output_tokens) == ("", "stop", 0)
+
+
+async def test_an_answer_without_a_sampled_token_ends_the_reply(in_process: LlamaCppBackend) -> None:
+    """llama.cpp's server may answer the banned-first-token request without reporting a token (its non-streamed
+    answer drops the probabilities of what it stopped on): the reply ends instead of failing."""
+    vocabulary = in_process.planner.vocabulary
+    plan = plan_for(in_process, SMALL_TALK)
+    hello = vocabulary.tokenize("Hello")[0]
+
+    def server(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if "logit_bias" in body:
+            return httpx.Response(200, json={"content": "", "stop_type": "word", "completion_probabilities": []})
+        return httpx.Response(200, json={"completion_probabilities": [
+            {"id": hello, "logprob": 0.0, "top_logprobs": [{"id": hello, "logprob": 0.0}]}]})
+
+    banned = vocabulary.token_mask(lambda text: False)
+    banned[hello] = True
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server), base_url="http://llama") as client:
+        exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()),
+                             SentPrompts())
+        assert await exchange.answer(Run(plan.prompt, 8, None, None, banned)) == Token(end="stop")
