@@ -1,7 +1,7 @@
 """LlamaCppBackend with the real SmolLM2-135M and a conversation longer than its context: fitted, never failed.
 
 The context is 1024 tokens here (the server's is 2048): the same fitting, reached in fewer turns, so that a
-60-turn chat stays short to run. Only the long chat generates; the other tests look at the fitted prompt.
+30-turn chat stays short to run. Only the long chat generates; the other tests look at the fitted prompt.
 """
 
 from __future__ import annotations
@@ -54,15 +54,16 @@ def weather_turn(n: int) -> list[ChatItem]:
             Message(role="assistant", text=f"It is sunny in city {n}, {n % 30} degrees.")]
 
 
-async def test_a_60_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
+async def test_a_30_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
         backend: LlamaCppBackend, caplog: pytest.LogCaptureFixture) -> None:
-    """Short turns and two-token replies: the chat outgrows the context at about turn 45; what it costs to run is
-    mostly evaluating the prompts after each cut."""
+    """Turns of about 25 tokens and two-token replies: the chat outgrows the context at about turn 18; what it costs
+    to run is mostly evaluating the prompts after each cut."""
     caplog.set_level(logging.INFO, logger="voxcall.llm.local.plan")
     items: list[ChatItem] = []
     usages: list[Usage] = []
-    for n in range(60):
-        items.append(Message(role="user", text=f"Turn {n}: hello."))
+    for n in range(30):
+        items.append(Message(role="user", text=f"Turn {n}: hello again, and what is the weather like in city {n}, "
+                                               "the one by the river?"))
         request = LLMRequest(items=list(items), instructions="You are a helpful assistant.", tools=[WEATHER],
                              max_output_tokens=2)
         async with asyncio.timeout(TIMEOUT):
@@ -73,10 +74,10 @@ async def test_a_60_turn_chat_completes_and_mostly_reuses_the_evaluated_prefix(
                              or "Sure."))
     assert all(usage.input_tokens + 2 <= N_CTX for usage in usages)
     dropped = [r.getMessage() for r in caplog.records if "oldest" in r.getMessage()]
-    assert dropped and "oldest of 60 turns are left out" in dropped[-1]
+    assert dropped and "oldest of 30 turns are left out" in dropped[-1]
     # Turns go in chunks: most prompts share all but the newest words with the one before. A prompt evaluated
     # afresh past the head (instructions, tools, demonstrations) marks a cut; dropping one turn per request
-    # once the context is full would cut on every one of the last ~15.
+    # once the context is full would cut on every one of the last ~12.
     fresh = [n for n, usage in enumerate(usages) if n and usage.input_tokens - usage.cached_input_tokens > 100]
     assert 1 <= len(fresh) <= 4, fresh
 
