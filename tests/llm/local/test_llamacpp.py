@@ -249,8 +249,10 @@ async def test_create_backend_knows_llamacpp_and_aclose_ends_open_streams() -> N
                                                                max_output_tokens=200))))
     queued = asyncio.ensure_future(collect(backend.stream(ask("Hello!", tool_choice="none"))))
     await asyncio.sleep(0.2)
+    planning = asyncio.ensure_future(collect(backend.stream(ask("Hi", instructions="z" * 900_000))))  # ~1 s to plan
+    await asyncio.sleep(0.05)
     await backend.aclose()
-    for stream in (running, queued):
+    for stream in (running, queued, planning):
         with pytest.raises(LLMError):
             await stream
     with pytest.raises(LLMError):

@@ -54,6 +54,8 @@ class LocalBackend:
         if self._closed:
             raise _closed_error()
         offered, plan = await asyncio.get_running_loop().run_in_executor(self._planning, self._plan, request)
+        if self._closed:  # closed while the request was planned
+            raise _closed_error()
         sink = Sink(asyncio.get_running_loop(), asyncio.Queue())
         parser = self.planner.parser(offered)
         limit = CallLimit(request.parallel_tool_calls)
@@ -108,7 +110,7 @@ class LocalBackend:
         for sink in list(self._sinks):
             sink.cancel.set()
             sink.put(_closed_error())
-        self._planning.shutdown(wait=False, cancel_futures=True)
+        self._planning.shutdown(wait=False)  # a plan under way finishes (it takes a second at most), then is dropped
         await self.engine.aclose()
 
     def _plan(self, request: LLMRequest) -> tuple[list[Tool], Plan]:
