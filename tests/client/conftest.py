@@ -59,10 +59,11 @@ def whisper(speech_models: None) -> WhisperSTT:
 
 @pytest.fixture
 def say(piper: PiperTTS, tmp_path: Path) -> Callable[[str], Path]:
-    """Writes ``text`` spoken by piper (with a little silence before it) to a WAV file and returns its path."""
+    """Writes ``text`` spoken by piper (steadily: the same samples every run), with a little silence before it, to
+    a WAV file and returns its path."""
 
     def write(text: str) -> Path:
-        pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize(text)])
+        pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize(text, steady=True)])
         pcm = np.concatenate([np.zeros(piper.sample_rate // 4, np.int16), pcm])
         path = tmp_path / "question.wav"
         write_wav(path, pcm, piper.sample_rate)

@@ -36,11 +36,12 @@ def speaking_server(speech_models: None) -> Iterator[ServeProcess]:
 
 def test_the_shipped_demo_scenarios_pass_against_voxcall(speaking_server: ServeProcess, tmp_path: Path) -> None:
     report_path = tmp_path / "report.json"
-    result = run_eval(str(DEMO), "--url", speaking_server.url, "--report", str(report_path))
+    result = run_eval(str(DEMO), "--url", speaking_server.url, "--report", str(report_path), "--parallel", "4")
     assert result.exit_code == 0, result.output + speaking_server.output
     assert "PASSED: 4 of 4 scenarios passed" in result.stdout
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["passed"] and report["summary"]["checks_failed"] == 0 and report["protocol"] == "realtime"
+    assert report["seconds"] < sum(s["seconds"] for s in report["scenarios"])  # four at once (--parallel 4)
     turns = {s["name"]: s["turns"] for s in report["scenarios"]}
     (sum_turn,) = turns["calculator"]
     assert sum_turn["heard"] == "What is 12 times 8?"

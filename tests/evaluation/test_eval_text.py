@@ -91,3 +91,5 @@ def test_a_file_or_url_that_cannot_be_used_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "is not a WebSocket URL" in result.output
     result = run_eval(str(SCENARIOS / "text.yaml"), "--url", "ws://127.0.0.1:1/v1/live/sessions")
     assert result.exit_code == 2 and "GPT-Live has no client tools" in result.output
+    result = run_eval(str(SCENARIOS / "text.yaml"), "--url", "ws://127.0.0.1:1/v1/realtime", "--parallel", "0")
+    assert result.exit_code == 2 and "--parallel" in result.output

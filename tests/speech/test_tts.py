@@ -33,6 +33,13 @@ def test_piper_speed_scales_the_duration(piper: PiperTTS, question_22k: npt.NDAr
     assert len(fast) < 0.85 * len(question_22k) < len(question_22k) < 0.6 * len(slow)
 
 
+def test_steady_piper_speaks_the_same_samples_every_time(piper: PiperTTS) -> None:
+    steady = [np.concatenate(list(piper.synthesize("Hello there.", steady=True))) for _ in range(3)]
+    assert all(np.array_equal(steady[0], other) for other in steady[1:])
+    varied = [np.concatenate(list(piper.synthesize("Hello there."))) for _ in range(6)]
+    assert any(not np.array_equal(varied[0], other) for other in varied[1:])  # Piper's own noise, which it removes
+
+
 @pytest.mark.parametrize("text", ["", "   ", "\n"])
 def test_piper_says_nothing_for_blank_text(piper: PiperTTS, text: str) -> None:
     assert list(piper.synthesize(text)) == []

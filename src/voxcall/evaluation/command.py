@@ -46,6 +46,8 @@ def evaluate(
                                                    "else gpt-realtime).")] = None,
     report: Annotated[Path | None, typer.Option(help="Write the full report here as JSON.", dir_okay=False)] = None,
     scenario: Annotated[list[str] | None, typer.Option(help="Run only the scenario of this name (repeatable).")] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="Scenarios run at once: a quicker run, whose latencies then "
+                                                      "include the sessions' competition for the server.")] = 1,
 ) -> None:
     """Run scripted conversations (typed, spoken, recorded, silent, barge-ins, client tools) against a server that
     speaks the Realtime protocol or GPT-Live, check what each turn must show, and report pass/fail and latencies.
@@ -69,7 +71,7 @@ def evaluate(
     with Progress(*columns, console=errors, transient=True) as progress:
         bar = _Bar(progress, sum(len(s.turns) for s in loaded.scenarios))
         try:
-            result = asyncio.run(run_scenarios(loaded, EvalOptions(url, api_key, model), bar))
+            result = asyncio.run(run_scenarios(loaded, EvalOptions(url, api_key, model, parallel), bar))
         except EvalError as exc:
             progress.stop()
             errors.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)

@@ -1,4 +1,5 @@
-"""Running a file of scenarios against a server, one scenario after another, each on a connection of its own.
+"""Running a file of scenarios against a server, each on a connection of its own: one after another, or a few at
+a time (``parallel``: a quicker run whose latencies include the sessions' competition for the server).
 
 For each scenario: the audio of its spoken turns is made first (synthesis takes time that must not count as the
 caller's), then a connection is opened through the official SDK, the session set, the turns played in real time,
@@ -45,11 +46,17 @@ class _Run(Protocol):
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """Where to run the scenarios: the URL (its path says the protocol), a key, and the Realtime model name."""
+    """Where to run the scenarios: the URL (its path says the protocol), a key, the Realtime model name, and how
+    many scenarios run at once (1: one after another, so that each one's latencies are its own)."""
 
     url: str
     api_key: str | None = None
     model: str | None = None
+    parallel: int = 1
+
+    def __post_init__(self) -> None:
+        if self.parallel < 1:
+            raise ValueError(f"parallel must be at least 1, not {self.parallel}")
 
 
 @dataclass
@@ -87,13 +94,17 @@ async def run_scenarios(scenarios: ScenarioFile, options: EvalOptions, progress:
     report = Report(options.url, where.protocol, datetime.now(UTC).isoformat(timespec="seconds"))
     started = time.monotonic()
     model = options.model or where.model or scenarios.model or DEFAULT_MODEL
-    for scenario in scenarios.scenarios:
-        progress.scenario(scenario.name, len(scenario.turns))
+    slots = asyncio.Semaphore(options.parallel)
 
-        async def connect() -> Link:
-            return await open_link(where, api_key=options.api_key, model=model)
+    async def connect() -> Link:
+        return await open_link(where, api_key=options.api_key, model=model)
 
-        report.scenarios.append(await run_scenario(scenarios, scenario, where.protocol, connect, progress))
+    async def run(scenario: Scenario) -> ScenarioRecord:
+        async with slots:
+            progress.scenario(scenario.name, len(scenario.turns))
+            return await run_scenario(scenarios, scenario, where.protocol, connect, progress)
+
+    report.scenarios = list(await asyncio.gather(*(run(scenario) for scenario in scenarios.scenarios)))  # file order
     report.seconds = time.monotonic() - started
     return report
 

@@ -76,14 +76,19 @@ class PiperTTS:
         """The voice's native rate (22050 Hz for medium voices)."""
         return self._voice.config.sample_rate
 
-    def synthesize(self, text: str, *, speed: float = 1.0) -> Iterator[npt.NDArray[np.int16]]:
+    def synthesize(self, text: str, *, speed: float = 1.0, steady: bool = False) -> Iterator[npt.NDArray[np.int16]]:
         """Speak ``text``: one int16 chunk per sentence, normalised to full scale by Piper. ``speed`` divides the
-        voice's phoneme length scale."""
+        voice's phoneme length scale. Piper varies each rendering a little (its noise scales: measured, "Hello
+        there." came out 22408 to 24200 samples long); ``steady`` turns that off, so the same text always gives the
+        same samples (reproducible test and benchmark input)."""
         if not text.strip():
             return
         from piper import SynthesisConfig  # imported (and checked) when the voice loaded
 
-        config = None if speed == 1.0 else SynthesisConfig(length_scale=self._voice.config.length_scale / speed)
+        config = None
+        if speed != 1.0 or steady:
+            config = SynthesisConfig(length_scale=self._voice.config.length_scale / speed,
+                                     noise_scale=0.0 if steady else None, noise_w_scale=0.0 if steady else None)
         chunks = iter(self._voice.synthesize(text, syn_config=config))
         while True:
             with self._lock:  # held for one sentence, never across a yield
