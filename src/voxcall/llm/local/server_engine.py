@@ -22,7 +22,7 @@ across turns, sessions and replicas. Pinning sessions to slots from voxcall was 
 other replicas' pins, and a pinned busy slot makes a request wait while others sit idle.
 
 A warm (:meth:`ServerEngine.warm`) evaluates a prefix ahead of time (``n_predict: 0``). The engine in this process,
-whose two cores are all the machine has, warms in chunks of about a quarter of a second, and a reply that starts
+whose two cores are all the machine has, warms in chunks of about half a second, and a reply that starts
 stops every warm after the chunk under way: the server notices a closed request only about once a second and
 evaluates a whole prompt once it has it (a cancelled 2,500-token warm held the next request for 2.3 s on two busy
 cores), so a warm sent whole would hold the reply that comes while it runs. What a warm evaluated stays in the
