@@ -8,7 +8,7 @@ and the approval requests waiting for the client's answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from voxcall.core.errors import SessionError
 from voxcall.core.settings import SessionSettings
@@ -16,7 +16,9 @@ from voxcall.core.tools.server_calls import Approvals
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.tools import ToolContext
 from voxcall.tools.context import VoiceControl
-from voxcall.tools.mcp import MCPManager, MCPServerConfig
+
+if TYPE_CHECKING:
+    from voxcall.tools.mcp import MCPManager
 
 
 class SessionTools:
@@ -57,6 +59,8 @@ class SessionTools:
             await old.close()
 
     async def _start(self, specs: Sequence[Mapping[str, Any]]) -> tuple[MCPManager, Toolbox]:
+        from voxcall.tools.mcp import MCPManager, MCPServerConfig  # the MCP SDK costs ~0.5 s to import: when used
+
         try:
             configs = [MCPServerConfig.from_session_tool(d, allow_remote=self._allow_remote_mcp) for d in specs]
         except ValueError as exc:
