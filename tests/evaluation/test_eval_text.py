@@ -14,6 +14,7 @@ from typer.testing import CliRunner, Result
 
 from tests.serve import ServeProcess, serve
 from voxcall import cli
+from voxcall.evaluation.runner import EvalOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
@@ -93,3 +94,9 @@ def test_a_file_or_url_that_cannot_be_used_exits_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "GPT-Live has no client tools" in result.output
     result = run_eval(str(SCENARIOS / "text.yaml"), "--url", "ws://127.0.0.1:1/v1/realtime", "--parallel", "0")
     assert result.exit_code == 2 and "--parallel" in result.output
+
+
+def test_options_refuse_fewer_than_one_scenario_at_a_time() -> None:
+    """A library caller gets the same refusal as the command line: zero at a time would wait forever."""
+    with pytest.raises(ValueError, match="parallel must be at least 1"):
+        EvalOptions("ws://127.0.0.1:1/v1/realtime", parallel=0)
