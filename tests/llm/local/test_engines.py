@@ -19,7 +19,7 @@ import pytest
 from tests.llm.local.test_llama_server import WEATHER
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LlamaCppBackend, LlamaServerBackend, LLMRequest, Message
 from voxcall.llm.local import LocalBackend
-from voxcall.llm.local.driver import Run, Token
+from voxcall.llm.local.driver import NEXT, Run, Token
 from voxcall.llm.local.engine import Finished, Sink
 from voxcall.llm.local.plan import Plan
 from voxcall.llm.local.sent_prompts import SentPrompts
@@ -145,3 +145,26 @@ async def test_an_answer_without_a_sampled_token_ends_the_reply(in_process: Llam
         exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()),
                              SentPrompts())
         assert await exchange.answer(Run(plan.prompt, 8, None, None, banned)) == Token(end="stop")
+
+
+async def test_a_run_under_a_grammar_reports_the_likeliest_tokens_at_each_place(local: LocalBackend) -> None:
+    """What optional arguments are decided by (:mod:`voxcall.llm.local.optional`): with ``top``, each token comes
+    with that many of the likeliest tokens at its place, from the raw logits (the grammar left out), likeliest
+    first."""
+    vocabulary = local.planner.vocabulary
+    plan = plan_for(local, SMALL_TALK)
+    exchange = _Exchange(local.engine._client, vocabulary, plan,  # type: ignore[attr-defined]
+                         Sink(asyncio.get_running_loop(), asyncio.Queue()), SentPrompts())
+    try:
+        tokens = [await exchange.answer(Run(plan.prompt, 16, 'root ::= "Zebra zebra zebra"', None, top=5))]
+        while isinstance(last := tokens[-1], Token) and last.end is None:
+            tokens.append(await exchange.answer(NEXT))
+    finally:
+        await exchange.close()
+    said = [t for t in tokens if isinstance(t, Token) and t.text]
+    assert "".join(t.text for t in said) == "Zebra zebra zebra"
+    for token in said:
+        chances = [p for _, p in token.top]
+        assert len(chances) == 5 and chances == sorted(chances, reverse=True) and 0 < sum(chances) <= 1 + 1e-6
+    likeliest = {vocabulary.piece(t).decode(errors="replace") for t, _ in said[0].top}
+    assert said[0].text not in likeliest  # the grammar's token, which small talk would not begin with

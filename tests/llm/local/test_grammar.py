@@ -116,6 +116,18 @@ def test_llama_cpp_parses_every_grammar(checker: GrammarChecker, chosen: list[To
     assert checker.parses(calls_grammar(chosen))
 
 
+@pytest.mark.parametrize(("text", "admitted"), [
+    ("</code>", True),
+    ("</code> <code>stop_music()</code>", True),
+    ("get_weather(city='Paris')</code>", False),  # a call is under way: only its close may follow
+    (")</code>", False),
+])
+def test_what_follows_a_closed_call_is_its_block_end_then_further_blocks(checker: GrammarChecker, text: str,
+                                                                          admitted: bool) -> None:
+    grammar = calls_grammar(ALL, after_call=True)
+    assert checker.parses(grammar) and checker.accepts(grammar, text) is admitted
+
+
 EXAMPLES = [(t, example_arguments(t)) for t in ALL if t not in (TREE, NULLABLE)] + [
     (TREE, {"node": [[], [[]]]}), (NULLABLE, {"text": "it's", "level": 2}), (NULLABLE, {"text": None, "level": "max"}),
     (SEND, {"from": "ann", "user-id": -4, "cc": False}), (MATRIX, {"rows": [[1]], "meta": {"a": {"b": [1.5]}}}),

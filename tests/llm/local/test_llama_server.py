@@ -28,6 +28,7 @@ from voxcall.llm import (
     Usage,
     create_backend,
 )
+from voxcall.llm.local.optional import CANDIDATES
 from voxcall.tools import Tool
 
 SMOLLM2 = require_smollm2()
@@ -51,15 +52,26 @@ def decision(*top: tuple[int, float], cached: int = 0) -> Reply:
          "top_logprobs": [{"id": token, "logprob": math.log(p)} for token, p in top]}]})
 
 
-def streamed(*pieces: str, stop_type: str = "eos", hold: bool = False) -> Reply:
-    """A streamed completion: a chunk per piece, then the last chunk (or, with ``hold``, an open connection)."""
-    steps: list[Step] = [b"data: " + json.dumps({"content": p, "stop": False}).encode() + b"\n\n" for p in pieces]
+def streamed(*pieces: str, stop_type: str = "eos", hold: bool = False,
+             top: dict[int, list[tuple[int, float]]] | None = None) -> Reply:
+    """A streamed completion: a chunk per piece (the one at index ``i`` with the likeliest tokens ``top[i]``),
+    then the last chunk (or, with ``hold``, an open connection)."""
+    steps: list[Step] = [b"data: " + json.dumps({"content": p, "stop": False, **_probabilities((top or {}).get(i))})
+                         .encode() + b"\n\n" for i, p in enumerate(pieces)]
     if hold:
         steps.append(HOLD)
     else:
         steps.append(b"data: " + json.dumps({"content": "", "stop": True, "stop_type": stop_type,
                                              "timings": {"cache_n": 7}}).encode() + b"\n\n")
     return Reply(steps)
+
+
+def _probabilities(top: list[tuple[int, float]] | None) -> dict[str, Any]:
+    """A chunk's ``completion_probabilities`` for its token (the first of ``top``) with ``top`` at its place."""
+    if not top:
+        return {}
+    return {"completion_probabilities": [{"id": top[0][0], "logprob": math.log(top[0][1]), "top_logprobs": [
+        {"id": token, "logprob": math.log(p)} for token, p in top]}]}
 
 
 async def backend_for(server: FakeServer, *replies: Reply) -> LlamaServerBackend:
@@ -143,6 +155,44 @@ async def test_a_listed_value_closes_the_stream_and_the_next_call_gets_its_own_g
     assert third["prompt"] == first["prompt"] + reply_so_far
     assert "'Oslo'" in third["grammar"] and "'Paris'" not in third["grammar"]  # values from the words after
     assert events[-1] == Done("tool_calls")
+
+
+TIMER = Tool("set_timer", "Start a countdown timer.",
+             {"type": "object", "properties": {"minutes": {"type": "number"}, "label": {"type": "string"}},
+              "required": ["minutes"]})
+TIMER_REQUEST = LLMRequest(items=[Message("user", "Set a timer for 5 minutes called tea.")], tools=[TIMER],
+                           tool_choice="required")
+
+
+async def test_a_comma_without_enough_probability_closes_the_call(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    vocabulary = backend.planner.vocabulary
+    comma, close = vocabulary.tokenize(",")[0], vocabulary.tokenize(")")[0]
+    server.replies.extend([streamed("set_timer(minutes=5", ", label", "='tea')", hold=True,
+                                    top={1: [(comma, 0.45), (close, 0.40)]}),
+                           streamed("</code>")])
+    events = await collect(backend.stream(TIMER_REQUEST))
+    async with asyncio.timeout(5):
+        await server.disconnected.wait()  # the call's request was dropped at the comma
+    await backend.aclose()
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [("set_timer", {"minutes": 5})]
+    first, second = completions(server)
+    assert first["n_probs"] == CANDIDATES and first["grammar"].startswith("root ::= call ")
+    assert second["prompt"] == first["prompt"] + vocabulary.tokenize("set_timer(minutes=5)")
+    assert second["grammar"].startswith('root ::= "</code>"')  # what follows a call's closing parenthesis
+
+
+async def test_a_likely_comma_adds_the_optional_argument(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    vocabulary = backend.planner.vocabulary
+    comma, close = vocabulary.tokenize(",")[0], vocabulary.tokenize(")")[0]
+    server.replies.append(streamed("set_timer(minutes=5", ", label", "='tea')", "</code>",
+                                   top={1: [(comma, 0.8), (close, 0.1)]}))
+    events = await collect(backend.stream(TIMER_REQUEST))
+    await backend.aclose()
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [
+        ("set_timer", {"minutes": 5, "label": "tea"})]
+    assert len(completions(server)) == 1
 
 
 async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decision(server: FakeServer) -> None:

@@ -9,6 +9,7 @@ that follows is the one a fresh evaluation gives.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -31,10 +32,14 @@ def ask(tools: list[Tool], words: str = "Hello there") -> LLMRequest:
 
 
 def alternating(backend: LlamaCppBackend, words: str = "Hello there") -> list[list[LLMEvent]]:
-    """The events of three requests on ``backend``: one session's tools, another's, the first's again."""
+    """The events of three requests on ``backend``: one session's instructions and tools, another's, the first's
+    again. (Sessions with the same instructions share the start of their prompts: see the last test.)"""
+    sessions = [("You answer questions about the weather.", TOOLS), ("You convert units.", [CONVERTER])]
+
     async def run() -> list[list[LLMEvent]]:
         try:
-            return [await collect(backend.stream(ask(tools, words))) for tools in (TOOLS, [CONVERTER], TOOLS)]
+            return [await collect(backend.stream(replace(ask(tools, words), instructions=instructions)))
+                    for instructions, tools in (*sessions, sessions[0])]
         finally:
             await backend.aclose()
     return asyncio.run(run())
@@ -66,3 +71,18 @@ def test_a_restored_prompt_gives_the_reply_a_fresh_one_gives() -> None:
                 if isinstance(e, TextDelta | ToolCall)]
 
     assert said(again) == said(first)  # greedy decoding after the restored state: the same reply
+
+
+def test_a_session_with_tools_of_its_own_reuses_the_rules_another_session_evaluated() -> None:
+    """The rules of calling come before the tools in every tools prompt, so a session whose tools the engine never
+    saw evaluates only from its example and stubs on (with the same instructions as the other session)."""
+    backend = LlamaCppBackend(n_ctx=1024, slots=1, options=ReplyOptions(demos=False))
+
+    async def run() -> list[Usage]:
+        try:
+            return [usage(await collect(backend.stream(ask(tools)))) for tools in (TOOLS, [CONVERTER])]
+        finally:
+            await backend.aclose()
+
+    first, other = asyncio.run(run())
+    assert first.cached_input_tokens == 0 and other.cached_input_tokens >= 120, (first, other)

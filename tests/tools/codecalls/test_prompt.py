@@ -26,6 +26,16 @@ def test_prompt_lists_every_tool_and_the_rules(tools: list[Tool], voice: bool) -
     assert "own <code></code> block" in prompt
 
 
+@pytest.mark.parametrize("voice", [True, False])
+def test_the_rules_come_before_the_tools_so_every_tool_set_shares_them(tools: list[Tool], voice: bool) -> None:
+    """The rules are the same for every session of a mode: ahead of the stubs, they are a prefix that a new
+    session's tools prompt shares with every other (the engine reuses it), and only the stubs and the example (a
+    call of the first tool) are new."""
+    one, other = render_tools_prompt(tools[:1], voice=voice), render_tools_prompt(tools[1:], voice=voice)
+    head = one[:next(i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b)]
+    assert head.endswith("The functions:\n\ndef ") and "Never state a result" in head
+
+
 def test_voice_and_text_variants_differ_on_preamble(tools: list[Tool]) -> None:
     voice = render_tools_prompt(tools, voice=True)
     text = render_tools_prompt(tools, voice=False)

@@ -17,6 +17,9 @@ It returns an :class:`Outcome`. What it decides, from the request's :class:`~vox
   free; should the opener appear in them, the rest is written under the call grammar, from the prompt and the reply
   so far;
 - a forced call: the plan opened the reply already, and the grammar holds from the first token;
+- when a call could close and the model's likeliest choice there is a comma, the comma is kept only with enough of
+  the probability (:mod:`voxcall.llm.local.optional`); otherwise the call is closed and the rest written under
+  the grammar of what follows a call;
 - when a call's block closes and the user listed a further value for it (:mod:`voxcall.llm.local.parallel`),
   another block is opened for that tool alone, its values taken from the words after the first;
 - a relayed result (the plan's ``complete``): the prefill is the whole reply, nothing is sampled.
@@ -32,11 +35,13 @@ import numpy as np
 import numpy.typing as npt
 
 from voxcall.llm.local.grammar import calls_grammar
+from voxcall.llm.local.optional import CANDIDATES, CLOSE, COMMA, may_close
 from voxcall.llm.local.parallel import NextCall, last_block, next_call
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
 
 if TYPE_CHECKING:
     from voxcall.llm.local.plan import Plan
+    from voxcall.tools.schema import Tool
 
 Mask = npt.NDArray[np.bool_]
 """One flag per token of the vocabulary."""
@@ -60,13 +65,15 @@ class Opening:
 @dataclass(frozen=True, slots=True)
 class Run:
     """Ask for tokens after ``prompt``, at most ``limit`` of them: under ``grammar`` (GBNF text) when given, else
-    none of ``banned``, and for the first token none of ``first_banned`` either."""
+    none of ``banned``, and for the first token none of ``first_banned`` either; with ``top``, each token with
+    that many of the likeliest tokens at its place."""
 
     prompt: list[int]
     limit: int
     grammar: str | None = None
     banned: Mask | None = None
     first_banned: Mask | None = None
+    top: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +87,12 @@ NEXT = Next()
 @dataclass(frozen=True, slots=True)
 class Token:
     """The answer to a :class:`Run` or :data:`NEXT`: a sampled token's text ("" while its bytes end no character),
-    or the end of the reply (``end``: ``"stop"``, the end of the turn; ``"length"``, a full context)."""
+    or the end of the reply (``end``: ``"stop"``, the end of the turn; ``"length"``, a full context); when the
+    run asked, ``top``: the likeliest tokens at its place, with their probabilities (before any grammar)."""
 
     text: str = ""
     end: str | None = None
+    top: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +117,12 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
         return Outcome("stop", 0)
     produced = 0
     grammar = plan.grammar
+    calling: tuple[list[Tool], str] = (list(plan.tools), plan.said)  # what the calls grammar calls, and with what
 
     def resumed(grammar: str | None) -> Run:
         """A run from the prompt and the reply so far."""
         return Run(plan.prompt + tokenize(text[len(plan.prefill):]), plan.max_tokens - produced, grammar,
-                   None if grammar else plan.banned)
+                   None if grammar else plan.banned, top=CANDIDATES if grammar and plan.optional else 0)
 
     step: Step = resumed(grammar)
     if plan.call_threshold is not None:
@@ -134,6 +144,13 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
             return Outcome(token.end, produced)
         produced += 1
         step = NEXT
+        if (grammar is not None and plan.optional is not None and token.text.startswith(COMMA)
+                and may_close(text, calling[0]) and not plan.optional.adds(token.top)):
+            text += CLOSE
+            yield Said(CLOSE)
+            grammar = calls_grammar(*calling, after_call=True)
+            step = resumed(grammar)
+            continue
         watching = grammar is None and plan.call_grammar is not None
         piece, opened = _until(text, token.text, plan.opener) if watching else (token.text, False)
         text += piece
@@ -145,7 +162,8 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
         elif grammar is not None and text.count(CLOSE_TAG) > closed and (more := listed_call(plan, text)):
             text += OPEN_TAG
             yield Said(OPEN_TAG)
-            grammar = calls_grammar([more.tool], more.said)
+            calling = ([more.tool], more.said)
+            grammar = calls_grammar(*calling)
             step = resumed(grammar)
         closed = text.count(CLOSE_TAG)
     return Outcome("length", produced)

@@ -156,17 +156,19 @@ def _joins(span: str) -> bool:
     return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
 
 
-def calls_grammar(tools: Sequence[Tool], said: str = "") -> str:
+def calls_grammar(tools: Sequence[Tool], said: str = "", *, after_call: bool = False) -> str:
     """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
     ``</code>``, blocks separated by at most a space or newline; with ``said`` (the user's words), plain string
-    arguments are spans of them and numbers are numbers said. Raises ``ValueError`` when ``tools`` is empty."""
+    arguments are spans of them and numbers are numbers said; ``after_call``: what follows the first call's
+    closing parenthesis (its ``</code>``, then further blocks as before). Raises ``ValueError`` when ``tools`` is
+    empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
     builder = _Builder(_PYTHON, spans(said), numbers(said), glosses(said))
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
-    builder.rules["root"] = f"call {close} ({_BLOCK_GAP} {reopen} call {close})*"
+    builder.rules["root"] = f"{'' if after_call else 'call '}{close} ({_BLOCK_GAP} {reopen} call {close})*"
     return builder.text()
 
 

@@ -37,6 +37,7 @@ from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
 from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
+from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
 from voxcall.llm.local.relevance import most_relevant, relevance
@@ -67,7 +68,9 @@ class ReplyOptions:
     see :func:`~voxcall.llm.local.demos.demo_messages`); ``relay`` answers tool results with the results in words
     instead. ``call_evidence`` makes a request that plainly names a tool a call to it, ``max_prompt_tools`` caps
     the tools shown (the most relevant; None: all), and ``copy_strings`` makes plain string arguments spans of the
-    user's last words (see :mod:`voxcall.llm.local.grammar`). ``compute`` answers arithmetic the user asks for,
+    user's last words (see :mod:`voxcall.llm.local.grammar`). ``optional_share`` is the share of the probability
+    a comma needs for a call to take an optional argument (:mod:`voxcall.llm.local.optional`; None: sampling
+    decides). ``compute`` answers arithmetic the user asks for,
     when no tool is evident for it, with the result worked out (:mod:`voxcall.llm.local.arithmetic`)."""
 
     temperature: float = 0.0
@@ -80,6 +83,7 @@ class ReplyOptions:
     relay: bool = True
     compute: bool = True
     copy_strings: bool = True
+    optional_share: float | None = OPTIONAL_SHARE
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     own_format: bool = True
     """Calls in the tool format the model's chat template declares, when it declares one (False: ``<code>``
@@ -101,6 +105,8 @@ class Plan:
     banned: Mask | None  # tokens never sampled outside a grammar: in a spoken reply, backticks (the way into fences)
     text_tokens: frozenset[int]  # special tokens that are reply text (a tool format's markers), not its end
     said: str  # the user's last words, which arguments are copied from
+    tools: tuple[Tool, ...]  # the tools the calls grammar calls
+    optional: OptionalChoice | None  # how a call decides optional arguments (None: sampling decides)
     listed: tuple[Tool, ...]  # the tools a further block may call when the user listed values (none: no such)
     max_tokens: int
     temperature: float
@@ -127,6 +133,10 @@ class Planner:
             errors="replace") == self.opener]] = True
         self.unspoken = vocabulary.token_mask(lambda text: "`" in text)
         """Tokens never said aloud (backticks), and the way into code fences."""
+        self.optional = None if self.tool_format is not None or options.optional_share is None else OptionalChoice(
+            vocabulary.token_mask(lambda text: text.startswith(COMMA)),
+            vocabulary.token_mask(lambda text: text.startswith(CLOSE)), options.optional_share)
+        """How ``<code>`` calls decide optional arguments (a model's own format: its sampling)."""
         self._shown: OrderedDict[tuple[str, ...], set[str]] = OrderedDict()  # offered tools -> the last shown
         self._shown_lock = threading.Lock()  # requests are planned on several threads (LocalBackend)
 
@@ -155,7 +165,8 @@ class Planner:
                     call_grammar=None if forced else grammar,
                     call_threshold=threshold if offered and not forced else None,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
-                    text_tokens=self.text_tokens, said=said,
+                    text_tokens=self.text_tokens, said=said, tools=tuple(callable_tools),
+                    optional=self.optional if grammar and _with_optional(callable_tools) else None,
                     listed=tuple(callable_tools) if grammar and request.parallel_tool_calls and said
                     and self.tool_format is None else (),
                     max_tokens=min(n_ctx - len(prompt), request.max_output_tokens or options.max_output_tokens),
@@ -254,6 +265,11 @@ def _opens_call(text: str, opener: str) -> bool:
     """Whether a token's text begins a call block: after optional blanks, a piece of ``opener`` or all of it."""
     text = text.lstrip(" \t\n")
     return bool(text) and (opener.startswith(text) or text.startswith(opener))
+
+
+def _with_optional(tools: list[Tool]) -> bool:
+    """Whether any of ``tools`` takes an optional argument (else a call has nothing optional to decide)."""
+    return any(tool.properties.keys() - set(tool.required) for tool in tools)
 
 
 def _follows_results(request: LLMRequest) -> bool:

@@ -170,7 +170,7 @@ class _Exchange:
         if isinstance(step, Run):
             await self.close()
             if step.first_banned is None:
-                self._deferred = self._body(step.prompt, step.limit, step.grammar, step.banned)
+                self._deferred = self._body(step.prompt, step.limit, step.grammar, step.banned, step.top)
             else:
                 first = await self._first(step.prompt, step.first_banned)
                 if first is None or (self._vocabulary.is_end(first) and first not in self._plan.text_tokens):
@@ -234,17 +234,22 @@ class _Exchange:
             self._cached(chunk)
             if content:
                 self._end = end
-                return Token(content)
+                return Token(content, top=_top_of(chunk))
             if end is not None:
                 return Token(end=end)
         raise LLMError("llama-server ended the stream without finishing the reply", code="incomplete_stream")
 
-    def _body(self, prompt: list[int], limit: int, grammar: str | None, banned: Mask | None) -> dict[str, Any]:
+    def _body(self, prompt: list[int], limit: int, grammar: str | None, banned: Mask | None,
+              top: int = 0) -> dict[str, Any]:
         """A streamed completion after ``prompt`` of at most ``limit`` tokens, sampled as in process (greedy at
-        temperature 0, else among the 40 likeliest): under ``grammar``, or without the ``banned`` tokens."""
+        temperature 0, else among the 40 likeliest): under ``grammar``, or without the ``banned`` tokens; with
+        ``top``, each token comes with that many likeliest tokens at its place (``n_probs``: the raw logits'
+        softmax, before the grammar)."""
         body: dict[str, Any] = {"prompt": prompt, "n_predict": limit, "stream": True,
                                 "temperature": self._plan.temperature, "top_k": 40, "top_p": 1.0, "min_p": 0.0,
                                 "repeat_penalty": 1.0, "cache_prompt": True, "timings_per_token": True}
+        if top:
+            body["n_probs"] = top
         if grammar is not None:
             body["grammar"] = grammar
         elif banned is not None and banned.any():
@@ -257,6 +262,12 @@ class _Exchange:
         kept = (answer.get("timings") or {}).get("cache_n")  # not "tokens_cached": all the slot holds after it
         if self.cached is None and kept is not None:
             self.cached = int(kept)
+
+
+def _top_of(chunk: dict[str, Any]) -> tuple[tuple[int, float], ...]:
+    """The likeliest tokens at a streamed chunk's first token with their probabilities (none unless asked)."""
+    places = chunk.get("completion_probabilities") or [{}]
+    return tuple((int(entry["id"]), math.exp(float(entry["logprob"]))) for entry in places[0].get("top_logprobs", []))
 
 
 async def _complete(client: httpx2.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
