@@ -27,8 +27,9 @@ def model() -> SmartTurn:
 
 
 def said(piper: PiperTTS, text: str) -> npt.NDArray[np.int16]:
-    """``text`` said by Piper at 16 kHz, then 100 ms of silence: where an eager turn hears it."""
-    pcm = resample(np.concatenate(list(piper.synthesize(text))), piper.sample_rate, 16_000)
+    """``text`` said by Piper at 16 kHz (steady: the same samples every run), then 100 ms of silence: where an
+    eager turn hears it."""
+    pcm = resample(np.concatenate(list(piper.synthesize(text, steady=True))), piper.sample_rate, 16_000)
     loud = np.nonzero(np.abs(pcm.astype(np.int32)) > 300)[0]
     return np.concatenate([np.zeros(8_000, np.int16), pcm[:loud[-1] + 1], np.zeros(1_600, np.int16)])
 
