@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import time
+from difflib import SequenceMatcher
 
 import numpy as np
 import pytest
@@ -61,6 +63,15 @@ def heard(voice: Voice, live: LiveClient, rate: int, fmt: AudioFormat) -> str:
     return voice.stt.transcribe(resample(np.concatenate(chunks), rate, 16_000)).lower()
 
 
+def says(text: str, words: str) -> bool:
+    """Whether every word of ``words`` is in ``text`` as Whisper may spell it: tiny.en once heard the voice's clear
+    "sunny" as "suny", so a heard word counts when it differs by a dropped or added letter (difflib ratio above 0.85:
+    "suny" 0.89 counts for "sunny", "funny" 0.80 does not)."""
+    heard_words = re.findall(r"[a-z']+", text.lower())
+    return all(any(SequenceMatcher(None, word, said).ratio() > 0.85 for said in heard_words)
+               for word in words.lower().split())
+
+
 @pytest.mark.parametrize(("wire", "rate", "fmt"), [
     ({"type": "audio/pcm", "rate": 24000}, 24000, PCM24K),
     ({"type": "audio/pcm", "rate": 16000}, 16000, PCM24K),  # PCM decodes alike at any rate
@@ -79,7 +90,7 @@ async def test_a_spoken_question_is_answered_in_audio_with_both_transcripts(
     assert live.said() == "It is sunny in Paris today."
     audio = [base64.b64decode(ev["delta"]) for ev in live.of("session.output_audio.delta")]
     assert audio and all(len(chunk) % fmt.sample_width == 0 for chunk in audio)
-    assert "sunny" in heard(voice, live, rate, fmt)
+    assert says(heard(voice, live, rate, fmt), "sunny paris")
 
 
 async def test_talking_over_the_voice_stops_it(live_server: Factory, voice: Voice) -> None:
@@ -146,7 +157,7 @@ async def test_a_fixture_plays_as_the_voice_and_input_waits(live_server: Factory
     played_at = time.monotonic()
     await live.wait("session.output_audio.fixture.played", timeout=15)
     assert time.monotonic() - played_at > len(greeting) / 24000 - 0.6  # played in real time, not dumped
-    assert "recorded greeting" in heard(voice, live, 24000, PCM24K)
+    assert says(heard(voice, live, 24000, PCM24K), "recorded greeting")
 
 
 async def test_a_spoken_request_delegated_to_the_client_gets_its_answer_spoken(live_server: Factory,
@@ -163,4 +174,4 @@ async def test_a_spoken_request_delegated_to_the_client_gets_its_answer_spoken(l
                                               delegation_id=created["delegation"]["id"])
     await live.wait("session.output_transcript.delta", lambda ev: "tomorrow" in live.said(), timeout=30)
     await asyncio.sleep(3.0)  # the answer's audio, in real time
-    assert "tomorrow" in heard(voice, live, 24000, PCM24K)
+    assert says(heard(voice, live, 24000, PCM24K), "tomorrow")
