@@ -77,7 +77,7 @@ from voxcall.core.settings import SessionSettings
 from voxcall.core.tools.session_tools import SessionTools
 from voxcall.core.tools.tool_ledger import ToolLedger
 from voxcall.language import acknowledgement
-from voxcall.llm import LLMRequest, Warmable, media_of, warm
+from voxcall.llm import LLMRequest, Warmable, computes_here, media_of, warm
 from voxcall.speech.stt import Hearing
 from voxcall.speech.tts import TTS
 from voxcall.telemetry.tracing import Trigger
@@ -397,6 +397,10 @@ class Session:
     def speech_began(self) -> None:
         """A user turn began: the backend prepares the prompt of the answer."""
         self._prepare()
+
+    def preparing_here(self) -> bool:
+        """Whether the backend is preparing the next turn's prompt on this machine's CPU."""
+        return self._preparing is not None and not self._preparing.done() and computes_here(self.backend)
 
     def _prepare(self) -> None:
         """Let the backend evaluate, in the background, the prompt the next turn starts from (instructions, tools,

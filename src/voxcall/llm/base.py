@@ -205,6 +205,14 @@ class Warmable(Protocol):
         ...
 
 
+def computes_here(backend: LLMBackend) -> bool:
+    """Whether ``backend`` computes on this machine's CPU, beside the speech models (its ``computes_here``
+    attribute; False when it has none: a server elsewhere). Speech work that can wait (live partial transcripts)
+    then waits while it prepares a prompt: on two cores the two would slow each other, and the answer waits for the
+    prompt."""
+    return bool(getattr(backend, "computes_here", False))
+
+
 def media_of(backend: LLMBackend) -> frozenset[Media]:
     """What ``backend`` takes besides text: its ``media`` attribute; a backend without one takes text only."""
     media: frozenset[Media] = getattr(backend, "media", frozenset())

@@ -137,3 +137,40 @@ async def test_live_transcripts_off_send_one_delta_after_the_turn(voice: Voice) 
         assert kinds.index(DELTA) > kinds.index("input_audio_buffer.speech_stopped")
         assert [d["delta"] for d in h.of(DELTA)] == [done["transcript"]]
 
+
+
+class PreparingBackend(ControlledBackend):
+    """A backend computing on this machine's CPU whose preparation of a prompt lasts until :attr:`ready` is set."""
+
+    computes_here = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ready = asyncio.Event()
+        self.warms = 0
+
+    async def warm(self, request: object) -> None:
+        self.warms += 1
+        await self.ready.wait()
+
+
+async def test_partial_transcripts_wait_while_the_prompt_is_prepared_on_this_machine(voice: Voice) -> None:  # noqa: F811
+    question = ("Please turn off the lights in the living room, then lock the front door and set the alarm for "
+                "seven in the morning.")
+    backend, paced = PreparingBackend(), PacedVoice.of(voice)
+    raw = base64.b64decode(speech(voice, question))
+    half = len(raw) // 4 * 2  # whole samples
+    async with Harness(backend, voice=paced, live_transcript_ms=500, eager_turn_ms=0) as h:
+        await h.send(type="session.update", session={"type": "realtime", "audio": {"input": {"turn_detection": {
+            "type": "server_vad", "create_response": False}}}})
+        await stream_live(h, base64.b64encode(raw[:half]).decode(), paced=paced)
+        assert h.of("input_audio_buffer.speech_started") and backend.warms >= 1
+        assert h.of(DELTA) == [], "a partial transcript while the prompt was being prepared"
+        backend.ready.set()  # prepared: the partial that is due comes at the next audio
+        await stream_live(h, base64.b64encode(raw[half:]).decode(), paced=paced)
+        done = await h.wait(COMPLETED, timeout=60)
+        kinds = [e["type"] for e in h.events]
+        partial = [e for e in h.events[:kinds.index("input_audio_buffer.committed")] if e["type"] == DELTA]
+        assert partial, "no partial transcript once the prompt was ready"
+        assert any(word in "".join(d["delta"] for d in partial).lower() for word in ("turn", "lights", "living"))
+        assert "lights" in done["transcript"].lower()

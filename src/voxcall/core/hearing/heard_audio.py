@@ -104,6 +104,12 @@ class Hooks(Protocol):
         """A user turn began."""
         ...
 
+    def preparing_here(self) -> bool:
+        """Whether the backend is preparing the next turn's prompt on this machine's CPU: live partial transcripts
+        wait meanwhile (on two cores the partials slowed a fresh session's tools prompt so much that its first
+        audio came 0.6 s later; a partial due meanwhile comes once the prompt is ready)."""
+        ...
+
     def hears_directly(self) -> bool:
         """Whether the model hears turns themselves (:mod:`voxcall.core.hearing.direct_audio`): a turn is then
         answered at once, its transcript following for the client only, and no eager answer is prepared."""
@@ -203,7 +209,7 @@ class HeardAudio:
                 await self._drop_eager(eager, "speech resumed")
             else:
                 await self._speech_stopped(boundary.audio_end_ms, cut=boundary.cut)
-        if self._live is not None:
+        if self._live is not None and not self._hooks.preparing_here():
             self._live.heard(self.buffer.position_ms, self.buffer.peek_turn, silent_ms=self.buffer.silence_ms)
 
     async def commit(self) -> None:

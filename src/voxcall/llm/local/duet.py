@@ -47,6 +47,7 @@ from voxcall.llm.base import (
     LLMRequest,
     Message,
     Usage,
+    computes_here,
     warm,
 )
 from voxcall.llm.local.lexicon import is_small_talk
@@ -104,6 +105,8 @@ class Duet:
         self.talker = talker
         self.thinker = thinker
         self.name = f"{talker.name}+{thinker.name}"
+        self.computes_here = computes_here(talker) or computes_here(thinker)
+        """Whether either model runs on this machine's CPU (:func:`~voxcall.llm.base.computes_here`)."""
         self.options = options or DuetOptions()
         self._acknowledge = acknowledge
         self._fallback = fallback

@@ -58,6 +58,9 @@ class LlamaCppBackend(LocalBackend):
     dropped them (0: none). ``options`` plan the replies. Raises ``LLMError`` when the model cannot be loaded.
     """
 
+    computes_here = True
+    """The model runs on this machine's CPU, beside the speech models (:func:`~voxcall.llm.base.computes_here`)."""
+
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = LOCAL_DEFAULTS.n_ctx,
                  n_threads: int = LOCAL_DEFAULTS.threads, decode_threads: int = 1, slots: int = LOCAL_DEFAULTS.slots,
                  state_cache_bytes: int = LOCAL_DEFAULTS.state_cache_bytes,
