@@ -28,8 +28,9 @@ import yaml
 from starlette.testclient import TestClient
 
 from voxcall import server
+from voxcall.app import create_app
 from voxcall.config import ConfigError, ServerSettings, SpeechSettings
-from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, ScriptedBackend, create_backend, resolve_kind
+from voxcall.llm import FALLBACK_KIND, LOCAL_KIND, LLMRequest, ScriptedBackend, create_backend, resolve_kind
 from voxcall.llm.local.duet import Duet
 from voxcall.speech import EspeakTTS, SpeechModelError
 from voxcall.startup import Startup
@@ -65,6 +66,25 @@ def test_scripted_text_only_server_answers_healthz() -> None:
     with TestClient(built.app) as client:
         health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["backend"] == "scripted" and health["speech"] is False
+
+
+class SharedWarming(ScriptedBackend):
+    """The scripted backend, recording what it is asked to prepare for every session's tools prompt."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shared: list[LLMRequest] = []
+
+    async def warm_shared(self, request: LLMRequest) -> None:
+        self.shared.append(request)
+
+
+def test_at_start_the_backend_prepares_what_every_sessions_tools_prompt_shares() -> None:
+    backend = SharedWarming()
+    settings = ServerSettings.load(None, llm="scripted", session={"instructions": "Be brief."}, **TEXT_ONLY)
+    with TestClient(create_app(settings, backend)) as client:
+        assert client.get("/healthz").status_code == 200
+    assert [(r.instructions, r.items, r.tools, r.voice) for r in backend.shared] == [("Be brief.", [], [], False)]
 
 
 def test_auto_picks_the_scripted_demo_with_a_note_without_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:

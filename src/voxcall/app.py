@@ -41,7 +41,7 @@ from voxcall import __version__
 from voxcall.config import ServerSettings, TelemetrySettings
 from voxcall.core.tools.toolbox import Toolbox
 from voxcall.live.endpoint import serve_live
-from voxcall.llm import LLMBackend
+from voxcall.llm import LLMBackend, LLMError, LLMRequest, warm_shared
 from voxcall.realtime.endpoint import serve_realtime
 from voxcall.serving.admission import Admission
 from voxcall.serving.gate import EdgeCheck, Gate
@@ -86,9 +86,12 @@ def create_app(settings: ServerSettings, backend: LLMBackend, voice: Voice | Non
             built = tools.box = await Toolbox.from_settings(settings)
             log.info("server tools: %s", ", ".join(t.name for t in built.tools) or "none")
         watchdog.start(asyncio.get_running_loop())
+        shared_part = asyncio.create_task(_warm_shared(backend, settings, speaks=voice is not None),
+                                          name="voxcall-warm-shared")
         try:
             yield
         finally:
+            shared_part.cancel()
             watchdog.stop()
             if built is not None:
                 await built.aclose()
@@ -146,3 +149,14 @@ def tracing_for(telemetry: TelemetrySettings) -> Tracing:
     enabled = {"auto": None, "on": True, "off": False}[telemetry.tracing]
     options = TracingOptions(record_content=telemetry.record_content or content_wanted(os.environ))
     return configure(options, enabled=enabled)
+
+
+async def _warm_shared(backend: LLMBackend, settings: ServerSettings, *, speaks: bool) -> None:
+    """Have ``backend`` evaluate, once at start, what the tools prompt of every session with the default settings
+    shares whatever tools it declares (:func:`voxcall.llm.warm_shared`): the first session declaring tools of its
+    own then evaluates only those (~180 tokens fewer, ~0.7 s on two cores with SmolLM2)."""
+    request = LLMRequest(items=[], instructions=settings.session.instructions, voice=speaks)
+    try:
+        await warm_shared(backend, request)
+    except LLMError as exc:  # the first session's request reports the backend's failure
+        log.warning("the model could not prepare the shared part of the tools prompt: %s", exc)

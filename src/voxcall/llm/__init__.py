@@ -35,6 +35,7 @@ from voxcall.llm.base import (
     media_of,
     model_of,
     warm,
+    warm_shared,
 )
 from voxcall.llm.catalog import ModelError, entry_for
 from voxcall.llm.catalog import resolve as resolve_model
@@ -208,4 +209,5 @@ __all__ = [
     "model_of",
     "resolve_kind",
     "warm",
+    "warm_shared",
 ]

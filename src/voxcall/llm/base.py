@@ -31,7 +31,7 @@ that conversation shares, so that the real request, when it comes, costs only wh
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -241,3 +241,12 @@ async def warm(backend: LLMBackend, request: LLMRequest) -> None:
     """Let ``backend`` prepare ``request`` ahead of time when it can (:class:`Warmable`); otherwise do nothing."""
     if isinstance(backend, Warmable):
         await backend.warm(request)
+
+
+async def warm_shared(backend: LLMBackend, request: LLMRequest) -> None:
+    """Let ``backend`` prepare what every request with ``request``'s settings shares whatever tools a session
+    declares, when it can (a ``warm_shared`` method: the local models); otherwise do nothing. A server does it
+    once at start."""
+    method: Callable[[LLMRequest], Awaitable[None]] | None = getattr(backend, "warm_shared", None)
+    if method is not None:
+        await method(request)

@@ -23,6 +23,8 @@ from voxcall.llm import (
     TextDelta,
     ToolCall,
     Usage,
+    computes_here,
+    warm_shared,
 )
 from voxcall.llm.local.duet import Duet, DuetOptions, Route, route
 from voxcall.tools import Tool
@@ -181,3 +183,33 @@ async def test_a_talkers_reply_pauses_the_thinkers_warm_which_goes_on_afterwards
     await asyncio.sleep(0.05)
     assert thinker.stopped == 2
     await both.aclose()
+
+
+class Preparing(Recorder):
+    """A backend recording what it is asked to prepare: a conversation's prompt, or what every tools prompt shares;
+    it runs on this machine's CPU."""
+
+    computes_here = True
+
+    def __init__(self, inner: ScriptedBackend) -> None:
+        super().__init__(inner)
+        self.warmed: list[LLMRequest] = []
+        self.shared: list[LLMRequest] = []
+
+    async def warm(self, request: LLMRequest) -> None:
+        self.warmed.append(request)
+
+    async def warm_shared(self, request: LLMRequest) -> None:
+        self.shared.append(request)
+
+
+async def test_at_start_the_talker_prepares_its_prompt_and_the_thinker_what_its_tools_prompts_share() -> None:
+    talker, thinker = Preparing(ScriptedBackend(TALKER_SCRIPT)), Preparing(ScriptedBackend(THINKER_SCRIPT))
+    both = Duet(talker, thinker, acknowledge=lambda said: "", fallback=lambda said: "")
+    defaults = LLMRequest(items=[], instructions="Be brief.", voice=True)
+    await warm_shared(both, defaults)
+    assert [(r.instructions, r.tools, r.tool_choice) for r in talker.warmed] == [("Be brief.", [], "none")]
+    assert thinker.shared == [defaults] and talker.shared == [] and thinker.warmed == []
+    assert computes_here(both)
+    assert not computes_here(Duet(Recorder(ScriptedBackend(TALKER_SCRIPT)), Recorder(ScriptedBackend(THINKER_SCRIPT)),
+                                  acknowledge=lambda said: "", fallback=lambda said: ""))

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from tests.llm.local.test_llamacpp import TIMEOUT, TOOLS, _visible, collect, ends_properly
-from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, warm
+from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, warm, warm_shared
 from voxcall.llm.local import server_engine
 from voxcall.tools import Tool
 
@@ -59,6 +59,26 @@ async def test_after_a_warm_the_request_evaluates_only_the_new_words(backend: Ll
         usage = ends_properly(await collect(backend.stream(after)))
     assert usage.cached_input_tokens >= prefix - 1
     assert usage.input_tokens - usage.cached_input_tokens < 20  # the user's words and the turns' markers
+
+
+async def test_the_part_every_tools_prompt_shares_is_evaluated_once_for_every_tool_set(
+        backend: LlamaCppBackend) -> None:
+    """What a server warms at start: the instructions and the rules of calling, which a session declaring tools no
+    one declared before then reuses, evaluating from its own tools on."""
+    defaults = LLMRequest(items=[], instructions=f"You are a test assistant (run {time.time_ns()}).", voice=True)
+    shared = backend.planner.shared_prefix(defaults)
+    text = b"".join(backend.planner.vocabulary.piece(t, special=True) for t in shared).decode()
+    assert defaults.instructions in text and "Rules:" in text and "def " not in text
+    converter = Tool("convert_units", "Convert a quantity from one unit to another.",
+                     {"type": "object", "properties": {"value": {"type": "number"}, "unit": {"type": "string"}},
+                      "required": ["value", "unit"]})
+    asked = [LLMRequest(items=[Message("user", "Weather in Oslo?")], instructions=defaults.instructions, tools=tools,
+                        max_output_tokens=8, voice=True) for tools in (TOOLS, [converter])]
+    assert all(backend.planner.prefix(request)[:len(shared)] == shared for request in asked)
+    async with asyncio.timeout(TIMEOUT):  # the instructions are new: without the warm, ~20 tokens were cached
+        await warm_shared(backend, defaults)
+        usage = ends_properly(await collect(backend.stream(asked[1])))
+    assert usage.cached_input_tokens >= len(shared) - 1
 
 
 async def test_a_cancelled_warm_leaves_the_backend_correct(backend: LlamaCppBackend) -> None:

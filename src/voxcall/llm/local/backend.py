@@ -17,7 +17,7 @@ evaluates only its own words.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -91,12 +91,23 @@ class LocalBackend:
         """Evaluate ahead of time the prompt ``request`` renders up to where a new turn would open (system prompt,
         tools, demonstrations, the items so far), so that the same request with the user's next words evaluates
         only those. Returns when that prefix is evaluated, or early when a ``stream()`` arrives (or the backend
-        closes). A request that cannot be planned (one that ``stream()`` would refuse), or a failing engine, is
-        left for the real request to report."""
+        closes)."""
+        await self._evaluate(self.planner.prefix, request)
+
+    async def warm_shared(self, request: LLMRequest) -> None:
+        """Evaluate ahead of time what every tools prompt of ``request``'s settings shares, whatever tools a
+        session declares (:meth:`~voxcall.llm.local.plan.Planner.shared_prefix`): a server does it once at start,
+        so that the first session declaring tools of its own evaluates only those. Returns as :meth:`warm`."""
+        await self._evaluate(self.planner.shared_prefix, request)
+
+    async def _evaluate(self, tokens_of: Callable[[LLMRequest], list[int]], request: LLMRequest) -> None:
+        """Have the engine evaluate ``tokens_of(request)`` (planned on a planning thread). A request that cannot be
+        planned (one that ``stream()`` would refuse), or a failing engine, is left for the real request to
+        report."""
         if self._closed:
             return
         try:
-            tokens = await asyncio.get_running_loop().run_in_executor(self._planning, self.planner.prefix, request)
+            tokens = await asyncio.get_running_loop().run_in_executor(self._planning, tokens_of, request)
             if tokens and not self._closed:
                 await self.engine.warm(tokens)
         except LLMError:

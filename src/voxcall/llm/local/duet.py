@@ -49,6 +49,7 @@ from voxcall.llm.base import (
     Usage,
     computes_here,
     warm,
+    warm_shared,
 )
 from voxcall.llm.local.lexicon import is_small_talk
 from voxcall.tools.codecalls.events import TextDelta
@@ -140,6 +141,12 @@ class Duet:
         except asyncio.CancelledError:  # the caller's newer preparation replaces this one
             job.cancel()
             raise
+
+    async def warm_shared(self, request: LLMRequest) -> None:
+        """Prepare the talker's prompt (no tools: the same for every session), then what every thinker's tools
+        prompt shares."""
+        await warm(self.talker, spoken(request))
+        await warm_shared(self.thinker, request)
 
     async def aclose(self) -> None:
         self._pause_warm()

@@ -24,11 +24,12 @@ from voxcall.llm.local.plan import LOCAL_DEFAULTS, ReplyOptions
 from voxcall.llm.local.server_engine import ServerEngine
 from voxcall.llm.local.vocabulary import Vocabulary, VocabularyError
 
-WARM_CHUNK_S = 0.5
-"""About how long each chunk of a warm takes: how long a reply that starts may wait for the warm to give way.
-Measured on two cores (SmolLM2, a fresh 750-950-token tools prompt): chunks of 0.25 s evaluate 170-190 tok/s,
-of 0.5 s 215-240, of 1 s about 240, the prompt whole 248; each chunk is a request, and a small batch evaluates
-more slowly."""
+WARM_CHUNK_S = 1.0
+"""About how long each chunk of a warm takes: how long another session's reply that starts may wait for the warm to
+give way (the session's own reply loses nothing: the chunk is the start of its prompt). Each chunk is a request,
+and a small one evaluates more slowly: SmolLM2 on two cores evaluated 900 tokens at 241-248 tok/s whole, in chunks
+of 200 or 400 tokens at 242-250, of 100 (0.5 s chunks) at 211-216, of 50 at 163-165; 0.5 s chunks gave a fresh
+session's first audio 1.45/2.11 s median in ``bench_voice.py --models smollm2-135m``, 1 s chunks 1.17/1.56 s."""
 
 
 def default_model_path() -> Path:

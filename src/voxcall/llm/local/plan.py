@@ -30,7 +30,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from voxcall.config import LocalModelSettings
 from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
@@ -52,6 +52,9 @@ from voxcall.tools.schema import Tool
 log = logging.getLogger(__name__)
 
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
+STAND_INS = (Tool("define_word", "Define a word.", {"type": "object", "properties": {"word": {"type": "string"}}}),
+             Tool("play_song", "Play a song.", {"type": "object", "properties": {"title": {"type": "string"}}}))
+"""Two unrelated tools: where their tools prompts part is where every session's tools begin."""
 SHOWN_MEMORY = 64  # tool sets whose last shown choice is remembered (a choice kept keeps the prompt warm)
 LOCAL_DEFAULTS = LocalModelSettings()
 """The ``local:`` settings' defaults, which the local path's defaults are."""
@@ -178,6 +181,13 @@ class Planner:
         :meth:`plan` does."""
         offered = self.shown_tools(request)
         return self.prompt.prefix(request, offered, self.opener if must_call(request, offered) else "")
+
+    def shared_prefix(self, request: LLMRequest) -> list[int]:
+        """The tokens a tools prompt for ``request``'s settings begins with whatever tools a session declares (the
+        instructions and the rules of calling): where the prompts for two unrelated stand-in tools part."""
+        first, second = (self.prefix(replace(request, items=[], tools=[tool])) for tool in STAND_INS)
+        shared = next((i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), len(first))
+        return first[:shared]
 
     def parser(self, offered: list[Tool]) -> CodeCallStream | FormatCallStream:
         """The scanner of a reply: the model's own format's, or ``<code>`` calls'."""
