@@ -15,8 +15,10 @@ import pytest
 
 from tests.llm.local.test_llamacpp import TOOLS, collect, ends_properly
 from tests.requirements import require_smollm2
+from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, TextDelta, ToolCall, Usage
 from voxcall.llm.local.plan import LOCAL_DEFAULTS, ReplyOptions
+from voxcall.llm.local.sent_prompts import SentPrompts
 from voxcall.tools import Tool
 
 require_smollm2()
@@ -86,3 +88,38 @@ def test_a_session_with_tools_of_its_own_reuses_the_rules_another_session_evalua
 
     first, other = asyncio.run(run())
     assert first.cached_input_tokens == 0 and other.cached_input_tokens >= 120, (first, other)
+
+
+def test_a_short_prompt_beginning_as_a_longer_one_does_not_cost_the_longer_one_its_cached_prefix() -> None:
+    """A session without tools (the instructions alone) and one with tools and the same instructions, in turn: the
+    short prompt keeps most of itself for the long one, so llama.cpp's server would keep its slot and evaluate the
+    tools again; the engine has it look in its prompt cache instead (see ``sent_prompts``)."""
+    backend = LlamaCppBackend(n_ctx=1024, slots=1, options=ReplyOptions(demos=False))
+    instructions = DEFAULT_INSTRUCTIONS  # ~80 tokens: most of a prompt without tools
+
+    async def run() -> list[Usage]:
+        try:
+            return [usage(await collect(backend.stream(replace(ask(tools), instructions=instructions))))
+                    for tools in (TOOLS, [], TOOLS)]
+        finally:
+            await backend.aclose()
+
+    first, short, again = asyncio.run(run())
+    assert short.input_tokens < first.input_tokens / 2 and short.cached_input_tokens > 10  # it begins as the first
+    assert again.cached_input_tokens >= again.input_tokens - 2, (first, short, again)
+
+
+@pytest.mark.parametrize(("slot", "prompt", "sent_before", "missed"), [
+    ([1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 150], True),  # keeps 0.9 of the slot; the cache has 150 more
+    ([1] * 100, [1] * 40 + [2] * 200, [[1] * 40 + [2] * 150], False),  # keeps 0.4: the server looks by itself
+    ([1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 20], False),  # the cache has too little more
+    ([], [2] * 200, [[2] * 150], False),  # an empty slot: the server looks by itself
+])
+def test_a_slot_that_would_hide_the_cache_is_told_apart(slot: list[int], prompt: list[int],
+                                                        sent_before: list[list[int]], missed: bool) -> None:
+    sent = SentPrompts()
+    for earlier in sent_before:
+        sent.add(earlier)
+    sent.add(slot)
+    sent.slot = tuple(slot)
+    assert sent.cache_missed(prompt) is missed

@@ -19,10 +19,13 @@ How it answers the driver's steps, through ``POST /completion`` with token promp
 Slots: the server gives each request the idle slot whose cached prompt shares most with it (slot prompt
 similarity) and keeps a prompt it has to evict in its host-memory prompt cache, so a session finds its prefix warm
 across turns, sessions and replicas. Pinning sessions to slots from voxcall was not done: a replica cannot see the
-other replicas' pins, and a pinned busy slot makes a request wait while others sit idle.
+other replicas' pins, and a pinned busy slot makes a request wait while others sit idle. With one slot that only
+this engine uses (``sole_slot``: the server in this process), a prompt the server would answer from its slot while
+its cache holds more of it (:meth:`~voxcall.llm.local.sent_prompts.SentPrompts.cache_missed`) is preceded by a
+one-token prompt that shares nothing: the slot goes to the cache, and the prompt is restored from there.
 
 A warm (:meth:`ServerEngine.warm`) evaluates a prefix ahead of time (``n_predict: 0``). The engine in this process,
-whose two cores are all the machine has, warms in chunks of about half a second, and a reply that starts
+whose two cores are all the machine has, warms in chunks of about a second, and a reply that starts
 stops every warm after the chunk under way: the server notices a closed request only about once a second and
 evaluates a whole prompt once it has it (a cancelled 2,500-token warm held the next request for 2.3 s on two busy
 cores), so a warm sent whole would hold the reply that comes while it runs. What a warm evaluated stays in the
@@ -51,6 +54,8 @@ DECISION_CANDIDATES = 40
 """Top tokens the server reports for the call/answer decision (the opener's probability is summed over them)."""
 FIRST_WARM_CHUNK = 128
 """Tokens of a chunked warm's first chunk, before any chunk has measured the server's speed."""
+STRANGERS = (1000, 1001, 1002)
+"""Token ids for a prompt that shares nothing with two others (one of three differs from both their first tokens)."""
 MIN_WARM_CHUNK = 32
 """The smallest chunk: fewer tokens evaluated means the prefix was cached already (one token is always evaluated
 again, for the logits)."""
@@ -60,11 +65,13 @@ class ServerEngine:
     """The :class:`~voxcall.llm.local.engine.Engine` of a model served by llama.cpp's server that ``client``
     reaches, with ``n_ctx`` tokens of context per reply; ``vocabulary`` is the same GGUF's. ``warm_chunk_s``: warms
     go in chunks of about that many seconds each, and a reply that starts stops them (see the module's docstring;
-    None: a warm is one request). ``on_close`` runs (on a worker thread) when the engine closes, after its
+    None: a warm is one request); ``sole_slot``: the server has one slot, and only this engine sends it prompts.
+    ``on_close`` runs (on a worker thread) when the engine closes, after its
     connections: the in-process server stops there."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, *, n_ctx: int,
-                 warm_chunk_s: float | None = None, on_close: Callable[[], None] | None = None) -> None:
+                 warm_chunk_s: float | None = None, sole_slot: bool = False,
+                 on_close: Callable[[], None] | None = None) -> None:
         self.vocabulary = vocabulary
         self.n_ctx = n_ctx
         self._client = client
@@ -73,6 +80,7 @@ class ServerEngine:
         self._on_close = on_close
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
         self._sent = SentPrompts()
+        self._sole_slot = sole_slot
 
     def start(self, plan: Plan, sink: Sink) -> asyncio.Future[None]:
         """Generate on the server, in a task that the stream cancels when it ends (which closes the request)."""
@@ -105,6 +113,7 @@ class ServerEngine:
         end = self._sent.longest(tokens)
         while end < len(tokens) - 1:  # the last token is evaluated again by the request that follows anyway
             end = min(len(tokens), end + self._chunk)
+            await _reach(self._client, self._sent, tokens[:end], sole_slot=self._sole_slot)
             answer = await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0})
             self._sent.add(tokens[:end])
             timings = answer.get("timings") or {}
@@ -123,7 +132,7 @@ class ServerEngine:
     async def _generate(self, plan: Plan, sink: Sink) -> None:
         """Drive the reply's steps for ``plan``, pushing its text and then :class:`Finished` (or the error)."""
         steps = reply_steps(plan, self.vocabulary.tokenize)
-        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent)
+        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent, self._sole_slot)
         try:
             answer: float | Token | None = None
             while not sink.cancel.is_set():
@@ -148,9 +157,10 @@ class _Exchange:
     prompt tokens the server said it had cached (the first time it says)."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, plan: Plan, sink: Sink,
-                 sent: SentPrompts) -> None:
+                 sent: SentPrompts, sole_slot: bool) -> None:
         self._client = client
         self._sent = sent
+        self._sole_slot = sole_slot
         self._vocabulary = vocabulary
         self._plan = plan
         self._sink = sink
@@ -192,6 +202,7 @@ class _Exchange:
         once per prompt)."""
         if self._top is not None and self._top[0] == prompt:
             return self._top[1]
+        await _reach(self._client, self._sent, prompt, sole_slot=self._sole_slot)
         self._sent.add(prompt)
         answer = await _complete(self._client,
                                  {"prompt": prompt, "n_predict": 1, "n_probs": DECISION_CANDIDATES})
@@ -225,6 +236,7 @@ class _Exchange:
         if self._end is not None:
             return Token(end=self._end)
         if self._deferred is not None:
+            await _reach(self._client, self._sent, self._deferred["prompt"], sole_slot=self._sole_slot)
             self._sent.add(self._deferred["prompt"])
             self._stream, self._deferred = _chunks(self._client, self._deferred), None
         assert self._stream is not None, "a token asked for outside a run"
@@ -268,6 +280,16 @@ def _top_of(chunk: dict[str, Any]) -> tuple[tuple[int, float], ...]:
     """The likeliest tokens at a streamed chunk's first token with their probabilities (none unless asked)."""
     places = chunk.get("completion_probabilities") or [{}]
     return tuple((int(entry["id"]), math.exp(float(entry["logprob"]))) for entry in places[0].get("top_logprobs", []))
+
+
+async def _reach(client: httpx2.AsyncClient, sent: SentPrompts, prompt: list[int], *, sole_slot: bool) -> None:
+    """Before ``prompt`` is sent: on a server whose one slot only this engine uses, where the slot would be kept
+    although the cache holds more of ``prompt`` (:meth:`SentPrompts.cache_missed`), send first a prompt of one token
+    that neither begins with, so that the server saves its slot and looks in its cache for ``prompt``."""
+    if sole_slot and sent.cache_missed(prompt):
+        stranger = next(token for token in STRANGERS if token not in (prompt[:1] + list(sent.slot[:1])))
+        await _complete(client, {"prompt": [stranger], "n_predict": 0})
+    sent.slot = tuple(prompt)
 
 
 async def _complete(client: httpx2.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
