@@ -55,6 +55,8 @@ def usage(events: list[LLMEvent]) -> Usage:
 def test_sessions_with_different_tools_keep_their_prefix_only_with_the_cache(state_cache_bytes: int) -> None:
     backend = LlamaCppBackend(n_ctx=1024, slots=1, state_cache_bytes=state_cache_bytes,
                               options=ReplyOptions(demos=False))
+    # without a cache, nothing would restore the slot a one-token prompt (``sent_prompts``) pushed out
+    assert backend.engine._sole_cached_slot is bool(state_cache_bytes)  # type: ignore[attr-defined]
     first, other, again = (usage(events) for events in alternating(backend))
     assert again.input_tokens == first.input_tokens
     if state_cache_bytes:

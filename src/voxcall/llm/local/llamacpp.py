@@ -79,6 +79,6 @@ class LlamaCppBackend(LocalBackend):
         self.server = server
         """llama.cpp's server, in this process."""
         client = httpx2.AsyncClient(base_url=server.url, transport=server.transport(), timeout=httpx2.Timeout(None))
-        engine = ServerEngine(client, vocabulary, n_ctx=n_ctx, warm_chunk_s=WARM_CHUNK_S, sole_slot=slots == 1,
-                              on_close=server.close)
+        engine = ServerEngine(client, vocabulary, n_ctx=n_ctx, warm_chunk_s=WARM_CHUNK_S,
+                              sole_cached_slot=slots == 1 and state_cache_bytes > 0, on_close=server.close)
         super().__init__(engine, name=f"llamacpp:{path.stem}", model_path=path, options=options or ReplyOptions())

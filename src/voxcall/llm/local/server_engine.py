@@ -20,9 +20,10 @@ Slots: the server gives each request the idle slot whose cached prompt shares mo
 similarity) and keeps a prompt it has to evict in its host-memory prompt cache, so a session finds its prefix warm
 across turns, sessions and replicas. Pinning sessions to slots from voxcall was not done: a replica cannot see the
 other replicas' pins, and a pinned busy slot makes a request wait while others sit idle. With one slot that only
-this engine uses (``sole_slot``: the server in this process), a prompt the server would answer from its slot while
-its cache holds more of it (:meth:`~voxcall.llm.local.sent_prompts.SentPrompts.cache_missed`) is preceded by a
-one-token prompt that shares nothing: the slot goes to the cache, and the prompt is restored from there.
+this engine uses, and a prompt cache (``sole_cached_slot``: the server in this process), a prompt the server would
+answer from its slot while its cache holds more of it
+(:meth:`~voxcall.llm.local.sent_prompts.SentPrompts.cache_missed`) is preceded by a one-token prompt that shares
+nothing: the slot goes to the cache, and the prompt is restored from there.
 
 A warm (:meth:`ServerEngine.warm`) evaluates a prefix ahead of time (``n_predict: 0``). The engine in this process,
 whose two cores are all the machine has, warms in chunks of about a second, and a reply that starts
@@ -65,12 +66,12 @@ class ServerEngine:
     """The :class:`~voxcall.llm.local.engine.Engine` of a model served by llama.cpp's server that ``client``
     reaches, with ``n_ctx`` tokens of context per reply; ``vocabulary`` is the same GGUF's. ``warm_chunk_s``: warms
     go in chunks of about that many seconds each, and a reply that starts stops them (see the module's docstring;
-    None: a warm is one request); ``sole_slot``: the server has one slot, and only this engine sends it prompts.
-    ``on_close`` runs (on a worker thread) when the engine closes, after its
-    connections: the in-process server stops there."""
+    None: a warm is one request); ``sole_cached_slot``: the server has one slot and a prompt cache, and only this
+    engine sends it prompts. ``on_close`` runs (on a worker thread) when the engine closes, after its connections:
+    the in-process server stops there."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, *, n_ctx: int,
-                 warm_chunk_s: float | None = None, sole_slot: bool = False,
+                 warm_chunk_s: float | None = None, sole_cached_slot: bool = False,
                  on_close: Callable[[], None] | None = None) -> None:
         self.vocabulary = vocabulary
         self.n_ctx = n_ctx
@@ -80,7 +81,7 @@ class ServerEngine:
         self._on_close = on_close
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
         self._sent = SentPrompts()
-        self._sole_slot = sole_slot
+        self._sole_cached_slot = sole_cached_slot
 
     def start(self, plan: Plan, sink: Sink) -> asyncio.Future[None]:
         """Generate on the server, in a task that the stream cancels when it ends (which closes the request)."""
@@ -113,7 +114,7 @@ class ServerEngine:
         end = self._sent.longest(tokens)
         while end < len(tokens) - 1:  # the last token is evaluated again by the request that follows anyway
             end = min(len(tokens), end + self._chunk)
-            await _reach(self._client, self._sent, tokens[:end], sole_slot=self._sole_slot)
+            await _reach(self._client, self._sent, tokens[:end], sole_cached_slot=self._sole_cached_slot)
             answer = await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0})
             self._sent.add(tokens[:end])
             timings = answer.get("timings") or {}
@@ -132,7 +133,7 @@ class ServerEngine:
     async def _generate(self, plan: Plan, sink: Sink) -> None:
         """Drive the reply's steps for ``plan``, pushing its text and then :class:`Finished` (or the error)."""
         steps = reply_steps(plan, self.vocabulary.tokenize)
-        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent, self._sole_slot)
+        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent, self._sole_cached_slot)
         try:
             answer: float | Token | None = None
             while not sink.cancel.is_set():
@@ -157,10 +158,10 @@ class _Exchange:
     prompt tokens the server said it had cached (the first time it says)."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, plan: Plan, sink: Sink,
-                 sent: SentPrompts, sole_slot: bool) -> None:
+                 sent: SentPrompts, sole_cached_slot: bool) -> None:
         self._client = client
         self._sent = sent
-        self._sole_slot = sole_slot
+        self._sole_cached_slot = sole_cached_slot
         self._vocabulary = vocabulary
         self._plan = plan
         self._sink = sink
@@ -202,7 +203,7 @@ class _Exchange:
         once per prompt)."""
         if self._top is not None and self._top[0] == prompt:
             return self._top[1]
-        await _reach(self._client, self._sent, prompt, sole_slot=self._sole_slot)
+        await _reach(self._client, self._sent, prompt, sole_cached_slot=self._sole_cached_slot)
         self._sent.add(prompt)
         answer = await _complete(self._client,
                                  {"prompt": prompt, "n_predict": 1, "n_probs": DECISION_CANDIDATES})
@@ -236,7 +237,7 @@ class _Exchange:
         if self._end is not None:
             return Token(end=self._end)
         if self._deferred is not None:
-            await _reach(self._client, self._sent, self._deferred["prompt"], sole_slot=self._sole_slot)
+            await _reach(self._client, self._sent, self._deferred["prompt"], sole_cached_slot=self._sole_cached_slot)
             self._sent.add(self._deferred["prompt"])
             self._stream, self._deferred = _chunks(self._client, self._deferred), None
         assert self._stream is not None, "a token asked for outside a run"
@@ -282,11 +283,11 @@ def _top_of(chunk: dict[str, Any]) -> tuple[tuple[int, float], ...]:
     return tuple((int(entry["id"]), math.exp(float(entry["logprob"]))) for entry in places[0].get("top_logprobs", []))
 
 
-async def _reach(client: httpx2.AsyncClient, sent: SentPrompts, prompt: list[int], *, sole_slot: bool) -> None:
+async def _reach(client: httpx2.AsyncClient, sent: SentPrompts, prompt: list[int], *, sole_cached_slot: bool) -> None:
     """Before ``prompt`` is sent: on a server whose one slot only this engine uses, where the slot would be kept
     although the cache holds more of ``prompt`` (:meth:`SentPrompts.cache_missed`), send first a prompt of one token
     that neither begins with, so that the server saves its slot and looks in its cache for ``prompt``."""
-    if sole_slot and sent.cache_missed(prompt):
+    if sole_cached_slot and sent.cache_missed(prompt):
         stranger = next(token for token in STRANGERS if token not in (prompt[:1] + list(sent.slot[:1])))
         await _complete(client, {"prompt": [stranger], "n_predict": 0})
     sent.slot = tuple(prompt)
