@@ -143,7 +143,7 @@ async def test_an_answer_without_a_sampled_token_ends_the_reply(in_process: Llam
     banned[hello] = True
     async with httpx.AsyncClient(transport=httpx.MockTransport(server), base_url="http://llama") as client:
         exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()),
-                             SentPrompts(), False)
+                             SentPrompts())
         assert await exchange.answer(Run(plan.prompt, 8, None, None, banned)) == Token(end="stop")
 
 
@@ -154,7 +154,7 @@ async def test_a_run_under_a_grammar_reports_the_likeliest_tokens_at_each_place(
     vocabulary = local.planner.vocabulary
     plan = plan_for(local, SMALL_TALK)
     exchange = _Exchange(local.engine._client, vocabulary, plan,  # type: ignore[attr-defined]
-                         Sink(asyncio.get_running_loop(), asyncio.Queue()), SentPrompts(), False)
+                         Sink(asyncio.get_running_loop(), asyncio.Queue()), SentPrompts())
     try:
         tokens = [await exchange.answer(Run(plan.prompt, 16, 'root ::= "Zebra zebra zebra"', None, top=5))]
         while isinstance(last := tokens[-1], Token) and last.end is None:

@@ -56,7 +56,7 @@ def test_sessions_with_different_tools_keep_their_prefix_only_with_the_cache(sta
     backend = LlamaCppBackend(n_ctx=1024, slots=1, state_cache_bytes=state_cache_bytes,
                               options=ReplyOptions(demos=False))
     # without a cache, nothing would restore the slot a one-token prompt (``sent_prompts``) pushed out
-    assert backend.engine._sole_cached_slot is bool(state_cache_bytes)  # type: ignore[attr-defined]
+    assert backend.engine._sent.sole_cached_slot is bool(state_cache_bytes)  # type: ignore[attr-defined]
     first, other, again = (usage(events) for events in alternating(backend))
     assert again.input_tokens == first.input_tokens
     if state_cache_bytes:
@@ -111,15 +111,16 @@ def test_a_short_prompt_beginning_as_a_longer_one_does_not_cost_the_longer_one_i
     assert again.cached_input_tokens >= again.input_tokens - 2, (first, short, again)
 
 
-@pytest.mark.parametrize(("slot", "prompt", "sent_before", "missed"), [
-    ([1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 150], True),  # keeps 0.9 of the slot; the cache has 150 more
-    ([1] * 100, [1] * 40 + [2] * 200, [[1] * 40 + [2] * 150], False),  # keeps 0.4: the server looks by itself
-    ([1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 20], False),  # the cache has too little more
-    ([], [2] * 200, [[2] * 150], False),  # an empty slot: the server looks by itself
+@pytest.mark.parametrize(("sole", "slot", "prompt", "sent_before", "missed"), [
+    (True, [1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 150], True),  # keeps 0.9; the cache has 150 more
+    (False, [1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 150], False),  # a server others use too
+    (True, [1] * 100, [1] * 40 + [2] * 200, [[1] * 40 + [2] * 150], False),  # keeps 0.4: the server looks itself
+    (True, [1] * 100, [1] * 90 + [2] * 200, [[1] * 90 + [2] * 20], False),  # the cache has too little more
+    (True, [], [2] * 200, [[2] * 150], False),  # an empty slot: the server looks by itself
 ])
-def test_a_slot_that_would_hide_the_cache_is_told_apart(slot: list[int], prompt: list[int],
+def test_a_slot_that_would_hide_the_cache_is_told_apart(sole: bool, slot: list[int], prompt: list[int],
                                                         sent_before: list[list[int]], missed: bool) -> None:
-    sent = SentPrompts()
+    sent = SentPrompts(sole_cached_slot=sole)
     for earlier in sent_before:
         sent.add(earlier)
     sent.add(slot)

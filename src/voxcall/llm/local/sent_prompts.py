@@ -42,9 +42,11 @@ def common_prefix(first: Sequence[int], second: Sequence[int]) -> int:
 
 
 class SentPrompts:
-    """The last :data:`REMEMBERED` prompts sent, as token tuples."""
+    """The last :data:`REMEMBERED` prompts sent, as token tuples, to a server that has one slot and a prompt cache
+    and hears from no one else (``sole_cached_slot``: the server in this process) or not."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sole_cached_slot: bool = False) -> None:
+        self.sole_cached_slot = sole_cached_slot
         self._prompts: OrderedDict[tuple[int, ...], None] = OrderedDict()  # least recently sent first
         self.slot: tuple[int, ...] = ()
         """The prompt last sent: what the slot of a server with one slot holds (its start, before any reply)."""
@@ -67,8 +69,11 @@ class SentPrompts:
         return max((common_prefix(sent, prompt) for sent in self._prompts), default=0)
 
     def cache_missed(self, prompt: Sequence[int]) -> bool:
-        """Whether a server with one slot, holding :attr:`slot`, would keep the slot for ``prompt`` (it keeps at
-        least :data:`KEPT_TO_STAY` of it) without looking in its prompt cache, where a start of ``prompt`` longer by
-        :data:`CACHE_GAIN` tokens or more may be, having been sent before."""
+        """Whether the server (with one slot and a prompt cache: ``sole_cached_slot``), holding :attr:`slot`, would
+        keep the slot for ``prompt`` (it keeps at least :data:`KEPT_TO_STAY` of it) without looking in its prompt
+        cache, where a start of ``prompt`` longer by :data:`CACHE_GAIN` tokens or more may be, having been sent
+        before."""
+        if not (self.sole_cached_slot and self.slot):
+            return False
         kept = common_prefix(self.slot, prompt)
-        return bool(self.slot) and kept >= KEPT_TO_STAY * len(self.slot) and self.longest(prompt) >= kept + CACHE_GAIN
+        return kept >= KEPT_TO_STAY * len(self.slot) and self.longest(prompt) >= kept + CACHE_GAIN

@@ -80,8 +80,7 @@ class ServerEngine:
         self._chunk = FIRST_WARM_CHUNK  # tokens of the next warm chunk, from the last chunk's speed
         self._on_close = on_close
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
-        self._sent = SentPrompts()
-        self._sole_cached_slot = sole_cached_slot
+        self._sent = SentPrompts(sole_cached_slot=sole_cached_slot)
 
     def start(self, plan: Plan, sink: Sink) -> asyncio.Future[None]:
         """Generate on the server, in a task that the stream cancels when it ends (which closes the request)."""
@@ -114,7 +113,7 @@ class ServerEngine:
         end = self._sent.longest(tokens)
         while end < len(tokens) - 1:  # the last token is evaluated again by the request that follows anyway
             end = min(len(tokens), end + self._chunk)
-            await _reach(self._client, self._sent, tokens[:end], sole_cached_slot=self._sole_cached_slot)
+            await _reach(self._client, self._sent, tokens[:end])
             answer = await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0})
             self._sent.add(tokens[:end])
             timings = answer.get("timings") or {}
@@ -133,7 +132,7 @@ class ServerEngine:
     async def _generate(self, plan: Plan, sink: Sink) -> None:
         """Drive the reply's steps for ``plan``, pushing its text and then :class:`Finished` (or the error)."""
         steps = reply_steps(plan, self.vocabulary.tokenize)
-        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent, self._sole_cached_slot)
+        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent)
         try:
             answer: float | Token | None = None
             while not sink.cancel.is_set():
@@ -158,10 +157,9 @@ class _Exchange:
     prompt tokens the server said it had cached (the first time it says)."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, plan: Plan, sink: Sink,
-                 sent: SentPrompts, sole_cached_slot: bool) -> None:
+                 sent: SentPrompts) -> None:
         self._client = client
         self._sent = sent
-        self._sole_cached_slot = sole_cached_slot
         self._vocabulary = vocabulary
         self._plan = plan
         self._sink = sink
@@ -203,7 +201,7 @@ class _Exchange:
         once per prompt)."""
         if self._top is not None and self._top[0] == prompt:
             return self._top[1]
-        await _reach(self._client, self._sent, prompt, sole_cached_slot=self._sole_cached_slot)
+        await _reach(self._client, self._sent, prompt)
         self._sent.add(prompt)
         answer = await _complete(self._client,
                                  {"prompt": prompt, "n_predict": 1, "n_probs": DECISION_CANDIDATES})
@@ -237,7 +235,7 @@ class _Exchange:
         if self._end is not None:
             return Token(end=self._end)
         if self._deferred is not None:
-            await _reach(self._client, self._sent, self._deferred["prompt"], sole_cached_slot=self._sole_cached_slot)
+            await _reach(self._client, self._sent, self._deferred["prompt"])
             self._sent.add(self._deferred["prompt"])
             self._stream, self._deferred = _chunks(self._client, self._deferred), None
         assert self._stream is not None, "a token asked for outside a run"
@@ -283,11 +281,11 @@ def _top_of(chunk: dict[str, Any]) -> tuple[tuple[int, float], ...]:
     return tuple((int(entry["id"]), math.exp(float(entry["logprob"]))) for entry in places[0].get("top_logprobs", []))
 
 
-async def _reach(client: httpx2.AsyncClient, sent: SentPrompts, prompt: list[int], *, sole_cached_slot: bool) -> None:
+async def _reach(client: httpx2.AsyncClient, sent: SentPrompts, prompt: list[int]) -> None:
     """Before ``prompt`` is sent: on a server whose one slot only this engine uses, where the slot would be kept
     although the cache holds more of ``prompt`` (:meth:`SentPrompts.cache_missed`), send first a prompt of one token
     that neither begins with, so that the server saves its slot and looks in its cache for ``prompt``."""
-    if sole_cached_slot and sent.cache_missed(prompt):
+    if sent.cache_missed(prompt):
         stranger = next(token for token in STRANGERS if token not in (prompt[:1] + list(sent.slot[:1])))
         await _complete(client, {"prompt": [stranger], "n_predict": 0})
     sent.slot = tuple(prompt)
