@@ -437,7 +437,8 @@ def make_backend(args: argparse.Namespace) -> Backend:
     options = ReplyOptions(
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
-        copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None)
+        copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None,
+        acknowledge_after_ms=None)  # the model's first event is timed here, not an acknowledgement before it
     path = catalog.resolve(args.model)
     if args.llama_server:
         return LlamaServerBackend(args.llama_server, path,

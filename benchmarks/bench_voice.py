@@ -25,9 +25,10 @@ audio, partial transcripts received, and the server's CPU seconds per session.
 
 **End of speech** is the wall time at which the chunk holding the utterance's last speech sample was sent (this
 process's clock); the server's ``speech_stopped.audio_end_ms`` is recorded beside it. Per-stage figures come from the
-server's ``voxcall.response.timing`` event when it sends one, else from the protocol events. Also printed: word error
-rate of the transcripts per voice, discarded hidden responses (``/healthz`` speculation counters, ``/metrics``), the
-server's peak memory (``VmHWM``), and each target PASS/MISS.
+server's ``voxcall.response.timing`` event when it sends one, else from the protocol events; "answer words" is when
+the first words after an acknowledgement came (a reply whose prompt was not ready opens with one). Also printed:
+word error rate of the transcripts per voice, discarded hidden responses (``/healthz`` speculation counters,
+``/metrics``), the server's peak memory (``VmHWM``), and each target PASS/MISS.
 
     python benchmarks/bench_voice.py [--requests 20] [--llm scripted|default] [--quick] [--url ws://…/v1/realtime]
     python benchmarks/bench_voice.py --live-cost 10 [--llm scripted]
@@ -61,6 +62,7 @@ from voice_set import ARITHMETIC, PAUSED, RATE, REQUESTS, Clip, speak_paused, sp
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.client.transport import WebSocketTransport
+from voxcall.language import LANGUAGES
 from voxcall.serving.frames import Message
 
 TARGET_MEDIAN_S = 0.8
@@ -335,9 +337,31 @@ class Measure:
     """Partial transcripts (``input_audio_transcription.delta`` events) received before end of speech."""
 
 
+ACKNOWLEDGED = tuple(phrase for language in LANGUAGES.values()
+                     for phrase in (*language.acknowledgements, *language.thinking))
+"""What the voice says before an answer that is late (a server tool running, a prompt not yet read)."""
+
+
 def _first(events: list[tuple[float, Message]], kind: str, after: float,
            where: Callable[[Message], bool] = lambda ev: True) -> tuple[float, Message] | None:
     return next(((t, ev) for t, ev in events if ev["type"] == kind and t >= after and where(ev)), None)
+
+
+def answer_words(events: list[tuple[float, Message]], end: float) -> float | None:
+    """Seconds from ``end`` to the first words of the answer proper: the first transcript delta that goes beyond
+    an acknowledgement the reply opened with ("One moment, I'm checking."; without one, the first delta)."""
+    said = ""
+    for t, ev in events:
+        if ev["type"] == "response.output_audio_transcript.delta" and t >= end:
+            said += ev["delta"]
+            if not any(phrase.startswith(said.strip()) for phrase in ACKNOWLEDGED):
+                return t - end
+    return None
+
+
+def acknowledged(answer: str) -> bool:
+    """Whether ``answer`` opens with an acknowledgement."""
+    return any(answer.strip().startswith(phrase) for phrase in ACKNOWLEDGED)
 
 
 def measure(outcome: Outcome) -> Measure:
@@ -353,6 +377,8 @@ def measure(outcome: Outcome) -> Measure:
                         ("call decided", "response.function_call_arguments.done")]:
         if (hit := _first(events, kind, end)) is not None:
             milestones[label] = hit[0] - end
+    if (words := answer_words(events, end)) is not None:
+        milestones["answer words"] = words
     stopped = [ev for _, ev in events if ev["type"] == "input_audio_buffer.speech_stopped"]
     vad_offset = stopped[-1]["audio_end_ms"] - outcome.audio_end_ms if stopped and outcome.part_ends else None
     response_id = audio[1].get("response_id") if audio else None
@@ -455,10 +481,13 @@ def report_latency(name: str, measures: list[Measure]) -> list[bool]:
           f"p90 {percentile(totals, 90):.3f} s  target ≤ {TARGET_P90_S} s  {verdict(ok_p90)}")
     print("  protocol events, s after end of speech (median / p90):")
     for label in ["speech_stopped", "transcript", "response.created", "llm first token", "first audio",
-                  "call decided"]:
+                  "answer words", "call decided"]:
         values = [m.milestones[label] for m in measures if label in m.milestones]
         if values:
             print(f"    {label:18} {median(values):6.3f} / {percentile(values, 90):6.3f}")
+    if spoken_first := sum(acknowledged(m.answer) for m in measures):
+        print(f"  answers that opened with an acknowledgement: {spoken_first} of {len(measures)} "
+              "(\"answer words\": the first words after it)")
     offsets = [m.vad_offset_ms for m in measures if m.vad_offset_ms is not None]
     if offsets:
         print(f"    speech_stopped.audio_end_ms − our end of speech: median {median(offsets):.0f} ms")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.language import LANGUAGES, acknowledgement, giving_up, language_of, spaced
+from voxcall.language import LANGUAGES, acknowledgement, giving_up, language_of, spaced, thinking
 
 
 @pytest.mark.parametrize(("said", "text", "joined"), [
@@ -26,9 +26,18 @@ def test_a_script_gives_its_language_away_and_latin_gives_none() -> None:
 
 
 def test_every_language_module_is_listed_under_its_code_and_has_acknowledgements() -> None:
-    assert all(code == language.code and language.acknowledgements and language.giving_up
+    assert all(code == language.code and language.acknowledgements and language.giving_up and language.thinking
                for code, language in LANGUAGES.items())
     assert acknowledgement("zh-CN", "", 0) == LANGUAGES["zh"].acknowledgements[0]
+
+
+def test_thinking_phrases_are_short_take_turns_and_follow_the_users_language() -> None:
+    assert [thinking(None, "What is the capital of France?", turn) for turn in range(4)] == [
+        "Let me see.", "One moment.", "Let me think.", "Let me see."]
+    assert thinking(None, "北京天气怎么样？", 0) == "让我想想。"
+    assert thinking("fr-FR", "weather", 1) == LANGUAGES["fr"].thinking[1]
+    assert all(len(phrase) < len(min(language.acknowledgements, key=len))  # they come before the answer
+               for language in LANGUAGES.values() for phrase in language.thinking)
 
 
 def test_giving_up_is_said_in_the_language_an_acknowledgement_is() -> None:

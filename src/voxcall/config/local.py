@@ -28,3 +28,8 @@ class LocalModelSettings(BaseModel):
     call_threshold: float | None = Field(default=0.5, ge=0, le=1)
     """Probability of opening a call that makes a reply a call when the model may choose (None: plain sampling
     decides, which calls tools on small talk far more often)."""
+    acknowledge_after_ms: int | None = Field(default=300, ge=0, le=60_000)
+    """A spoken reply whose prompt the model still has more than this to read (a session's first turn with tools of
+    its own, when the user stopped before their warm was done) opens with a short phrase in the user's language
+    ("Let me see."), and small talk is answered without the tools, so the user does not wait in silence (None:
+    never)."""

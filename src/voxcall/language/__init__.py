@@ -14,7 +14,7 @@ from voxcall.language.rules import Language, SpokenForms
 from voxcall.language.scripts import language_of, spaced
 
 __all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "giving_up", "in_digits",
-           "language_of", "spaced"]
+           "language_of", "spaced", "thinking"]
 
 LANGUAGES: Mapping[str, Language] = MappingProxyType({
     language.code: language
@@ -37,6 +37,13 @@ def acknowledgement(language: str | None, user_text: str, turn: int) -> str:
     set and whose user last said ``user_text``, in the language :func:`_spoken` picks. Phrases take turns, so a
     second slow tool in one conversation does not sound like a recording."""
     phrases = ACKNOWLEDGEMENTS[_spoken(language, user_text)]
+    return phrases[turn % len(phrases)]
+
+
+def thinking(language: str | None, user_text: str, turn: int) -> str:
+    """The ``turn``-th short phrase said while the model reads a prompt it was not ready for ("Let me see."), in the
+    language :func:`acknowledgement` speaks, the phrases taking turns as its do."""
+    phrases = LANGUAGES[_spoken(language, user_text)].thinking
     return phrases[turn % len(phrases)]
 
 

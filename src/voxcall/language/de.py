@@ -8,4 +8,5 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="de", acknowledgements=("Einen Moment, ich sehe nach.", "Eine Sekunde, ich prüfe das."),
-                    giving_up="Entschuldigung, das habe ich nicht rechtzeitig herausgefunden.")
+                    giving_up="Entschuldigung, das habe ich nicht rechtzeitig herausgefunden.",
+                    thinking=("Einen Moment.", "Lass mich überlegen."))

@@ -8,4 +8,5 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="fr", acknowledgements=("Un instant, je vérifie.", "Une seconde, je regarde."),
-                    giving_up="Désolé, je n'ai pas trouvé la réponse à temps.")
+                    giving_up="Désolé, je n'ai pas trouvé la réponse à temps.",
+                    thinking=("Un instant.", "Voyons voir."))

@@ -8,4 +8,5 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="it", acknowledgements=("Un momento, controllo subito.",),
-                    giving_up="Mi dispiace, non sono riuscito a trovarlo in tempo.")
+                    giving_up="Mi dispiace, non sono riuscito a trovarlo in tempo.",
+                    thinking=("Un attimo.", "Vediamo."))

@@ -77,7 +77,9 @@ class Language:
     """One language's rules (see the module docstring). ``code`` is its ISO 639-1 code.
 
     ``acknowledgements`` are said, in turn, while a slow tool runs or a thinker decides; ``giving_up`` is said when a
-    thinker did not answer in time (:mod:`voxcall.llm.local.duet`); ``spoken_forms`` reads symbols aloud for a voice
+    thinker did not answer in time (:mod:`voxcall.llm.local.duet`); ``thinking`` phrases (short: they come before
+    the answer) are said, in turn, while the local model reads a prompt it was not ready for
+    (:mod:`voxcall.llm.local.backend`); ``spoken_forms`` reads symbols aloud for a voice
     in the language (None: symbols are left to the voice). ``volume_words`` names levels in words (keys from
     :data:`VOLUME_LEVELS`), ``volume_filler`` is a regular expression for the words a request wraps a level in ("max
     volume", 把音量调到…), ``volume_changes`` maps words that start a relative change to its sign (调高 → ``+``), and
@@ -87,6 +89,7 @@ class Language:
     code: str
     acknowledgements: tuple[str, ...]
     giving_up: str
+    thinking: tuple[str, ...]
     spoken_forms: SpokenForms | None = None
     volume_words: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     volume_filler: str = ""

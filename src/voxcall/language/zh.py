@@ -122,6 +122,7 @@ LANGUAGE = Language(
     code="zh",
     acknowledgements=("请稍等，我查一下。", "稍等一下，我正在处理。"),
     giving_up="抱歉，我没能及时想出答案。",
+    thinking=("让我想想。", "稍等。"),
     spoken_forms=SPOKEN_FORMS,
     volume_words=MappingProxyType({
         "max": ("最大", "最高", "最响", "满"),

@@ -92,6 +92,7 @@ def local_options(model: str | None, local: LocalModelSettings | None = None) ->
     entry = entry_for(model)
     settings = local or LocalModelSettings()
     return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
+                        acknowledge_after_ms=settings.acknowledge_after_ms,
                         own_format=entry is None or entry.tool_syntax == "template")
 
 

@@ -166,6 +166,12 @@ class LLMRequest:
     def __post_init__(self) -> None:
         self.tool_choice = normalize_tool_choice(self.tool_choice)  # fail here, where the caller can fix it
 
+    @property
+    def last_user_text(self) -> str:
+        """The words of the conversation's last user message ("" when there is none)."""
+        return next((item.text for item in reversed(self.items)
+                     if isinstance(item, Message) and item.role == "user"), "")
+
 
 class LLMError(Exception):
     """A backend failure, with a message safe to show a client (no secrets, no provider internals).

@@ -235,6 +235,47 @@ async def test_warm_evaluates_the_prefix_without_generating(server: FakeServer) 
     assert warm["prompt"] == prefix
 
 
+@pytest.mark.parametrize(("said", "voice", "warmed", "acknowledged"), [
+    ("Will it rain in Oslo tomorrow?", True, False, True),  # spoken, and the server lacks the tools' prompt
+    ("Will it rain in Oslo tomorrow?", False, False, False),  # written: nobody waits in silence
+    ("Will it rain in Oslo tomorrow?", True, True, False),  # its prompt was warmed: the reply comes at once
+])
+async def test_a_spoken_reply_the_server_is_not_ready_for_opens_with_an_acknowledgement(
+        server: FakeServer, said: str, voice: bool, warmed: bool, acknowledged: bool) -> None:
+    """The server's speed is what a warm measured (100 tokens a second here): a prompt of hundreds of tokens it
+    was never sent takes seconds, more than ``acknowledge_after_ms`` (300)."""
+    read = json_reply({"content": "", "timings": {"prompt_n": 400, "prompt_per_second": 100.0}})
+    backend = await backend_for(server, read)
+    request = LLMRequest(items=[Message("user", said)], tools=[WEATHER], voice=voice)
+    await backend.warm(request if warmed else LLMRequest(items=[], instructions="Another app's instructions."))
+    word = backend.planner.vocabulary.tokenize("It")[0]
+    server.replies.extend([decision((word, 0.9)), streamed(" may.")])
+    events = await collect(backend.stream(request))
+    await backend.aclose()
+    texts = [e.text for e in events if isinstance(e, TextDelta)]
+    assert (texts[0] == "Let me see. ") is acknowledged
+    assert texts[-2:] == ["It", " may."]  # the model's reply follows, whole
+
+
+@pytest.mark.parametrize(("voice", "tools"), [(True, [WEATHER]), (False, [WEATHER]), (True, [])])
+async def test_small_talk_the_tools_prompt_is_not_ready_for_is_answered_without_the_tools(
+        server: FakeServer, voice: bool, tools: list[Tool]) -> None:
+    """No phrase before it either: a session without tools (or a thinker's talker) is not told "Let me see."."""
+    read = json_reply({"content": "", "timings": {"prompt_n": 400, "prompt_per_second": 100.0}})
+    backend = await backend_for(server, read)
+    await backend.warm(LLMRequest(items=[], instructions="Another app's instructions."))
+    vocabulary = backend.planner.vocabulary
+    if voice:  # no tools: nothing to decide, the reply streams
+        server.replies.append(streamed("Fine", ", thanks."))
+    else:
+        server.replies.extend([decision((vocabulary.tokenize("Fine")[0], 0.9)), streamed(", thanks.")])
+    events = await collect(backend.stream(LLMRequest(items=SMALL_TALK.items, tools=tools, voice=voice)))
+    await backend.aclose()
+    asked = b"".join(vocabulary.piece(t, special=True) for t in completions(server)[1]["prompt"]).decode()
+    assert ("get_weather" in asked) is not voice  # spoken: without the tools; written: the reader may wait
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Fine, thanks."
+
+
 @pytest.mark.parametrize(("status", "body", "code"), [
     (400, {"error": {"type": "exceed_context_size_error", "message": "secret path /x"}}, "context_length_exceeded"),
     (503, {"error": {"type": "unavailable_error", "message": "Loading model"}}, "backend_error"),

@@ -19,14 +19,14 @@ require_smollm2()
 def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> None:
     config = tmp_path / "voxcall.yaml"
     config.write_text("llm: llamacpp\nlocal:\n  n_ctx: 1024\n  threads: 1\n  state_cache_bytes: 0\n"
-                      "  max_prompt_tools: 3\n  call_threshold: 0.7\n", encoding="utf-8")
+                      "  max_prompt_tools: 3\n  call_threshold: 0.7\n  acknowledge_after_ms: null\n", encoding="utf-8")
     backend = build_backend(ServerSettings.load(config))
     try:
         assert isinstance(backend, LlamaCppBackend)
         assert backend.planner.n_ctx == backend.server.options.n_ctx == 1024
         assert (backend.server.options.threads, backend.server.options.cache_mib) == (1, 0)
         options = backend.planner.options
-        assert (options.max_prompt_tools, options.call_threshold) == (3, 0.7)
+        assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (3, 0.7, None)
     finally:
         asyncio.run(backend.aclose())
 
@@ -41,8 +41,8 @@ def test_without_the_section_the_settings_defaults_apply() -> None:
         assert (served.slots, served.threads) == (defaults.slots, defaults.threads)
         assert served.cache_mib == defaults.state_cache_bytes // 2**20
         options = backend.planner.options
-        assert (options.max_prompt_tools, options.call_threshold) == (defaults.max_prompt_tools,
-                                                                       defaults.call_threshold)
+        assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (
+            defaults.max_prompt_tools, defaults.call_threshold, defaults.acknowledge_after_ms)
     finally:
         asyncio.run(backend.aclose())
 

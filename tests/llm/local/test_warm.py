@@ -15,7 +15,8 @@ import httpx2
 import pytest
 
 from tests.llm.local.test_llamacpp import TIMEOUT, TOOLS, _visible, collect, ends_properly
-from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, warm, warm_shared
+from voxcall.language import LANGUAGES
+from voxcall.llm import LlamaCppBackend, LLMEvent, LLMRequest, Message, TextDelta, ToolCall, warm, warm_shared
 from voxcall.llm.local import server_engine
 from voxcall.tools import Tool
 
@@ -35,13 +36,14 @@ async def evaluated(backend: LlamaCppBackend) -> int:
                           if line.startswith("llamacpp:prompt_tokens_total"))))
 
 
-def conversation(tools: list[Tool], turns: int = 1) -> tuple[LLMRequest, LLMRequest]:
-    """A conversation no earlier test evaluated, before and after the user's new words."""
+def conversation(tools: list[Tool], turns: int = 1, *, voice: bool = True) -> tuple[LLMRequest, LLMRequest]:
+    """A conversation no earlier test evaluated, before and after the user's new words (``voice``: spoken; a cold
+    spoken reply opens with an acknowledgement)."""
     said = [Message("user", "Weather in Oslo?"), Message("assistant", "It is sunny in Oslo.")] * turns
     before = LLMRequest(items=said, instructions=f"You are a test assistant (run {time.time_ns()}).", tools=tools,
-                        max_output_tokens=8, voice=True)
+                        max_output_tokens=8, voice=voice)
     after = LLMRequest(items=[*before.items, Message("user", "And in Rome?")], instructions=before.instructions,
-                       tools=tools, max_output_tokens=8, voice=True)
+                       tools=tools, max_output_tokens=8, voice=voice)
     return before, after
 
 
@@ -81,10 +83,28 @@ async def test_the_part_every_tools_prompt_shares_is_evaluated_once_for_every_to
     assert usage.cached_input_tokens >= len(shared) - 1
 
 
+async def test_a_spoken_question_before_the_warm_is_done_opens_with_a_short_phrase(
+        backend: LlamaCppBackend) -> None:
+    """A session's first turn, its tools prompt not read yet: the reply opens with "Let me see." (or another of
+    the phrases), then the model's own reply follows; once the prompt is warm, the same turn gets none."""
+    before, after = conversation(TOOLS)
+    async with asyncio.timeout(TIMEOUT):
+        await warm_shared(backend, LLMRequest(items=[], instructions=before.instructions, voice=True))
+        assert backend.engine.pending_s(backend.planner.prefix(before)) > 0.3  # the stubs, the demonstrations
+        cold = await collect(backend.stream(after))
+        await warm(backend, before)
+        warmed = await collect(backend.stream(after))
+    ends_properly(cold)
+    first, *rest = [e for e in cold if isinstance(e, TextDelta | ToolCall)]
+    assert isinstance(first, TextDelta) and first.text.strip() in LANGUAGES["en"].thinking
+    assert rest  # the model's reply: words or a call
+    assert _visible(warmed) == _visible(cold)[1:]  # the same reply (greedy), without the phrase
+
+
 async def test_a_cancelled_warm_leaves_the_backend_correct(backend: LlamaCppBackend) -> None:
-    before, after = conversation([], turns=12)
+    before, after = conversation([], turns=12, voice=False)
     reference = await collect(backend.stream(after))  # cold
-    before, after = conversation([], turns=12)  # the same words, after another prefix
+    before, after = conversation([], turns=12, voice=False)  # the same words, after another prefix
     warming = asyncio.create_task(warm(backend, before))
     await asyncio.sleep(0.1)  # its first chunk is under way
     warming.cancel()
@@ -97,7 +117,7 @@ async def test_a_cancelled_warm_leaves_the_backend_correct(backend: LlamaCppBack
 async def test_a_stream_stops_a_running_warm_after_its_chunk(backend: LlamaCppBackend,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(backend.engine, "_chunk", server_engine.MIN_WARM_CHUNK)  # small chunks: many of them
-    before, after = conversation([], turns=12)
+    before, after = conversation([], turns=12, voice=False)
     prefix = len(backend.planner.prefix(before))
     log: list[str | LLMEvent] = []
 

@@ -11,21 +11,31 @@ model's own format's scanner): text, calls, then Usage and Done. The engine is l
 
 :meth:`LocalBackend.warm` (the :class:`~voxcall.llm.base.Warmable` capability) has the engine evaluate ahead of
 time the prompt a request renders up to where the next user turn opens, so that the turn, when it comes,
-evaluates only its own words.
+evaluates only its own words. When the user spoke before that was done (a session's first turn with tools of its
+own: 550-750 tokens of stubs and demonstrations, 2-3 s of two cores), the user is not left in silence: small talk
+is answered from the prompt without the tools (the instructions, read at start for every session), as the talker of
+:class:`~voxcall.llm.local.duet.Duet` answers it, and any other spoken reply opens with an acknowledgement in the
+user's language ("Let me see.": :func:`~voxcall.language.thinking`, short, since the answer comes after it) while
+the model reads the rest.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from voxcall.llm.base import Done, LLMError, LLMEvent, LLMRequest, Usage
+from voxcall.language import thinking
+from voxcall.llm.base import Done, LLMError, LLMEvent, LLMRequest, Message, Usage
 from voxcall.llm.calls import CallLimit, announce_call, finish_reason
+from voxcall.llm.local.duet import spoken
 from voxcall.llm.local.engine import Engine, Finished, Item, Sink
+from voxcall.llm.local.lexicon import is_small_talk
 from voxcall.llm.local.plan import Plan, Planner, ReplyOptions
 from voxcall.tools.calls import ToolCall
+from voxcall.tools.codecalls.events import TextDelta
 from voxcall.tools.codecalls.formats import ToolFormat
 from voxcall.tools.schema import Tool
 
@@ -48,12 +58,20 @@ class LocalBackend:
         self._sinks: set[Sink] = set()
         self._closed = False
         self._planning = ThreadPoolExecutor(PLANNING_THREADS, thread_name_prefix="local-plan")
+        self._phrases_said = itertools.count()  # so that the phrases take turns
 
     async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
-        """Generate a reply to ``request``: text, calls parsed from the reply, then Usage and Done."""
+        """Generate a reply to ``request``: text, calls parsed from the reply, then Usage and Done; when it is late
+        (:meth:`_late`), small talk without the tools, anything else behind a short phrase ("Let me see.")."""
         if self._closed:
             raise _closed_error()
-        offered, plan = await asyncio.get_running_loop().run_in_executor(self._planning, self._plan, request)
+        loop = asyncio.get_running_loop()
+        offered, plan = await loop.run_in_executor(self._planning, self._plan, request)
+        if self._late(request, plan):
+            if not _chats(request):
+                yield TextDelta(thinking(None, request.last_user_text, next(self._phrases_said)) + " ")
+            elif request.tools:  # it needs none: answered from the prompt without them, read long ago
+                offered, plan = await loop.run_in_executor(self._planning, self._plan, spoken(request))
         if self._closed:  # closed while the request was planned
             raise _closed_error()
         sink = Sink(asyncio.get_running_loop(), asyncio.Queue())
@@ -124,10 +142,30 @@ class LocalBackend:
         self._planning.shutdown(wait=False)  # a plan under way finishes (it takes a second at most), then is dropped
         await self.engine.aclose()
 
+    def _late(self, request: LLMRequest, plan: Plan) -> bool:
+        """Whether the spoken reply ``plan`` plans for ``request`` would keep the user waiting: it answers their
+        words (the conversation ends with them), is not already complete (a relayed result, a computed answer), and
+        the engine has more than ``acknowledge_after_ms`` of its prompt still to read (a session's first turn with
+        tools of its own)."""
+        after_ms = self.planner.options.acknowledge_after_ms
+        last = request.items[-1] if request.items else None
+        if after_ms is None or not request.voice or plan.complete or not (
+                isinstance(last, Message) and last.role == "user" and last.text.strip()):
+            return False
+        pending = self.engine.pending_s(plan.prompt)
+        return pending is not None and pending * 1000 > after_ms
+
     def _plan(self, request: LLMRequest) -> tuple[list[Tool], Plan]:
         """The tools shown to the model for ``request``, and the plan of its reply (on a planning thread)."""
         offered = self.planner.shown_tools(request)
         return offered, self.planner.plan(request, offered)
+
+
+def _chats(request: LLMRequest) -> bool:
+    """Whether ``request`` is small talk, which gets no phrase before it ("Let me see." before "I'm fine" would be
+    odd) and may be answered without the tools: only small talk in the user's last words, ``tool_choice``
+    ``"auto"``."""
+    return request.tool_choice == "auto" and is_small_talk(request.last_user_text)
 
 
 def _closed_error() -> LLMError:

@@ -45,7 +45,6 @@ from voxcall.llm.base import (
     LLMError,
     LLMEvent,
     LLMRequest,
-    Message,
     Usage,
     computes_here,
     warm,
@@ -73,7 +72,7 @@ def route(request: LLMRequest) -> Route:
         return Route.THINKER
     if request.items and isinstance(request.items[-1], FunctionOutputItem):
         return Route.TALKER
-    said = _last_words(request)
+    said = request.last_user_text
     return Route.TALKER if not said.strip() or is_small_talk(said) else Route.THINKER
 
 
@@ -171,7 +170,7 @@ class Duet:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Item] = asyncio.Queue()
         pump = asyncio.ensure_future(_pump(self.thinker.stream(request), queue))
-        said = _last_words(request)
+        said = request.last_user_text
         deadline = loop.time() + self.options.deadline_s
         acknowledge_at = loop.time() + self.options.acknowledge_after_s
         acknowledged = False
@@ -222,8 +221,3 @@ async def _pump(events: AsyncGenerator[LLMEvent, None], queue: asyncio.Queue[Ite
 def spoken(request: LLMRequest) -> LLMRequest:
     """``request`` as the talker gets it: without the tools (the thinker holds them)."""
     return replace(request, tools=[], tool_choice="none")
-
-
-def _last_words(request: LLMRequest) -> str:
-    return next((item.text for item in reversed(request.items) if isinstance(item, Message) and item.role == "user"),
-                "")

@@ -66,6 +66,10 @@ class Engine(Protocol):
         """Evaluate ``tokens`` ahead of a prompt that begins with them; give way to any reply that starts."""
         ...
 
+    def pending_s(self, prompt: list[int]) -> float | None:
+        """About how many seconds the model will read before it answers after ``prompt`` (None: no idea yet)."""
+        ...
+
     async def aclose(self) -> None:
         """Stop every generation and free the model (or the connection)."""
         ...

@@ -33,7 +33,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 from voxcall.config import LocalModelSettings
-from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
+from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest
 from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
@@ -74,7 +74,9 @@ class ReplyOptions:
     user's last words (see :mod:`voxcall.llm.local.grammar`). ``optional_share`` is the share of the probability
     a comma needs for a call to take an optional argument (:mod:`voxcall.llm.local.optional`; None: sampling
     decides). ``compute`` answers arithmetic the user asks for,
-    when no tool is evident for it, with the result worked out (:mod:`voxcall.llm.local.arithmetic`)."""
+    when no tool is evident for it, with the result worked out (:mod:`voxcall.llm.local.arithmetic`).
+    ``acknowledge_after_ms``: a spoken reply whose prompt the engine needs longer than this to read opens with an
+    acknowledgement (see :class:`~voxcall.llm.local.backend.LocalBackend`; None: never)."""
 
     temperature: float = 0.0
     max_output_tokens: int = 256
@@ -88,6 +90,7 @@ class ReplyOptions:
     copy_strings: bool = True
     optional_share: float | None = OPTIONAL_SHARE
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
+    acknowledge_after_ms: int | None = LOCAL_DEFAULTS.acknowledge_after_ms
     own_format: bool = True
     """Calls in the tool format the model's chat template declares, when it declares one (False: ``<code>``
     calls whatever the template says; Qwen2.5-Coder-0.5B calls better so, see :mod:`voxcall.llm.catalog`)."""
@@ -160,7 +163,7 @@ class Planner:
             log.info("the tool demonstrations are left out: the instructions, tools and latest turn leave no "
                      "room for them in the model's context (%d tokens)", n_ctx)
         prompt = fitted.tokens
-        said = _last_user_text(request) if options.copy_strings else ""
+        said = request.last_user_text if options.copy_strings else ""
         callable_tools = evident or offered
         grammar = self._calls_grammar(callable_tools, said) if offered and options.grammar else None
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request)
@@ -202,7 +205,7 @@ class Planner:
         if self.options.max_prompt_tools is None:
             return offered
         key = tuple(tool.name for tool in offered)
-        shown = most_relevant(_last_user_text(request), offered, self.options.max_prompt_tools,
+        shown = most_relevant(request.last_user_text, offered, self.options.max_prompt_tools,
                               keep=self._shown.get(key, ()))
         with self._shown_lock:
             self._shown[key] = {tool.name for tool in shown}
@@ -228,7 +231,7 @@ class Planner:
         "" when the words ask for none, or the reply follows tool results."""
         if not self.options.compute or _follows_results(request):
             return ""
-        return computed(_last_user_text(request)) or ""
+        return computed(request.last_user_text) or ""
 
     def _call_threshold(self, request: LLMRequest) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
@@ -250,7 +253,7 @@ class Planner:
         options = self.options
         if not options.call_evidence or options.call_threshold is None or _follows_results(request):
             return []
-        said = _last_user_text(request)
+        said = request.last_user_text
         return [tool for tool in offered if relevance(said, tool).evident]
 
     def _calls_grammar(self, offered: list[Tool], said: str) -> str:
@@ -285,12 +288,6 @@ def _with_optional(tools: list[Tool]) -> bool:
 def _follows_results(request: LLMRequest) -> bool:
     """Whether the reply answers tool results (the conversation ends with one)."""
     return bool(request.items) and isinstance(request.items[-1], FunctionOutputItem)
-
-
-def _last_user_text(request: LLMRequest) -> str:
-    """The words of the conversation's last user message ("" when there is none)."""
-    return next((item.text for item in reversed(request.items)
-                 if isinstance(item, Message) and item.role == "user"), "")
 
 
 def _offered_tools(request: LLMRequest) -> list[Tool]:

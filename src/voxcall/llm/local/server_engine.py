@@ -78,6 +78,7 @@ class ServerEngine:
         self._client = client
         self._chunk_s = warm_chunk_s
         self._chunk = FIRST_WARM_CHUNK  # tokens of the next warm chunk, from the last chunk's speed
+        self._speed: float | None = None  # prompt tokens a second, as the last warm that evaluated enough measured
         self._on_close = on_close
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
         self._sent = SentPrompts(sole_cached_slot=sole_cached_slot)
@@ -108,7 +109,8 @@ class ServerEngine:
         than what a slot holds would cut the slot to it). Each chunk that evaluated sets the next one's size from
         its speed."""
         if self._chunk_s is None:
-            await _complete(self._client, {"prompt": tokens, "n_predict": 0})
+            self._measure(await _complete(self._client, {"prompt": tokens, "n_predict": 0}))
+            self._sent.add(tokens)
             return
         end = self._sent.longest(tokens)
         while end < len(tokens) - 1:  # the last token is evaluated again by the request that follows anyway
@@ -116,9 +118,24 @@ class ServerEngine:
             await _reach(self._client, self._sent, tokens[:end])
             answer = await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0})
             self._sent.add(tokens[:end])
-            timings = answer.get("timings") or {}
-            if int(timings.get("prompt_n", 0)) >= MIN_WARM_CHUNK:
-                speed = float(timings.get("prompt_per_second") or 0.0)
+            self._measure(answer)
+
+    def pending_s(self, prompt: list[int]) -> float | None:
+        """About how long the server will read before it answers after ``prompt``: the tokens of it that no prompt
+        sent before began with, at the speed warms measured (None before any did). Replies of other sessions the
+        server may have to finish first are not counted."""
+        if self._speed is None:
+            return None
+        return (len(prompt) - self._sent.longest(prompt)) / self._speed
+
+    def _measure(self, answer: dict[str, Any]) -> None:
+        """Note the server's prompt speed from a warm's ``answer``, when it evaluated enough tokens to tell (a
+        prefix it held already is not evaluated again), and size the next warm chunk by it."""
+        timings = answer.get("timings") or {}
+        speed = float(timings.get("prompt_per_second") or 0.0)
+        if int(timings.get("prompt_n", 0)) >= MIN_WARM_CHUNK and speed > 0:
+            self._speed = speed
+            if self._chunk_s is not None:
                 self._chunk = max(MIN_WARM_CHUNK, int(speed * self._chunk_s))
 
     async def aclose(self) -> None:
