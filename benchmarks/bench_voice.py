@@ -136,11 +136,16 @@ def live_off_config(folder: Path) -> Path:
 
 # --- one session ---------------------------------------------------------------------------------------------------
 
-def session_tools(rng: random.Random) -> list[dict[str, Any]]:
-    """3–4 client tools with names, descriptions and schemas no other session uses."""
+def session_tools(rng: random.Random, including: str | None = None) -> list[dict[str, Any]]:
+    """3–4 client tools with names, descriptions and schemas no other session uses; ``including`` the template of
+    that base name (in a random place among them)."""
     token = secrets.token_hex(3)
     tools = []
-    for name, description, params in rng.sample(TOOL_TEMPLATES, rng.randint(3, 4)):
+    count = rng.randint(3, 4)
+    chosen = [t for t in TOOL_TEMPLATES if t[0] == including]
+    chosen += rng.sample([t for t in TOOL_TEMPLATES if t[0] != including], count - len(chosen))
+    rng.shuffle(chosen)
+    for name, description, params in chosen:
         properties: dict[str, Any] = {key: {"type": kind, "description": f"the {key.replace('_', ' ')}"}
                                       for key, kind in params.items()}
         properties[f"note_{token}"] = {"type": "string", "description": f"optional note for desk {token}"}

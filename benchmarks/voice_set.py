@@ -60,6 +60,17 @@ REQUESTS = [
 ]
 """Everyday requests; each is said in a fresh session."""
 
+TOOL_REQUESTS = {
+    "lookup_order": "What is the status of order 4512?",
+    "set_reminder": "Remind me to call my mother in ten minutes.",
+    "check_stock": "Is the blue kettle in stock at the Main Street store?",
+    "book_table": "Book a table for four people at Luigi's.",
+    "convert_currency": "Convert fifty dollars to euros.",
+    "find_recipe": "Find me a recipe with chicken and rice.",
+    "send_message": "Send a text to Anna saying I'm running late.",
+}
+"""A spoken request for each client tool ``bench_voice.TOOL_TEMPLATES`` declares, by the tool's base name."""
+
 PAUSED = [
     ("Set a timer for", "ten minutes."),
     ("Remind me to buy", "milk and bread."),
