@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx2 as httpx
@@ -14,7 +15,7 @@ import websockets
 from tests.core.hearing.test_heard_audio import CountingSTT, fake_voice, tone
 from tests.servers import SCRIPT, WEATHER_TOOL, Server, ServerFactory
 from voxcall.config import ServerSettings
-from voxcall.llm import ScriptedBackend
+from voxcall.llm import Done, LLMEvent, LLMRequest, ScriptedBackend, TextDelta, Usage
 from voxcall.realtime.server_events import check_server_event
 
 
@@ -201,6 +202,43 @@ async def test_metrics_need_a_key_when_keys_are_configured(make_server: ServerFa
         assert (await http.get(url)).status_code == 401
         assert (await http.get(url, headers={"Authorization": "Bearer nope"})).status_code == 401
         assert (await http.get(url, headers={"Authorization": "Bearer k1"})).status_code == 200
+
+
+class SlowModel:
+    """A backend that says a filler at once ("Let me see.", as a local model not ready yet does) and its own words
+    :data:`READ_S` later."""
+
+    READ_S = 0.3
+    name = "slow"
+
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        del request
+        yield TextDelta("Let me see. ", filler=True)
+        await asyncio.sleep(self.READ_S)
+        yield TextDelta("Paris.")
+        yield Usage(10, 2)
+        yield Done("stop")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_filler_is_not_the_models_first_token(make_server: ServerFactory) -> None:
+    """The response says the filler, but its timing (and the metrics, the traces) count the model's first words."""
+    server = await make_server(SlowModel())
+    async with server.client().realtime.connect(model="voxcall-test") as conn:
+        await conn.conversation.item.create(item={"type": "message", "role": "user",
+                                                  "content": [{"type": "input_text", "text": "capital?"}]})
+        await conn.response.create()
+        text = ""
+        async for ev in conn:
+            if ev.type == "response.output_text.delta":
+                text += ev.delta
+            elif ev.type == "voxcall.response.timing":
+                timing: Any = ev
+                break
+    assert text == "Let me see. Paris."
+    assert timing.timings_ms["llm_first_token"] >= SlowModel.READ_S * 1000
 
 
 async def test_every_response_is_followed_by_its_timing(make_server: ServerFactory) -> None:

@@ -252,8 +252,9 @@ async def test_a_spoken_reply_the_server_is_not_ready_for_opens_with_an_acknowle
     server.replies.extend([decision((word, 0.9)), streamed(" may.")])
     events = await collect(backend.stream(request))
     await backend.aclose()
-    texts = [e.text for e in events if isinstance(e, TextDelta)]
-    assert (texts[0] == "Let me see. ") is acknowledged
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert (deltas[0] == TextDelta("Let me see. ", filler=True)) is acknowledged  # a filler: not the model's words
+    texts = [e.text for e in deltas]
     assert texts[-2:] == ["It", " may."]  # the model's reply follows, whole
 
 

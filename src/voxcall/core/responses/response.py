@@ -245,7 +245,7 @@ class ResponseRun:
         return finish
 
     async def _handle(self, ev: LLMEvent) -> None:
-        if isinstance(ev, ToolCallStart | ToolCall) or (isinstance(ev, TextDelta) and ev.text):
+        if isinstance(ev, ToolCallStart | ToolCall) or (isinstance(ev, TextDelta) and ev.text and not ev.filler):
             self._llm.first_token(at=self.timing.token())
         if isinstance(ev, TextDelta):
             await self._text(unicode_text(ev.text))

@@ -69,7 +69,7 @@ class LocalBackend:
         offered, plan = await loop.run_in_executor(self._planning, self._plan, request)
         if self._late(request, plan):
             if not _chats(request):
-                yield TextDelta(thinking(None, request.last_user_text, next(self._phrases_said)) + " ")
+                yield TextDelta(thinking(None, request.last_user_text, next(self._phrases_said)) + " ", filler=True)
             elif request.tools:  # it needs none: answered from the prompt without them, read long ago
                 offered, plan = await loop.run_in_executor(self._planning, self._plan, spoken(request))
         if self._closed:  # closed while the request was planned

@@ -182,7 +182,7 @@ class Duet:
                 except TimeoutError:
                     if loop.time() < deadline and not acknowledged:
                         acknowledged = True
-                        yield TextDelta(self._acknowledge(said) + " ")
+                        yield TextDelta(self._acknowledge(said) + " ", filler=True)
                         continue
                     yield TextDelta(self._fallback(said))
                     yield Usage(0, 0)

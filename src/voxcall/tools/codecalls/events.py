@@ -9,9 +9,11 @@ from voxcall.tools.calls import ToolCall
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """Text outside any call block: safe to show and to speak."""
+    """Text outside any call block: safe to show and to speak. ``filler``: words a backend says while the model is
+    not ready ("Let me see."), not the model's: a response's timing does not count them as its first token."""
 
     text: str
+    filler: bool = False
 
 
 @dataclass(frozen=True, slots=True)
