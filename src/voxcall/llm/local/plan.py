@@ -75,8 +75,9 @@ class ReplyOptions:
     a comma needs for a call to take an optional argument (:mod:`voxcall.llm.local.optional`; None: sampling
     decides). ``compute`` answers arithmetic the user asks for,
     when no tool is evident for it, with the result worked out (:mod:`voxcall.llm.local.arithmetic`).
-    ``acknowledge_after_ms``: a spoken reply whose prompt the engine needs longer than this to read opens with an
-    acknowledgement (see :class:`~voxcall.llm.local.backend.LocalBackend`; None: never)."""
+    ``acknowledge_after_ms``: a spoken reply whose prompt the engine needs longer than this to read opens with a
+    short phrase, and small talk is answered without the tools (see :class:`~voxcall.llm.local.backend.LocalBackend`;
+    None: neither)."""
 
     temperature: float = 0.0
     max_output_tokens: int = 256

@@ -30,7 +30,8 @@ whose two cores are all the machine has, warms in chunks of about a second, and 
 stops every warm after the chunk under way: the server notices a closed request only about once a second and
 evaluates a whole prompt once it has it (a cancelled 2,500-token warm held the next request for 2.3 s on two busy
 cores), so a warm sent whole would hold the reply that comes while it runs. What a warm evaluated stays in the
-slot for the reply (or a later one) to reuse.
+slot for the reply (or a later one) to reuse. The warms also measure the server's prompt speed, from which
+:meth:`ServerEngine.pending_s` tells how long a prompt still has to be read.
 """
 
 from __future__ import annotations
