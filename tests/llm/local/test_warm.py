@@ -116,7 +116,8 @@ async def test_a_cancelled_warm_leaves_the_backend_correct(backend: LlamaCppBack
 
 async def test_a_stream_stops_a_running_warm_after_its_chunk(backend: LlamaCppBackend,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backend.engine, "_chunk", server_engine.MIN_WARM_CHUNK)  # small chunks: many of them
+    monkeypatch.setattr(backend.engine, "_chunk_s", 0.0)  # chunks of MIN_WARM_CHUNK tokens: many of them
+    monkeypatch.setattr(backend.engine, "_speed", 1.0)
     before, after = conversation([], turns=12, voice=False)
     prefix = len(backend.planner.prefix(before))
     log: list[str | LLMEvent] = []

@@ -78,7 +78,6 @@ class ServerEngine:
         self.n_ctx = n_ctx
         self._client = client
         self._chunk_s = warm_chunk_s
-        self._chunk = FIRST_WARM_CHUNK  # tokens of the next warm chunk, from the last chunk's speed
         self._speed: float | None = None  # prompt tokens a second, as the last warm that evaluated enough measured
         self._on_close = on_close
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
@@ -115,7 +114,7 @@ class ServerEngine:
             return
         end = self._sent.longest(tokens)
         while end < len(tokens) - 1:  # the last token is evaluated again by the request that follows anyway
-            end = min(len(tokens), end + self._chunk)
+            end = min(len(tokens), end + self._chunk())
             await _reach(self._client, self._sent, tokens[:end])
             answer = await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0})
             self._sent.add(tokens[:end])
@@ -131,13 +130,18 @@ class ServerEngine:
 
     def _measure(self, answer: dict[str, Any]) -> None:
         """Note the server's prompt speed from a warm's ``answer``, when it evaluated enough tokens to tell (a
-        prefix it held already is not evaluated again), and size the next warm chunk by it."""
+        prefix it held already is not evaluated again): the next warm chunk is sized by it."""
         timings = answer.get("timings") or {}
         speed = float(timings.get("prompt_per_second") or 0.0)
         if int(timings.get("prompt_n", 0)) >= MIN_WARM_CHUNK and speed > 0:
             self._speed = speed
-            if self._chunk_s is not None:
-                self._chunk = max(MIN_WARM_CHUNK, int(speed * self._chunk_s))
+
+    def _chunk(self) -> int:
+        """Tokens of the next warm chunk: about ``warm_chunk_s`` of them at the speed measured last
+        (:data:`FIRST_WARM_CHUNK` before any was)."""
+        if self._speed is None or self._chunk_s is None:
+            return FIRST_WARM_CHUNK
+        return max(MIN_WARM_CHUNK, int(self._speed * self._chunk_s))
 
     async def aclose(self) -> None:
         """Stop the warms, close the connections to the server, then run ``on_close``."""
