@@ -7,8 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 class LocalModelSettings(BaseModel):
     """The ``local:`` section: how the local model runs and decides (the ``llamacpp`` and ``llama-server``
-    backends; ``llama-server`` sets its own context size, slots, threads and cache, so only the last two apply to
-    it)."""
+    backends; ``llama-server`` sets its own context size, slots, threads and cache, so only the decisions from
+    ``max_prompt_tools`` on apply to it)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -28,6 +28,10 @@ class LocalModelSettings(BaseModel):
     call_threshold: float | None = Field(default=0.5, ge=0, le=1)
     """Probability of opening a call that makes a reply a call when the model may choose (None: plain sampling
     decides, which calls tools on small talk far more often)."""
+    copy_strings: bool = True
+    """Whether a call's plain string and number arguments must be the user's words: a tiny model then cannot invent
+    values, and every catalog model keeps the Chinese words it was given (False: a larger model may complete or
+    translate them, "Boston" → "Boston, MA", 厨房 → "kitchen"; see the README for the figures)."""
     acknowledge_after_ms: int | None = Field(default=300, ge=0, le=60_000)
     """A spoken reply whose prompt the model still has more than this to read (a session's first turn with tools of
     its own, when the user stopped before their warm was done) opens with a short phrase in the user's language

@@ -92,7 +92,7 @@ def local_options(model: str | None, local: LocalModelSettings | None = None) ->
     entry = entry_for(model)
     settings = local or LocalModelSettings()
     return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
-                        acknowledge_after_ms=settings.acknowledge_after_ms,
+                        acknowledge_after_ms=settings.acknowledge_after_ms, copy_strings=settings.copy_strings,
                         own_format=entry is None or entry.tool_syntax == "template")
 
 
@@ -126,8 +126,8 @@ def create_backend(
     cannot honour, or a missing model; ``LLMError`` when a local model cannot be loaded. ``media`` is what the
     model takes besides text (images for the OpenAI kinds, audio for ``"openai-chat"``); the in-process kinds take
     text only and refuse any. ``local`` is how the llama.cpp kinds run and decide (the ``local:`` settings; None:
-    their defaults; ``"llama-server"`` takes the tools shown and the call threshold, the server has its own
-    context, threads and cache).
+    their defaults; ``"llama-server"`` takes the decisions: the tools shown, the call threshold, the phrase when late
+    and the copying; the server has its own context, threads and cache).
     """
     if tool_format not in (None, "native", "code"):
         raise ValueError(f"unknown tool format {tool_format!r}; expected 'native' or 'code'")

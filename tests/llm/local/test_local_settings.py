@@ -8,18 +8,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.llm.local.test_llama_server import WEATHER
 from tests.requirements import require_smollm2
 from voxcall.config import ConfigError, LocalModelSettings, ServerSettings
-from voxcall.llm import LlamaCppBackend
+from voxcall.llm import LlamaCppBackend, LLMRequest, Message
 from voxcall.server import build_backend
 
 require_smollm2()
+
+BOSTON = LLMRequest(items=[Message("user", "Weather in Boston")], tools=[WEATHER])
 
 
 def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> None:
     config = tmp_path / "voxcall.yaml"
     config.write_text("llm: llamacpp\nlocal:\n  n_ctx: 1024\n  threads: 1\n  state_cache_bytes: 0\n"
-                      "  max_prompt_tools: 3\n  call_threshold: 0.7\n  acknowledge_after_ms: null\n", encoding="utf-8")
+                      "  max_prompt_tools: 3\n  call_threshold: 0.7\n  acknowledge_after_ms: null\n"
+                      "  copy_strings: false\n",
+                      encoding="utf-8")
     backend = build_backend(ServerSettings.load(config))
     try:
         assert isinstance(backend, LlamaCppBackend)
@@ -27,6 +32,9 @@ def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> 
         assert (backend.server.options.threads, backend.server.options.cache_mib) == (1, 0)
         options = backend.planner.options
         assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (3, 0.7, None)
+        assert options.copy_strings is False
+        plan = backend.planner.plan(BOSTON, [WEATHER])  # the city is any string, not only the words said
+        assert plan.call_grammar is not None and "said-enum" not in plan.call_grammar
     finally:
         asyncio.run(backend.aclose())
 
@@ -43,6 +51,10 @@ def test_without_the_section_the_settings_defaults_apply() -> None:
         options = backend.planner.options
         assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (
             defaults.max_prompt_tools, defaults.call_threshold, defaults.acknowledge_after_ms)
+        assert options.copy_strings is defaults.copy_strings is True
+        plan = backend.planner.plan(BOSTON, [WEATHER])
+        assert plan.call_grammar is not None and "said-enum" in plan.call_grammar  # the city is a span of the words
+        assert "\"'Boston'\"" in plan.call_grammar
     finally:
         asyncio.run(backend.aclose())
 

@@ -88,7 +88,7 @@ class ReplyOptions:
     call_evidence: bool = True
     relay: bool = True
     compute: bool = True
-    copy_strings: bool = True
+    copy_strings: bool = LOCAL_DEFAULTS.copy_strings
     optional_share: float | None = OPTIONAL_SHARE
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     acknowledge_after_ms: int | None = LOCAL_DEFAULTS.acknowledge_after_ms
