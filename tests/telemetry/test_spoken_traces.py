@@ -7,6 +7,7 @@ ledger move (and ``acknowledged``), and each result's time to the next audio is 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,9 @@ def voice(speech_models: None) -> Voice:
 
 
 def spoken(voice: Voice, text: str) -> bytes:
-    """``text`` said by Piper, with silence before and after (enough for the turn detector), as 24 kHz PCM16."""
-    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    """``text`` said by Piper, with silence before and after (enough for the turn detector), as 24 kHz PCM16: the
+    same audio every run (Whisper heard the varying voice as "twelve times eight" once in eight runs)."""
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text, steady=True)])
     pcm = resample(pcm, voice.tts.sample_rate, PCM24K.rate)
     silence = lambda s: np.zeros(int(PCM24K.rate * s), np.int16)  # noqa: E731
     return base64.b64decode(encode_audio(np.concatenate([silence(0.3), pcm, silence(1.2)]), PCM24K))
@@ -107,8 +109,9 @@ async def test_a_spoken_question_answered_with_a_server_tool_and_a_slow_tool_ack
     step = PCM24K.rate * CHUNK_MS // 1000 * 2
     async with Server(settings, ScriptedBackend(SCRIPT), voice=voice, tracing=tracing) as server:
         async with server.client().realtime.connect(model="m") as conn:
-            for i in range(0, len(audio), step):
+            for i in range(0, len(audio), step):  # in real time, as the server's clock of the speech's end assumes
                 await conn.input_audio_buffer.append(audio=base64.b64encode(audio[i:i + step]).decode())
+                await asyncio.sleep(CHUNK_MS / 1000)
             calculated = (await until_done(conn))[-1].response  # the server answers the speech itself
             await conn.conversation.item.create(item={"type": "message", "role": "user", "content": [
                 {"type": "input_text", "text": "and the forecast?"}]})
