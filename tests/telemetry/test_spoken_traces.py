@@ -64,7 +64,7 @@ def voice(speech_models: None) -> Voice:
 
 def spoken(voice: Voice, text: str) -> bytes:
     """``text`` said by Piper, with silence before and after (enough for the turn detector), as 24 kHz PCM16: the
-    same audio every run (Whisper heard the varying voice as "twelve times eight" once in eight runs)."""
+    same audio every run (Whisper once heard the varying voice as "twelve times eight")."""
     pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text, steady=True)])
     pcm = resample(pcm, voice.tts.sample_rate, PCM24K.rate)
     silence = lambda s: np.zeros(int(PCM24K.rate * s), np.int16)  # noqa: E731
