@@ -42,8 +42,9 @@ def voice() -> Voice:
 
 
 def spoken(voice: Voice, text: str, rate: int, *, tail_s: float = 1.2) -> np.ndarray:  # type: ignore[type-arg]
-    """``text`` said by Piper at ``rate``, with silence before and after."""
-    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    """``text`` said by Piper at ``rate``, with silence before and after, in its steady voice (the same samples each
+    run: its varying renderings of "What is the weather in Paris?" at 8 kHz μ-law were now and then heard wrong)."""
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text, steady=True)])
     pcm = resample(pcm, voice.tts.sample_rate, rate)
     return np.concatenate([np.zeros(rate * 3 // 10, np.int16), pcm, np.zeros(int(rate * tail_s), np.int16)])
 
