@@ -49,20 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_local_tools import (
-    PLAIN_REQUESTS,
-    TOOL_REQUESTS,
-    TOOLS,
-    Backend,
-    Outcome,
-    add_backend_options,
-    ask,
-    describe,
-    leaks,
-    make_backend,
-    matches,
-    model_name,
-)
+from bench_local_tools import PLAIN_REQUESTS, TOOL_REQUESTS, TOOLS, Outcome, ask, leaks, matches
+from local_variant import Backend, add_backend_options, describe, make_backend, model_name
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
 from voxcall.llm.local.grammar import spans

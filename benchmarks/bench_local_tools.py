@@ -16,6 +16,7 @@ forms), and requests that need none. Prints:
 
     python benchmarks/bench_local_tools.py [--limit N] [--model NAME|PATH] [--models A,B] [--call-threshold P|none]
                                            [--no-demos] [--follow-up-demo] [--no-grammar] [--text] [-v]
+                                           [--unrelated model|on|off] [more: local_variant.py]
 
 ``--models smollm2-135m,qwen2.5-coder-0.5b`` runs every request with each model in turn and ends with their figures
 side by side. ``--limit N`` keeps the first N requests of each kind (no Chinese ones), for quick iterations. A
@@ -33,6 +34,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from local_variant import Backend, add_backend_options, describe, make_backend, model_name, replace_model
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import (
     ChatItem,
@@ -46,18 +48,11 @@ from voxcall.llm import (
     ToolCall,
     ToolCallStart,
     Usage,
-    catalog,
-    local_options,
 )
-from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, LocalBackend, ReplyOptions
-from voxcall.llm.local.duet import Duet
 from voxcall.tools import Tool
 from voxcall.tools.builtin.calculator import calculator
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-Backend = LocalBackend | Duet
-"""What a benchmark runs: one local model, or a talker with a thinker."""
 
 TARGET_CORRECT = 0.90
 TARGET_FALSE = 0.05
@@ -404,73 +399,6 @@ def _verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
 
-def _threshold(text: str) -> float | None:
-    return None if text.lower() == "none" else float(text)
-
-
-def add_backend_options(parser: argparse.ArgumentParser) -> None:
-    """The options that choose the backend's variant (shared with ``bench_bfcl``)."""
-    parser.add_argument("--model", default=None, help="a catalog name (voxcall models) or a GGUF file (default: "
-                        "the catalog's default); a catalog model in its measured tool syntax")
-    parser.add_argument("--call-threshold", type=_threshold, default=ReplyOptions().call_threshold,
-                        help="probability of opening a call needed to call (none: the sampled token decides)")
-    parser.add_argument("--no-demos", action="store_true", help="no demonstration turns")
-    parser.add_argument("--follow-up-demo", action="store_true", help="end the demonstrations with a relayed result")
-    parser.add_argument("--no-grammar", action="store_true", help="no grammar-constrained decoding")
-    parser.add_argument("--text", action="store_true", help="text prompts instead of voice prompts")
-    parser.add_argument("--instructions", action="store_true",
-                        help="requests carry the server's default instructions (as sessions that set none do)")
-    parser.add_argument("--no-evidence", action="store_true", help="the call decision ignores the request's words")
-    parser.add_argument("--no-relay", action="store_true", help="follow-ups are the model's, not the results")
-    parser.add_argument("--no-copy", action="store_true", help="string arguments need not be the user's words")
-    parser.add_argument("--max-prompt-tools", type=int, default=ReplyOptions().max_prompt_tools,
-                        help="tools shown to the model, the most relevant first (0: all)")
-    parser.add_argument("--llama-server", metavar="URL", default=None,
-                        help="run the model on llama.cpp's server at URL (started with the same --model)")
-    parser.add_argument("--thinker", default=None, help="a thinker model (catalog name or GGUF): --model talks, "
-                        "it decides (voxcall.llm.local.duet)")
-
-
-def make_backend(args: argparse.Namespace) -> Backend:
-    """The backend the options of :func:`add_backend_options` describe: in process, or on ``--llama-server``; with
-    ``--thinker``, that model deciding behind ``--model``'s voice."""
-    options = ReplyOptions(
-        call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
-        grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
-        copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None,
-        acknowledge_after_ms=None)  # the model's first event is timed here, not an acknowledgement before it
-    path = catalog.resolve(args.model)
-    if args.llama_server:
-        return LlamaServerBackend(args.llama_server, path,
-                                  options=replace(options, own_format=local_options(args.model).own_format))
-    talker = LlamaCppBackend(path, options=replace(options, own_format=local_options(args.model).own_format))
-    if not args.thinker:
-        return talker
-    thinker = LlamaCppBackend(catalog.resolve(args.thinker),
-                              options=replace(options, own_format=local_options(args.thinker).own_format))
-    return Duet(talker, thinker, acknowledge=lambda said: "One moment.", fallback=lambda said: "Sorry.")
-
-
-def model_name(backend: object) -> str:
-    """The model file(s) ``backend`` runs."""
-    if isinstance(backend, Duet):
-        return f"{model_name(backend.talker)} + thinker {model_name(backend.thinker)}"
-    path = getattr(backend, "model_path", None)
-    return str(path.name) if path is not None else str(getattr(backend, "name", "?"))
-
-
-def describe(args: argparse.Namespace) -> str:
-    """The variant the options of :func:`add_backend_options` choose, in words."""
-    threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
-    return ", ".join([f"call when p(call) {threshold}",
-                      *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
-                                        ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
-                                        ("relay", not args.no_relay), ("copied strings", not args.no_copy)) if on),
-                      f"tools shown: {args.max_prompt_tools or 'all'}",
-                      "default instructions" if args.instructions else "no instructions",
-                      f"on llama-server {args.llama_server}" if args.llama_server else "in process"])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
@@ -491,11 +419,6 @@ def main() -> None:
     print(f"{'':24}" + "".join(f"{name:>32}" for name in names))
     for key in figures[names[0]]:
         print(f"{key:24}" + "".join(f"{figures[name][key]:>32}" for name in names))
-
-
-def replace_model(args: argparse.Namespace, model: str) -> argparse.Namespace:
-    """``args`` with ``--model`` set to ``model``."""
-    return argparse.Namespace(**{**vars(args), "model": model})
 
 
 if __name__ == "__main__":

@@ -27,7 +27,9 @@ class LocalModelSettings(BaseModel):
     """Tools shown to the model: with more offered, the most relevant to the user's words (None: all)."""
     call_threshold: float | None = Field(default=0.5, ge=0, le=1)
     """Probability of opening a call that makes a reply a call when the model may choose (None: plain sampling
-    decides, which calls tools on small talk far more often)."""
+    decides, which calls tools on small talk far more often). Words that share none with any tool need at least
+    :data:`~voxcall.llm.local.plan.UNRELATED_CALL_THRESHOLD`, for every model whose catalog entry does not say
+    otherwise (:func:`voxcall.llm.local_options`)."""
     copy_strings: bool = True
     """Whether a call's plain string and number arguments must be the user's words: a tiny model then cannot invent
     values, and every catalog model keeps the Chinese words it was given (False: a larger model may complete or

@@ -41,6 +41,7 @@ from voxcall.llm.catalog import ModelError, entry_for
 from voxcall.llm.catalog import resolve as resolve_model
 from voxcall.llm.code_format import CodeFormatBackend
 from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, ReplyOptions
+from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.llm.openai_responses import OpenAIResponsesBackend
@@ -87,13 +88,15 @@ def local_model_available(model: str | Path | None = None) -> bool:
 
 def local_options(model: str | None, local: LocalModelSettings | None = None) -> ReplyOptions:
     """How the local path plans replies for ``model`` with the ``local:`` settings (None: their defaults): a
-    catalog model in the tool syntax its entry names (chosen by measurement), any other model in the format its
-    chat template declares."""
+    catalog model in the tool syntax its entry names and with the threshold for unrelated words its entry asks for
+    (both chosen by measurement), any other model in the format its chat template declares, with that threshold."""
     entry = entry_for(model)
     settings = local or LocalModelSettings()
     return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
                         acknowledge_after_ms=settings.acknowledge_after_ms, copy_strings=settings.copy_strings,
-                        own_format=entry is None or entry.tool_syntax == "template")
+                        own_format=entry is None or entry.tool_syntax == "template",
+                        unrelated_threshold=None if entry is not None and not entry.weighs_unrelated
+                        else UNRELATED_CALL_THRESHOLD)
 
 
 def create_backend(

@@ -29,6 +29,7 @@ from voxcall.llm import (
     create_backend,
 )
 from voxcall.llm.local.optional import CANDIDATES
+from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD, ReplyOptions
 from voxcall.tools import Tool
 
 SMOLLM2 = require_smollm2()
@@ -87,6 +88,8 @@ def completions(server: FakeServer) -> list[dict[str, Any]]:
 WEATHER = Tool("get_weather", "Get the weather forecast for a city.",
                {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
 SMALL_TALK = LLMRequest(items=[Message("user", "How are you today?")], tools=[WEATHER])
+FORECAST = LLMRequest(items=[Message("user", "What does the forecast say?")], tools=[WEATHER])
+"""Words that share one with the tool ("forecast") but hold no city: the opener's probability decides."""
 
 
 async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(server: FakeServer) -> None:
@@ -95,7 +98,7 @@ async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(
     word = backend.planner.vocabulary.tokenize("Hello")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2), cached=12),
                            streamed("get_weather(city='Oslo')", "</code>")])
-    events = await collect(backend.stream(SMALL_TALK))
+    events = await collect(backend.stream(FORECAST))
     opened = backend.planner.vocabulary.tokenize("<code>")
     await backend.aclose()
     calls = [e for e in events if isinstance(e, ToolCall)]
@@ -118,6 +121,22 @@ async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(serve
     first, second = completions(server)
     assert second["prompt"] == first["prompt"] + [word] and "grammar" not in second
     assert events[-1] == Done("stop")
+
+
+async def test_words_unrelated_to_every_tool_need_a_surer_opener(server: FakeServer) -> None:
+    server.replies.extend(facts())
+    backend = await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2,
+                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    word = backend.planner.vocabulary.tokenize("Fine")[0]
+    server.replies.extend([decision((opener, 0.7), (word, 0.2)), streamed(", thanks!")])
+    events = await collect(backend.stream(SMALL_TALK))  # 0.7 would open a call for FORECAST (above)
+    await backend.aclose()
+    assert not [e for e in events if isinstance(e, ToolCall)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Fine, thanks!"
+    first, second = completions(server)
+    assert first["n_predict"] == 1 and second["prompt"] == first["prompt"] + [word]
+    assert [opener, False] in second["logit_bias"]  # nor is a call opened after the first word
 
 
 async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_the_grammar(
@@ -200,7 +219,7 @@ async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decisio
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((word, 0.9), (opener, 0.05)), streamed(".")])
-    await collect(backend.stream(LLMRequest(items=SMALL_TALK.items, tools=[WEATHER], voice=True)))
+    await collect(backend.stream(LLMRequest(items=FORECAST.items, tools=[WEATHER], voice=True)))
     server.replies.append(streamed("get_weather(city='Oslo')</code>"))
     forced = LLMRequest(items=SMALL_TALK.items, tools=[WEATHER], tool_choice="required")
     events = await collect(backend.stream(forced))

@@ -52,6 +52,7 @@ def test_without_the_section_the_settings_defaults_apply() -> None:
         assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (
             defaults.max_prompt_tools, defaults.call_threshold, defaults.acknowledge_after_ms)
         assert options.copy_strings is defaults.copy_strings is True
+        assert options.unrelated_threshold is None  # the default model's catalog entry: its probabilities do not tell
         plan = backend.planner.plan(BOSTON, [WEATHER])
         assert plan.call_grammar is not None and "said-enum" in plan.call_grammar  # the city is a span of the words
         assert "\"'Boston'\"" in plan.call_grammar

@@ -15,7 +15,7 @@ It returns an :class:`Outcome`. What it decides, from the request's :class:`~vox
 - ``tool_choice`` ``"auto"``: the reply opens a call when the tokens that begin one hold at least the plan's call
   threshold of the probability; otherwise its first token is the likeliest that opens none, and words are then
   free; should the opener appear in them, the rest is written under the call grammar, from the prompt and the reply
-  so far;
+  so far (unless the plan allows no ``late_calls``: then no token that begins the opener is sampled at all);
 - a forced call: the plan opened the reply already, and the grammar holds from the first token;
 - when a call could close and the model's likeliest choice there is a comma, the comma is kept only with enough of
   the probability (:mod:`voxcall.llm.local.optional`); otherwise the call is closed and the rest written under
@@ -135,7 +135,7 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
             step = resumed(grammar)
         else:
             first = plan.openers if plan.banned is None else plan.openers | plan.banned
-            step = Run(plan.prompt, plan.max_tokens, None, plan.banned, first)
+            step = Run(plan.prompt, plan.max_tokens, None, plan.banned if plan.late_calls else first, first)
     closed = 0  # the blocks closed so far
     while produced < plan.max_tokens:
         token = yield step

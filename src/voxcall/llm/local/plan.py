@@ -40,7 +40,7 @@ from voxcall.llm.local.grammar import calls_grammar, format_grammar
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
-from voxcall.llm.local.relevance import most_relevant, relevance
+from voxcall.llm.local.relevance import most_relevant, relevance, words
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import CodeCallStream
 from voxcall.tools.codecalls.format_stream import FormatCallStream
@@ -52,6 +52,9 @@ from voxcall.tools.schema import Tool
 log = logging.getLogger(__name__)
 
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
+UNRELATED_CALL_THRESHOLD = 0.9
+"""``"auto"``: the least threshold when the user's words share no content word with any tool shown (see
+:meth:`Planner._unrelated`)."""
 STAND_INS = (Tool("define_word", "Define a word.", {"type": "object", "properties": {"word": {"type": "string"}}}),
              Tool("play_song", "Play a song.", {"type": "object", "properties": {"title": {"type": "string"}}}))
 """Two unrelated tools: where their tools prompts part is where every session's tools begin."""
@@ -89,6 +92,10 @@ class ReplyOptions:
     relay: bool = True
     compute: bool = True
     copy_strings: bool = LOCAL_DEFAULTS.copy_strings
+    unrelated_threshold: float | None = None
+    """The least call threshold for words unrelated to every tool shown (:meth:`Planner._unrelated`; None: such
+    words weigh as any others). The server takes :data:`UNRELATED_CALL_THRESHOLD` for every model but those whose
+    catalog entry says their probabilities do not tell (:func:`voxcall.llm.local_options`)."""
     optional_share: float | None = OPTIONAL_SHARE
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     acknowledge_after_ms: int | None = LOCAL_DEFAULTS.acknowledge_after_ms
@@ -107,6 +114,7 @@ class Plan:
     grammar: str | None  # constrains the reply from its first token (a call is required)
     call_grammar: str | None  # constrains the reply once it opens a call (tool_choice "auto")
     call_threshold: float | None  # with "auto": the probability of opening a call that makes the reply one
+    late_calls: bool  # whether a reply that began with words may still open a call (the opener seen in them)
     opener: str  # what opens a call: ``<code>``, or the model's own format's opener
     openers: Mask  # the tokens that begin a call
     banned: Mask | None  # tokens never sampled outside a grammar: in a spoken reply, backticks (the way into fences)
@@ -167,10 +175,11 @@ class Planner:
         said = request.last_user_text if options.copy_strings else ""
         callable_tools = evident or offered
         grammar = self._calls_grammar(callable_tools, said) if offered and options.grammar else None
-        threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request)
+        unrelated = not evident and self._unrelated(request, offered)
+        threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request, unrelated)
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar,
-                    call_threshold=threshold if offered and not forced else None,
+                    call_threshold=threshold if offered and not forced else None, late_calls=not unrelated,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
                     text_tokens=self.text_tokens, said=said, tools=tuple(callable_tools),
                     optional=self.optional if grammar and _with_optional(callable_tools) else None,
@@ -234,13 +243,30 @@ class Planner:
             return ""
         return computed(request.last_user_text) or ""
 
-    def _call_threshold(self, request: LLMRequest) -> float | None:
+    def _call_threshold(self, request: LLMRequest, unrelated: bool) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
         with words (a tiny model otherwise repeats the call whose result it was just given: SmolLM2-135M did
-        in 4 of 6 follow-ups tried); it may still call a tool once it has said something."""
+        in 4 of 6 follow-ups tried); it may still call a tool once it has said something. For ``unrelated`` words
+        (:meth:`_unrelated`) at least :data:`UNRELATED_CALL_THRESHOLD`."""
         if _follows_results(request):
             return math.inf
-        return self.options.call_threshold
+        threshold, least = self.options.call_threshold, self.options.unrelated_threshold
+        return max(threshold, least) if unrelated and threshold is not None and least is not None else threshold
+
+    def _unrelated(self, request: LLMRequest, offered: list[Tool]) -> bool:
+        """With ``call_evidence``, a threshold and an ``unrelated_threshold``, whether the user's last words share no
+        content word with any of ``offered`` (:class:`~voxcall.llm.local.relevance.Relevance` ``hits``): such a
+        reply needs ``unrelated_threshold`` (:data:`UNRELATED_CALL_THRESHOLD`) to open a call, and one that begins
+        with words opens none later. Qwen2.5-Coder-0.5B gave the opener 0.6-0.9 on BFCL's irrelevance requests
+        ("the subdomains of paypal.com on VirusTotal", only a weather tool offered) and, refused it at the first
+        token, wrote the call after a few words. False if there is nothing to weigh: the reply follows tool
+        results, or the words hold none the lexicon reads (a language it has no table for: "hey do 거실 에어컨 실행"
+        is no less meant for ``ControlAppliance.execute`` for sharing no word with it)."""
+        said, options = request.last_user_text, self.options
+        if (not options.call_evidence or options.call_threshold is None or options.unrelated_threshold is None
+                or not words(said) or _follows_results(request)):
+            return False
+        return not any(relevance(said, tool).hits for tool in offered)
 
     def _evident_tools(self, request: LLMRequest, offered: list[Tool]) -> list[Tool]:
         """With ``call_evidence``, the tools the user's last words plainly ask for

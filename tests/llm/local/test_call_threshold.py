@@ -1,0 +1,86 @@
+"""The probability of opening a call that an ``"auto"`` reply needs (``Plan.call_threshold``): the setting's, none
+for a request that plainly names a tool, a higher one for words that share nothing with any tool (whose reply,
+once it begins with words, opens no call later: ``Plan.late_calls``), infinite right after tool results."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.llm.local.test_llama_server import WEATHER
+from tests.requirements import require_smollm2
+from voxcall.config import LocalModelSettings
+from voxcall.llm import FunctionCallItem, FunctionOutputItem, LLMRequest, Message, local_options
+from voxcall.llm.local.plan import EVIDENT_CALL_THRESHOLD, UNRELATED_CALL_THRESHOLD, Plan, Planner, ReplyOptions
+from voxcall.llm.local.vocabulary import Vocabulary
+
+
+@pytest.fixture(scope="module")
+def vocabulary() -> Vocabulary:
+    return Vocabulary(require_smollm2())
+
+
+def plan(vocabulary: Vocabulary, said: str, **options: object) -> Plan:
+    """The plan for ``said`` offering :data:`WEATHER`, with ``options`` over those the server gives a model that
+    weighs unrelated words."""
+    chosen = {"unrelated_threshold": UNRELATED_CALL_THRESHOLD, **options}
+    planner = Planner(vocabulary, 2048, ReplyOptions(**chosen))  # type: ignore[arg-type]
+    return planner.plan(LLMRequest(items=[Message("user", said)] if said else [], tools=[WEATHER]), [WEATHER])
+
+
+def threshold(vocabulary: Vocabulary, said: str, **options: object) -> float | None:
+    return plan(vocabulary, said, **options).call_threshold
+
+
+def test_related_words_take_the_settings_threshold(vocabulary: Vocabulary) -> None:
+    assert threshold(vocabulary, "What does the forecast say?") == ReplyOptions().call_threshold == 0.5
+    assert ReplyOptions().unrelated_threshold is None  # a backend built without the server's choice
+    assert threshold(vocabulary, "What does the forecast say?", call_threshold=0.7) == 0.7
+
+
+def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabulary) -> None:
+    assert threshold(vocabulary, "What's the weather in Oslo?") == EVIDENT_CALL_THRESHOLD
+
+
+def test_words_unrelated_to_every_tool_need_the_higher_threshold(vocabulary: Vocabulary) -> None:
+    assert UNRELATED_CALL_THRESHOLD > 0.5
+    assert threshold(vocabulary, "Tell me a joke.") == UNRELATED_CALL_THRESHOLD
+    assert threshold(vocabulary, "打开厨房的灯。") == UNRELATED_CALL_THRESHOLD  # 灯: light, no word of the tool's
+    assert threshold(vocabulary, "Tell me a joke.", call_threshold=0.95) == 0.95  # never lowered
+
+
+def test_a_reply_to_unrelated_words_that_begins_with_words_opens_no_call_later(vocabulary: Vocabulary) -> None:
+    assert not plan(vocabulary, "Tell me a joke.").late_calls
+    assert plan(vocabulary, "What does the forecast say?").late_calls
+    assert plan(vocabulary, "Tell me a joke.", call_evidence=False).late_calls
+
+
+def test_without_evidence_words_or_a_threshold_the_setting_stands(vocabulary: Vocabulary) -> None:
+    assert threshold(vocabulary, "Tell me a joke.", call_evidence=False) == 0.5
+    assert threshold(vocabulary, "") == 0.5  # no words: nothing to weigh
+    assert threshold(vocabulary, "거실 에어컨 실행") == 0.5  # none the lexicon reads: nothing to weigh either
+    assert threshold(vocabulary, "给我讲个笑话。") == 0.5  # no gloss for any of these
+    assert threshold(vocabulary, "Tell me a joke.", call_threshold=None) is None  # plain sampling
+
+
+def test_right_after_tool_results_the_reply_begins_with_words(vocabulary: Vocabulary) -> None:
+    planner = Planner(vocabulary, 2048, ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+    request = LLMRequest(items=[Message("user", "Weather in Oslo?"),
+                                FunctionCallItem("call_1", "get_weather", '{"city": "Oslo"}'),
+                                FunctionOutputItem("call_1", "Sunny")], tools=[WEATHER])
+    assert planner.plan(request, [WEATHER]).call_threshold == math.inf
+
+
+def test_the_catalog_says_per_model_whether_unrelated_words_weigh_more() -> None:
+    assert local_options("smollm2-135m").unrelated_threshold is None  # its probabilities do not tell them apart
+    assert local_options(None).unrelated_threshold is None  # the default model is SmolLM2
+    for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
+        assert local_options(name).unrelated_threshold == UNRELATED_CALL_THRESHOLD
+    assert local_options("/models/other.gguf").unrelated_threshold == UNRELATED_CALL_THRESHOLD
+    assert local_options("smollm2-135m", LocalModelSettings(call_threshold=0.6)).call_threshold == 0.6
+
+
+def test_without_an_unrelated_threshold_unrelated_words_weigh_as_any(vocabulary: Vocabulary) -> None:
+    joke = plan(vocabulary, "Tell me a joke.", unrelated_threshold=None)
+    assert (joke.call_threshold, joke.late_calls) == (0.5, True)
