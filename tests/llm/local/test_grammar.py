@@ -188,6 +188,25 @@ def test_a_choice_said_is_passed_and_no_plain_string_is_a_choice_word(checker: G
     assert checker.accepts(either, "get_weather(city='Oslo', unit='c')</code>")
 
 
+LIGHTS = tool("set_lights", {"room": {"type": "string"}}, ["room"])
+
+
+def test_no_plain_string_is_only_words_of_the_tools_name(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([LIGHTS], "Turn on the kitchen lights")
+    assert checker.accepts(grammar, "set_lights(room='kitchen')</code>")
+    assert not checker.accepts(grammar, "set_lights(room='lights')</code>")
+    assert checker.accepts(grammar, "set_lights(room='kitchen lights')</code>")  # a name may be part of a value
+    chinese = calls_grammar([LIGHTS], "打开厨房的灯")  # 灯 is "light" in the lexicon's glosses
+    assert checker.accepts(chinese, "set_lights(room='厨房')</code>")
+    assert not checker.accepts(chinese, "set_lights(room='灯')</code>")
+    only = calls_grammar([LIGHTS], "Lights")  # every span holds one: any span, rather than none
+    assert checker.accepts(only, "set_lights(room='Lights')</code>")
+    exports = tool("lexv2_list_exports", {"version": {"type": "string"}}, ["version"])
+    versioned = calls_grammar([exports], "List the exports of version v2")  # a name's digits are no word of it
+    assert checker.accepts(versioned, "lexv2_list_exports(version='v2')</code>")
+    assert not checker.accepts(versioned, "lexv2_list_exports(version='exports')</code>")
+
+
 def test_a_choice_said_in_other_words_is_passed(checker: GrammarChecker) -> None:
     grammar = calls_grammar([CALCULATOR], "What is 7 plus 5?")  # the lexicon glosses "plus" as "add"
     assert checker.accepts(grammar, "calculator(op='add', a=7, b=5)</code>")

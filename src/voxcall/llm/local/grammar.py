@@ -19,7 +19,8 @@ Likewise, when the user said numbers (:func:`~voxcall.llm.local.lexicon.numbers`
 argument is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value. A
 choice (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional; and a
 plain string is never one of the call's choice words ("the weather in Moscow in Celsius": the city is not
-"Celsius"). The words these rules read are the lexicon's (:mod:`voxcall.llm.local.lexicon`).
+"Celsius") nor only words of the tool's name ("打开厨房的灯": the room of ``set_lights`` is not 灯, light).
+The words these rules read are the lexicon's (:mod:`voxcall.llm.local.lexicon`).
 
 The grammar text is all this module makes; :mod:`voxcall.llm.local.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
@@ -42,6 +43,7 @@ from voxcall.llm.local.lexicon import (
     numbers,
     tokens,
 )
+from voxcall.llm.local.relevance import words
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
@@ -201,11 +203,14 @@ class _Builder:
         # what choices are compared with: the spans, and what the lexicon glosses the words as ("times": "mul")
         self._said = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in meanings}
         self._span_words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
+        self._span_meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
         self.numbers = list(numbers)  # what a number argument may be (any number when empty)
         self.rules: dict[str, str] = dict(dialect.rules)
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
         self._reserved: set[str] = set()  # the current tool's choice words, which are no plain string's value
+        self._named: set[str] = set()  # the words of the current tool's name (not its digits: "lexv2", "v2"),
+        # which are no plain string's whole value
 
     def text(self) -> str:
         """The grammar, ``root`` first."""
@@ -257,9 +262,11 @@ class _Builder:
         """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
         then a value of the property's schema; required ones first, then any of the optional ones. A choice the
         user said (:meth:`_said_choices`) is required, with that value; a plain string is none of the tool's
-        choice words (:func:`_choice_words`)."""
+        choice words (:func:`_choice_words`) nor only words of the tool's name, in the user's language too
+        ("打开厨房的灯" names ``set_lights`` by 灯, light: the room is not "灯"; "uber pitada" stays a restaurant of
+        ``uber.eat.order``: the name may be part of a value)."""
         said_choices = self._said_choices(tool)
-        self._reserved = _choice_words(tool)
+        self._reserved, self._named = _choice_words(tool), {w for w in words(tool.name) if not w.isdigit()}
         needed: list[str] = []
         optional: list[str] = []
         for prop, alias, key in keys:
@@ -268,8 +275,13 @@ class _Builder:
             else:
                 value = self.value(tool.properties.get(prop), tool.parameters, f"{name}-{alias}", 0)
             (needed if prop in tool.required or prop in said_choices else optional).append(f"{key} {value}")
-        self._reserved = set()
+        self._reserved, self._named = set(), set()
         return _argument_list(needed, optional, self.dialect.separator)
+
+    def _only_named(self, span: str) -> bool:
+        """Whether ``span`` has content words and all of them are words of the current tool's name."""
+        meanings = self._span_meanings[span]
+        return bool(meanings) and meanings <= self._named
 
     def _said_choices(self, tool: Tool) -> dict[str, str]:
         """The parameters of ``tool`` with a choice of strings (``enum``) one of which the user said, word for word
@@ -317,7 +329,8 @@ class _Builder:
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
         if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
-            values = [span for span in self.spans if not self._reserved & self._span_words[span]] or self.spans
+            values = [span for span in self.spans if not self._reserved & self._span_words[span]
+                      and not self._only_named(span)] or self.spans
             return self._literals(values, "said")
         whole = [n for n in self.numbers if isinstance(n, int)]
         if kind == "number" and self.numbers:

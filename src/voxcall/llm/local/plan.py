@@ -175,7 +175,7 @@ class Planner:
         said = request.last_user_text if options.copy_strings else ""
         callable_tools = evident or offered
         grammar = self._calls_grammar(callable_tools, said) if offered and options.grammar else None
-        unrelated = not evident and self._unrelated(request, offered)
+        unrelated = bool(offered) and not evident and self._unrelated(request, offered)
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request, unrelated)
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar,
