@@ -9,7 +9,7 @@ at a time: end of speech → first audio and its stages ("call decided": the cal
 the first words after an opening phrase), the calls made, and how many named the tool asked for (latency is
 measured here; the choice of tool and arguments is ``bench_local_tools.py``'s and ``bench_bfcl.py``'s to judge).
 
-    python benchmarks/bench_tool_turns.py [--models smollm2-135m] [--requests 7]
+    python benchmarks/bench_tool_turns.py [--models smollm2-135m,smollm2-135m+qwen2.5-coder-0.5b] [--requests 7]
 """
 
 from __future__ import annotations
@@ -33,9 +33,13 @@ from bench_voice import (
     voice_server,
 )
 from voice_set import TOOL_REQUESTS, Clip, speak, voices
+from voxcall.llm.catalog import CATALOG, DEFAULT_MODEL
 
 TARGET_DECIDED_S = 2.5
 """The call decided (its arguments done) this long after the end of speech, median."""
+
+DEFAULT_PAIR = f"{DEFAULT_MODEL}+{CATALOG[DEFAULT_MODEL].thinker}" if CATALOG[DEFAULT_MODEL].thinker else DEFAULT_MODEL
+"""What a server runs by default: the default model and the thinker its catalog entry pairs it with."""
 
 
 def called(events: list[tuple[float, dict[str, Any]]]) -> list[str]:
@@ -75,8 +79,8 @@ def report(results: list[tuple[Measure, str, list[str]]]) -> None:
 def main() -> None:
     """Run the tool turns for each model of ``--models``; print the figures side by side."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", default="smollm2-135m", help="local models (catalog names; TALKER+THINKER a "
-                        "pair), a server each, one at a time")
+    parser.add_argument("--models", default=DEFAULT_PAIR, help="local models (catalog names, alone; "
+                        "TALKER+THINKER a pair), a server each, one at a time (default: the server's default pair)")
     parser.add_argument("--requests", type=int, default=len(TOOL_REQUESTS), help="sessions per model")
     parser.add_argument("--max-tokens", type=int, default=48, help="max_output_tokens of each answer")
     parser.add_argument("--seed", type=int, default=9, help="seed of chunk sizes and tool choices")

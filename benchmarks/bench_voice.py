@@ -62,6 +62,7 @@ from voice_set import ARITHMETIC, PAUSED, RATE, REQUESTS, Clip, speak_paused, sp
 from voxcall.audio.codec import encode_audio
 from voxcall.audio.formats import PCM24K
 from voxcall.client.transport import WebSocketTransport
+from voxcall.config.thinker import THINKER_OFF
 from voxcall.language import LANGUAGES
 from voxcall.serving.frames import Message
 
@@ -92,11 +93,12 @@ TOOL_TEMPLATES: list[tuple[str, str, dict[str, str]]] = [
 
 def voice_server(llm: str, config: Path | None = None, model: str | None = None) -> VoxcallServe:
     """``voxcall serve --speech`` with ``llm`` (``default``: the server's own choice), a settings file and a
-    model (a catalog name: ``voxcall models``; ``TALKER+THINKER``: a talker with a thinker)."""
+    model (a catalog name: ``voxcall models``, alone: no thinker; ``TALKER+THINKER``: a talker with a thinker;
+    None: the server's default, a pair when its catalog entry names one)."""
     talker, _, thinker = (model or "").partition("+")
     return VoxcallServe("--speech", *([] if llm == "default" else ["--llm", llm]),
                         *([] if config is None else ["--config", str(config)]),
-                        *([] if not talker else ["--model", talker]), *([] if not thinker else ["--thinker", thinker]))
+                        *([] if not talker else ["--model", talker, "--thinker", thinker or THINKER_OFF]))
 
 
 def speculation(ws_url: str) -> dict[str, int]:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from voxcall.llm import catalog, local_options
+from voxcall.llm import LOCAL_KIND, catalog, local_options, talker_languages
 from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, LocalBackend, ReplyOptions
-from voxcall.llm.local.duet import Duet
+from voxcall.llm.local.duet import Duet, DuetOptions
 from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD
 
 Backend = LocalBackend | Duet
@@ -48,7 +48,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
 
 def make_backend(args: argparse.Namespace) -> Backend:
     """The backend the options of :func:`add_backend_options` describe: in process, or on ``--llama-server``; with
-    ``--thinker``, that model deciding behind ``--model``'s voice."""
+    ``--thinker``, that model deciding behind ``--model``'s voice (small talk in the languages the server's talker
+    answers it in)."""
     options = ReplyOptions(
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
@@ -61,7 +62,8 @@ def make_backend(args: argparse.Namespace) -> Backend:
     if not args.thinker:
         return talker
     thinker = LlamaCppBackend(catalog.resolve(args.thinker), options=_measured(options, args.thinker, args.unrelated))
-    return Duet(talker, thinker, acknowledge=lambda said: "One moment.", fallback=lambda said: "Sorry.")
+    return Duet(talker, thinker, acknowledge=lambda said: "One moment.", fallback=lambda said: "Sorry.",
+                options=DuetOptions(talker_languages=talker_languages(LOCAL_KIND, args.model)))
 
 
 def _measured(options: ReplyOptions, model: str | None, unrelated: str) -> ReplyOptions:

@@ -254,16 +254,18 @@ def test_serve_runs_offline() -> None:
 @pytest.mark.usefixtures("apps", "served")
 def test_the_local_model_is_the_default_when_installed(models: Models, monkeypatch: pytest.MonkeyPatch) -> None:
     models.local_llm = True
-    kinds: list[str] = []
+    built: list[tuple[str, str | None]] = []
 
     def create_backend(kind: str, **kwargs: Any) -> FakeBackend:
-        kinds.append(kind)
+        built.append((kind, kwargs.get("model")))
         return FakeBackend()
 
     monkeypatch.setattr("voxcall.llm.create_backend", create_backend)
+    for where in ("voxcall.llm.installed", "voxcall.llm.catalog.installed"):  # the thinker installed
+        monkeypatch.setattr(where, lambda model: Path(f"{model.name}.gguf"))
     result = invoke("serve")
     assert result.exit_code == 0, result.output
-    assert kinds == [LOCAL_KIND]
+    assert built == [(LOCAL_KIND, None), (LOCAL_KIND, "qwen2.5-coder-0.5b")]  # the default model and its thinker
     assert "note:" not in result.stderr
 
 
@@ -475,7 +477,7 @@ def test_python_m_voxcall_serve_help() -> None:
 def test_models_lists_the_catalog_and_refuses_an_unknown_name() -> None:
     listed = CliRunner().invoke(cli.app, ["models"], env={"COLUMNS": "200"})
     assert listed.exit_code == 0, listed.output
-    assert "smollm2-135m (default)" in listed.stdout and "qwen2.5-coder-0.5b" in listed.stdout
+    assert "smollm2-135m (default)" in listed.stdout and "qwen2.5-coder-0.5b (its thinker)" in listed.stdout
     assert "smart-turn-v3.2" in listed.stdout and "BSD-2-Clause" in listed.stdout  # semantic_vad's sound model
     assert "baker" in listed.stdout and "non-commercial" in listed.stdout  # the Mandarin voice
     refused = CliRunner().invoke(cli.app, ["models", "install", "qwen-7b"], env={"COLUMNS": "200"})

@@ -307,7 +307,7 @@ def _secret(value: object) -> str:
 
 
 def test_the_thinker_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert ServerSettings.load(None).thinker.model is None  # off unless named: a thinker is slow on two cores
+    assert ServerSettings.load(None).thinker.model == "auto"  # the pair the talker's catalog entry names
     config = write(tmp_path / "voxcall.yaml", "thinker:\n  model: qwen2.5-coder-1.5b\n  acknowledge_after_ms: 300\n"
                    "  deadline_s: 8\n")
     thinker = ServerSettings.load(config).thinker
@@ -317,6 +317,9 @@ def test_the_thinker_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("VOXCALL_THINKER__API_KEY", "sk-thinker")
     settings = ServerSettings.load(None)
     assert settings.model == "talker" and settings.masked()["thinker"]["api_key"] == MASK
+    for off in ("off", "'off'", "null"):  # YAML reads a bare off as false: off all the same
+        assert ServerSettings.load(write(tmp_path / "off.yaml", f"thinker:\n  model: {off}\n")).thinker.model in (
+            "off", None)
     for yaml_text, named in [
         ("thinker:\n  deadline_s: 0\n", r"thinker\.deadline_s"),
         ("thinker:\n  acknowledge_after_ms: -1\n", r"thinker\.acknowledge_after_ms"),

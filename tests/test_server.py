@@ -115,9 +115,9 @@ def test_llamacpp_refuses_native_tool_calls_clearly() -> None:
         server.build_backend(settings)
 
 
-def test_a_thinker_decides_behind_the_backend_only_when_named() -> None:
+def test_a_thinker_decides_behind_the_backend_when_named() -> None:
     plain = ServerSettings.load(None, llm="scripted", **TEXT_ONLY)
-    assert not isinstance(server.build_backend(plain), Duet)  # off by default
+    assert not isinstance(server.build_backend(plain), Duet)  # auto pairs only the in-process catalog model
     settings = ServerSettings.load(None, llm="scripted", thinker={"model": "m", "llm": "scripted", "deadline_s": 3},
                                    live={"backends": {"office": {"model": "other"}}}, **TEXT_ONLY)
     duet = server.build_backend(settings)

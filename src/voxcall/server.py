@@ -81,9 +81,12 @@ class Server:
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         port = settings.port or "<free port>"  # port 0: the system picks one; uvicorn's log line names it
         model = f" ({settings.model})" if settings.model else ""
+        thinker = getattr(self.backend, "thinker", None)  # a Duet's
+        talker: LLMBackend = getattr(self.backend, "talker", self.backend)
+        llm = f"{talker.name}{model}" + (f" + thinker {thinker.name}" if thinker is not None else "")
         return (f"voxcall serving ws://{host}:{port}/v1/realtime · GPT-Live ws://{host}:{port}/v1/live/sessions · "
                 f"playground http://{host}:{port}/ · "
-                f"llm {self.backend.name}{model} · "
+                f"llm {llm} · "
                 f"speech {_on_off(self.voice is not None)} · prefetch {_on_off(settings.session.prefetch)} · "
                 f"auth {_on_off(bool(settings.client_keys()))}")
 
@@ -102,6 +105,7 @@ def build_server(settings: ServerSettings, startup: Startup | None = None) -> Se
     startup = startup or Startup()
     warn_if_open(settings)
     settings = resolve_llm(settings, startup)
+    note_missing_thinker(settings, startup)
     voice = load_speech(settings.speech, startup)
     if voice is not None and settings.profiles:
         load_profile_voices(settings, voice, startup)
@@ -144,28 +148,44 @@ def resolve_llm(settings: ServerSettings, startup: Startup) -> ServerSettings:
     return settings.model_copy(update={"llm": kind})
 
 
+def note_missing_thinker(settings: ServerSettings, startup: Startup) -> None:
+    """Say at start when ``thinker.model: auto`` would pair the talker with a thinker that is not installed (the
+    talker then decides alone)."""
+    from voxcall.llm import paired_thinker, resolve_kind
+    from voxcall.llm.catalog import DEFAULT_MODEL, install_hint, installed
+
+    paired = paired_thinker(resolve_kind(settings.llm, settings.model), settings.model, settings.thinker)
+    if paired is not None and installed(paired) is None:
+        startup.note(f"the thinker {paired.name} is not installed ({install_hint(paired)}): "
+                     f"{settings.model or DEFAULT_MODEL} decides alone")
+
+
 def build_backend(settings: ServerSettings) -> LLMBackend:
     """The LLM backend ``settings`` describe ("auto" resolved here too), behind a thinker when the ``thinker:``
-    section names one; raises :class:`ConfigError` when it cannot be built."""
-    from voxcall.llm import resolve_kind
+    section names one or pairs the talker with one (``auto``: :func:`voxcall.llm.resolve_thinker`); raises
+    :class:`ConfigError` when it cannot be built."""
+    from voxcall.llm import resolve_kind, resolve_thinker
 
+    kind = resolve_kind(settings.llm, settings.model)
     talker = _create_backend(
-        resolve_kind(settings.llm, settings.model), "LLM backend", settings, model=settings.model,
+        kind, "LLM backend", settings, model=settings.model,
         base_url=settings.base_url, api_key=settings.api_key.get_secret_value() if settings.api_key else None,
         tool_format=settings.tool_format, script=settings.script, media=model_inputs(settings))
-    return with_thinker(talker, settings) if settings.thinker.model else talker
+    thinker = resolve_thinker(kind, settings.model, settings.thinker)
+    return talker if thinker is None else with_thinker(talker, thinker, kind, settings)
 
 
-def with_thinker(talker: LLMBackend, settings: ServerSettings) -> LLMBackend:
-    """``talker`` as the voice of a :class:`~voxcall.llm.local.duet.Duet` whose thinker the ``thinker:`` section
-    describes, acknowledging and giving up in the user's language (:mod:`voxcall.language`); :class:`ConfigError`
-    when the thinker cannot be built (the talker is closed then)."""
+def with_thinker(talker: LLMBackend, model: str, kind: str, settings: ServerSettings) -> LLMBackend:
+    """``talker`` (of backend ``kind``) as the voice of a :class:`~voxcall.llm.local.duet.Duet` whose thinker is
+    ``model`` on the ``thinker:`` section's backend, acknowledging and giving up in the user's language
+    (:mod:`voxcall.language`); :class:`ConfigError` when the thinker cannot be built (the talker is closed then)."""
     from voxcall.language import acknowledgement, giving_up
+    from voxcall.llm import talker_languages
     from voxcall.llm.local.duet import Duet, DuetOptions
 
     thinker = settings.thinker
     try:
-        decider = _create_backend(thinker.llm, "thinker", settings, model=thinker.model, base_url=thinker.base_url,
+        decider = _create_backend(thinker.llm, "thinker", settings, model=model, base_url=thinker.base_url,
                                   api_key=thinker.api_key.get_secret_value() if thinker.api_key else None)
     except ConfigError:
         asyncio.run(talker.aclose())
@@ -174,7 +194,8 @@ def with_thinker(talker: LLMBackend, settings: ServerSettings) -> LLMBackend:
     return Duet(talker, decider, acknowledge=lambda said: acknowledgement(None, said, next(turns)),
                 fallback=lambda said: giving_up(None, said),
                 options=DuetOptions(acknowledge_after_s=thinker.acknowledge_after_ms / 1000,
-                                    deadline_s=thinker.deadline_s))
+                                    deadline_s=thinker.deadline_s,
+                                    talker_languages=talker_languages(kind, settings.model)))
 
 
 def _create_backend(kind: str, role: str, settings: ServerSettings, **options: Any) -> LLMBackend:
@@ -248,7 +269,7 @@ def load_turn_end_judge(startup: Startup) -> TurnEndJudge | None:
     """``semantic_vad``'s judge, hearing the sound too when Smart Turn is installed, as a ``startup`` step; None
     (with a note: fixed silences) when its words model is missing or will not load. A Smart Turn that will not
     load leaves the words alone, with a note."""
-    from voxcall.llm.local.turn_end import load_judge
+    from voxcall.llm.local.turn_end import JUDGE_MODEL, load_judge
     from voxcall.packaged import PackagedFileError
     from voxcall.speech import smart_turn
 
@@ -263,7 +284,7 @@ def load_turn_end_judge(startup: Startup) -> TurnEndJudge | None:
         except (ImportError, OSError, ValueError, RuntimeError) as exc:  # no llama.cpp, or the model will not load
             judge, why = None, f"the judge could not be loaded ({exc})"
         else:
-            why = "its model is not installed (voxcall models install smollm2-135m)"
+            why = f"its model is not installed (voxcall models install {JUDGE_MODEL})"
     if judge is None:
         startup.note(f"semantic_vad ends turns after fixed silences: {why}")
     elif judge.sound is None:

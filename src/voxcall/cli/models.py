@@ -23,7 +23,8 @@ def models(context: typer.Context) -> None:
     from voxcall.llm import catalog
 
     for model in catalog.CATALOG.values():
-        default = " (default)" if model.name == catalog.DEFAULT_MODEL else ""
+        default = (" (default)" if model.name == catalog.DEFAULT_MODEL
+                   else " (its thinker)" if model.name == catalog.CATALOG[catalog.DEFAULT_MODEL].thinker else "")
         where = catalog.installed(model)
         state = f"installed: {where}" if where is not None else f"not installed: {catalog.install_hint(model)}"
         typer.echo(f"{model.name + default:<32} {model.size_mb:>4} MB  {model.languages:<16} {state}")

@@ -43,7 +43,7 @@ def serve(
     port: Annotated[int | None, setting_option("port")] = None,
     llm: LlmOption = None,
     model: ModelOption = None,
-    thinker: Annotated[str | None, setting_option("thinker", show_default="none")] = None,
+    thinker: Annotated[str | None, setting_option("thinker")] = None,
     base_url: BaseUrlOption = None,
     api_key: Annotated[str | None, setting_option("api_key", show_default=False)] = None,
     tool_format: ToolFormatOption = None,

@@ -92,7 +92,8 @@ class ServerSettings(BaseSettings):
     local: LocalModelSettings = Field(default_factory=LocalModelSettings)
     """The local model's knobs (the ``local:`` section)."""
     thinker: ThinkerSettings = Field(default_factory=ThinkerSettings)
-    """A stronger model that decides while the LLM above speaks (the ``thinker:`` section; off by default)."""
+    """A stronger model that decides while the LLM above speaks (the ``thinker:`` section; by default the one the
+    in-process model's catalog entry names)."""
     profiles: dict[str, AgentProfile] = Field(default_factory=dict)
     """Named agents (the ``profiles:`` section): a phone number's stream names one in its path."""
     twilio: TwilioSettings = Field(default_factory=TwilioSettings)

