@@ -74,7 +74,8 @@ async def test_spoken_question_to_tool_call_to_spoken_answer(voice: Voice) -> No
         await h.wait("response.done", timeout=30)
         assert h.of("response.output_audio_transcript.delta") and not h.of("response.output_text.delta")
         said = heard(voice, h)
-        assert "sunn" in said and "paris" in said  # tiny.en sometimes hears piper's "sunny" as "sunning"
+        # tiny.en sometimes hears piper's "sunny" as "sunning", and "Paris" as "pairs" (as in the question above)
+        assert "sunn" in said and ("paris" in said or "pairs" in said)
         item = h.session.conversation.items[-1]
         assert item.content[0]["transcript"] == "It is sunny in Paris today. "
         assert item.audio_ms > 500
