@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from tests.llm.local.test_llama_server import WEATHER
+from tests.llm.local.test_llama_server import RELATED_SAID, WEATHER
 from tests.requirements import require_smollm2
 from voxcall.config import LocalModelSettings
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LLMRequest, Message, local_options
@@ -34,9 +34,9 @@ def threshold(vocabulary: Vocabulary, said: str, **options: object) -> float | N
 
 
 def test_related_words_take_the_settings_threshold(vocabulary: Vocabulary) -> None:
-    assert threshold(vocabulary, "What does the forecast say?") == ReplyOptions().call_threshold == 0.5
+    assert threshold(vocabulary, RELATED_SAID) == ReplyOptions().call_threshold == 0.5
     assert ReplyOptions().unrelated_threshold is None  # a backend built without the server's choice
-    assert threshold(vocabulary, "What does the forecast say?", call_threshold=0.7) == 0.7
+    assert threshold(vocabulary, RELATED_SAID, call_threshold=0.7) == 0.7
 
 
 def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabulary) -> None:
@@ -52,7 +52,7 @@ def test_words_unrelated_to_every_tool_need_the_higher_threshold(vocabulary: Voc
 
 def test_a_reply_to_unrelated_words_that_begins_with_words_opens_no_call_later(vocabulary: Vocabulary) -> None:
     assert not plan(vocabulary, "Tell me a joke.").late_calls
-    assert plan(vocabulary, "What does the forecast say?").late_calls
+    assert plan(vocabulary, RELATED_SAID).late_calls
     assert plan(vocabulary, "Tell me a joke.", call_evidence=False).late_calls
 
 

@@ -201,6 +201,10 @@ def test_no_plain_string_is_only_words_of_the_tools_name(checker: GrammarChecker
     assert not checker.accepts(chinese, "set_lights(room='灯')</code>")
     only = calls_grammar([LIGHTS], "Lights")  # every span holds one: any span, rather than none
     assert checker.accepts(only, "set_lights(room='Lights')</code>")
+    forecast = tool("get_current_weather", {"location": {"type": "string"}}, ["location"])
+    glossed = calls_grammar([forecast], "What is the temperature going to be in Bangkok?")
+    assert checker.accepts(glossed, "get_current_weather(location='Bangkok')</code>")
+    assert not checker.accepts(glossed, "get_current_weather(location='temperature')</code>")  # glossed "weather"
     exports = tool("lexv2_list_exports", {"version": {"type": "string"}}, ["version"])
     versioned = calls_grammar([exports], "List the exports of version v2")  # a name's digits are no word of it
     assert checker.accepts(versioned, "lexv2_list_exports(version='v2')</code>")

@@ -97,6 +97,8 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "en", "What's the weather in Paris?", []),
     ("glosses", "en", "What is 12 times 8?", ["mul"]),
     ("glosses", "en", "Sometimes it rains", []),  # a whole word only
+    ("glosses", "en", "Will it rain in Berlin?", ["weather"]),  # as 下雨 is
+    ("glosses", "en", "Is it cold in Moscow?", []),  # "cold" has other senses: a cold drink, a cold
     ("glosses", "zh", "北京的天气怎么样？", ["weather", "forecast"]),
     ("glosses", "zh", "把音量调到百分之三十", ["volume"]),
     ("said numbers", "en", "what is 8 times 8", [8, 8]),  # each as often as said

@@ -88,8 +88,10 @@ def completions(server: FakeServer) -> list[dict[str, Any]]:
 WEATHER = Tool("get_weather", "Get the weather forecast for a city.",
                {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
 SMALL_TALK = LLMRequest(items=[Message("user", "How are you today?")], tools=[WEATHER])
-FORECAST = LLMRequest(items=[Message("user", "What does the forecast say?")], tools=[WEATHER])
-"""Words that share one with the tool ("forecast") but hold no city: the opener's probability decides."""
+RELATED_SAID = "Which city should I visit?"
+RELATED = LLMRequest(items=[Message("user", RELATED_SAID)], tools=[WEATHER])
+"""Words that share one with the tool ("city") but name neither it nor the weather: the opener's probability
+decides."""
 
 
 async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(server: FakeServer) -> None:
@@ -98,7 +100,7 @@ async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(
     word = backend.planner.vocabulary.tokenize("Hello")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2), cached=12),
                            streamed("get_weather(city='Oslo')", "</code>")])
-    events = await collect(backend.stream(FORECAST))
+    events = await collect(backend.stream(RELATED))
     opened = backend.planner.vocabulary.tokenize("<code>")
     await backend.aclose()
     calls = [e for e in events if isinstance(e, ToolCall)]
@@ -130,7 +132,7 @@ async def test_words_unrelated_to_every_tool_need_a_surer_opener(server: FakeSer
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2)), streamed(", thanks!")])
-    events = await collect(backend.stream(SMALL_TALK))  # 0.7 would open a call for FORECAST (above)
+    events = await collect(backend.stream(SMALL_TALK))  # 0.7 would open a call for RELATED (above)
     await backend.aclose()
     assert not [e for e in events if isinstance(e, ToolCall)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Fine, thanks!"
@@ -219,7 +221,7 @@ async def test_a_spoken_reply_bans_backticks_and_a_forced_call_skips_the_decisio
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((word, 0.9), (opener, 0.05)), streamed(".")])
-    await collect(backend.stream(LLMRequest(items=FORECAST.items, tools=[WEATHER], voice=True)))
+    await collect(backend.stream(LLMRequest(items=RELATED.items, tools=[WEATHER], voice=True)))
     server.replies.append(streamed("get_weather(city='Oslo')</code>"))
     forced = LLMRequest(items=SMALL_TALK.items, tools=[WEATHER], tool_choice="required")
     events = await collect(backend.stream(forced))
@@ -255,9 +257,9 @@ async def test_warm_evaluates_the_prefix_without_generating(server: FakeServer) 
 
 
 @pytest.mark.parametrize(("said", "voice", "warmed", "acknowledged"), [
-    ("Will it rain in Oslo tomorrow?", True, False, True),  # spoken, and the server lacks the tools' prompt
-    ("Will it rain in Oslo tomorrow?", False, False, False),  # written: nobody waits in silence
-    ("Will it rain in Oslo tomorrow?", True, True, False),  # its prompt was warmed: the reply comes at once
+    (RELATED_SAID, True, False, True),  # spoken, and the server lacks the tools' prompt
+    (RELATED_SAID, False, False, False),  # written: nobody waits in silence
+    (RELATED_SAID, True, True, False),  # its prompt was warmed: the reply comes at once
 ])
 async def test_a_spoken_reply_the_server_is_not_ready_for_opens_with_an_acknowledgement(
         server: FakeServer, said: str, voice: bool, warmed: bool, acknowledged: bool) -> None:

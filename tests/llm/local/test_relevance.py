@@ -33,6 +33,13 @@ def test_a_chinese_request_is_matched_through_its_glosses() -> None:
     assert relevance("给我讲个笑话。", WEATHER).hits == 0
 
 
+def test_the_weathers_own_words_name_the_weather_in_english_too() -> None:
+    for said in ("Will it rain in Berlin today?", "Is it sunny in Lisbon?", "What's the temperature in Madrid?"):
+        found = relevance(said, WEATHER)
+        assert found.name_hits == 1 and found.values == 1.0, said
+    assert relevance("Is the coffee hot?", WEATHER).hits == 0  # a word of other senses is not glossed
+
+
 CALCULATOR = _tool("calculator", "Calculate a op b.", {"op": {"type": "string", "enum": ["add", "sub", "mul", "div"]},
                                                      "a": {"type": "number"}, "b": {"type": "number"}},
                    ["op", "a", "b"])

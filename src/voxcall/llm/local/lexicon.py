@@ -79,9 +79,12 @@ ENGLISH = Lexicon(
     plural_suffix="s",
     # "12 times 8" is no request for the time; "news" is no "new"
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
-    # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices)
+    # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices); the
+    # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot")
     glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "plus": "add", "minus": "sub",
-             "subtract": "sub", "divided": "div", "divide": "div"},
+             "subtract": "sub", "divided": "div", "divide": "div",
+             **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
+                              "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
                 "thank you", "thank you so much", "bye", "goodbye", "see you", "see you later", "how are you",
                 "how are you doing", "how is it going", "how's it going", "what's up", "who are you",
