@@ -42,6 +42,7 @@ from voxcall.llm.local.lexicon import (
     joined,
     numbers,
     tokens,
+    word_gloss,
 )
 from voxcall.llm.local.relevance import words
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
@@ -204,9 +205,6 @@ class _Builder:
         self._said = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in meanings}
         self._span_words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._span_meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
-        # what each of those words is glossed as on its own ("temperature": "weather"), for the name check
-        self._word_glosses = {word: set(glosses(word)) for meanings in self._span_meanings.values()
-                              for word in meanings}
         self.numbers = list(numbers)  # what a number argument may be (any number when empty)
         self.rules: dict[str, str] = dict(dialect.rules)
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
@@ -285,7 +283,7 @@ class _Builder:
         """Whether ``span`` has content words and all of them are words of the current tool's name, or glossed as
         one ("temperature" for ``get_weather``)."""
         meanings = self._span_meanings[span]
-        return bool(meanings) and all(word in self._named or self._word_glosses[word] & self._named
+        return bool(meanings) and all(word in self._named or not self._named.isdisjoint(word_gloss(word))
                                       for word in meanings)
 
     def _said_choices(self, tool: Tool) -> dict[str, str]:

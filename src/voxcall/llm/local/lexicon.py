@@ -250,6 +250,16 @@ def glosses(text: str) -> list[str]:
     return [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
 
 
+_WORD_GLOSSES = {word.casefold(): gloss.split() for lexicon in LEXICONS if lexicon.spaced
+                 for word, gloss in lexicon.glosses.items()}
+
+
+def word_gloss(word: str) -> list[str]:
+    """What one word of a spaced language's table is glossed as (``temperature``: ``["weather"]``), by lookup; no
+    words for any other."""
+    return _WORD_GLOSSES.get(word.casefold(), [])
+
+
 def singular(word: str) -> str:
     """``word`` (lowercase) without a plural suffix of any table (``lights`` → ``light``; ``class`` stays)."""
     for lexicon in LEXICONS:
