@@ -26,8 +26,8 @@ correct, false calls, leaks and first-event time per K.
 all (a plain string argument one of the grammar's spans of the user's words, a number one the user said:
 ``voxcall.llm.local.grammar.spans`` and ``voxcall.llm.local.lexicon.numbers``), and how many it would admit
 without those two rules. The first figure is the ceiling of the embedded path on that slice, whatever the model;
-the gap between them is what copying costs. (The grammar's choice rules are not counted: they only pass a choice
-the user named, or keep a choice word out of a plain string.)
+the gap between them is what copying costs. (The grammar's choice rules are not counted: they pass a choice the
+user named and an unnamed optional choice's default, and keep a choice word out of a plain string.)
 
 ``--warm`` evaluates each request's tools prompt before timing it, as a session does when ``session.update``
 declares the tools (the default times a request that brings tools the server has not seen). Each request is a
@@ -53,7 +53,7 @@ from bench_local_tools import PLAIN_REQUESTS, TOOL_REQUESTS, TOOLS, Outcome, ask
 from local_variant import Backend, add_backend_options, describe, make_backend, model_name
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
-from voxcall.llm.local.grammar import spans
+from voxcall.llm.local.grammar import copied_string, spans
 from voxcall.llm.local.lexicon import numbers
 from voxcall.tools import Tool
 from voxcall.tools.calls import ToolCall
@@ -306,7 +306,7 @@ def admitted(value: Any, schema: Any, said: str, *, copied: bool) -> bool:
         return all(admitted(item, schema.get("items"), said, copied=copied) for item in value)
     if not copied:
         return True
-    if kind == "string" and isinstance(value, str) and not {"format", "pattern"} & schema.keys():
+    if kind == "string" and isinstance(value, str) and copied_string(schema):
         return _norm(value) in {_norm(span) for span in spans(said)}
     said_numbers = numbers(said) if kind in ("number", "integer") else []
     if said_numbers and isinstance(value, int | float) and not isinstance(value, bool):

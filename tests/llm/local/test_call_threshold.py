@@ -81,6 +81,11 @@ def test_the_catalog_says_per_model_whether_unrelated_words_weigh_more() -> None
     assert local_options("smollm2-135m", LocalModelSettings(call_threshold=0.6)).call_threshold == 0.6
 
 
+def test_the_catalog_says_per_model_whether_it_writes_the_strings_a_tool_prescribes_a_form_for() -> None:
+    assert not local_options("smollm2-135m").write_forms  # free, it writes the demonstrations' 'text'
+    assert all(local_options(name).write_forms for name in ("qwen2.5-coder-0.5b", "/models/other.gguf"))
+
+
 def test_without_an_unrelated_threshold_unrelated_words_weigh_as_any(vocabulary: Vocabulary) -> None:
     joke = plan(vocabulary, "Tell me a joke.", unrelated_threshold=None)
     assert (joke.call_threshold, joke.late_calls) == (0.5, True)

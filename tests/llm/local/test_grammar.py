@@ -261,6 +261,36 @@ def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> N
     assert calls_grammar([WEATHER]) == calls_grammar([WEATHER], said="")
 
 
+def test_a_string_whose_description_prescribes_a_form_is_written_not_copied(checker: GrammarChecker) -> None:
+    forecast = tool("get_current_weather", {
+        "location": {"type": "string", "description": "The city, in the format of 'City, State'."},
+        "note": {"type": "string"}}, ["location"])
+    grammar = calls_grammar([forecast], "weather today in Boston?")
+    assert checker.accepts(grammar, "get_current_weather(location='Boston, MA')</code>")  # not a span said
+    assert checker.accepts(grammar, "get_current_weather(location='Boston')</code>")
+    assert checker.accepts(grammar, "get_current_weather(location='Boston', note='Boston')</code>")
+    assert not checker.accepts(grammar, "get_current_weather(location='Boston', note='MA')</code>")  # no form: a span
+    copying = calls_grammar([forecast], "weather today in Boston?", write_forms=False)  # a model that writes 'text'
+    assert checker.accepts(copying, "get_current_weather(location='Boston')</code>")
+    assert not checker.accepts(copying, "get_current_weather(location='Boston, MA')</code>")
+
+
+def test_an_optional_choice_not_named_is_its_declared_default(checker: GrammarChecker) -> None:
+    forecast = tool("get_current_weather", {"location": {"type": "string"}, "unit": {
+        "type": "string", "enum": ["celsius", "fahrenheit"], "default": "fahrenheit"}}, ["location"])
+    grammar = calls_grammar([forecast], "What's the weather in Boston?")
+    assert checker.accepts(grammar, "get_current_weather(location='Boston')</code>")
+    assert checker.accepts(grammar, "get_current_weather(location='Boston', unit='fahrenheit')</code>")
+    assert not checker.accepts(grammar, "get_current_weather(location='Boston', unit='celsius')</code>")
+    named = calls_grammar([forecast], "What's the weather in Boston in celsius?")
+    assert checker.accepts(named, "get_current_weather(location='Boston', unit='celsius')</code>")
+    servers = tool("list_servers", {"type": {"type": "string", "enum": ["all", "mtna"], "default": "all"}}, [])
+    both = calls_grammar([servers], "Show me all of my MTNA servers")  # both said: the model picks
+    assert checker.accepts(both, "list_servers(type='mtna')</code>")
+    # without a declared default (WEATHER's unit) the model still picks among the choices
+    assert checker.accepts(calls_grammar([WEATHER], "Weather in Oslo"), "get_weather(city='Oslo', unit='c')</code>")
+
+
 def test_numbers_are_numbers_said_when_some_were(checker: GrammarChecker) -> None:
     grammar = calls_grammar([CALCULATOR, SEND], said="add 12 and 8.5 for user 7")
     assert checker.accepts(grammar, "calculator(op='add', a=12, b=8.5)</code>")

@@ -101,6 +101,8 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "en", "Is it cold in Moscow?", []),  # "cold" has other senses: a cold drink, a cold
     ("glosses", "zh", "北京的天气怎么样？", ["weather", "forecast"]),
     ("glosses", "zh", "把音量调到百分之三十", ["volume"]),
+    ("glosses", "en", "Sort them in descending order", ["desc"]),  # the choice a schema spells "DESC"
+    ("glosses", "zh", "温度用华氏显示", ["temperature", "fahrenheit"]),
     ("said numbers", "en", "what is 8 times 8", [8, 8]),  # each as often as said
     ("said numbers", "zh", "八乘以八", [8, 8]),
     ("small talk", "en", "Thank you very much!", True),

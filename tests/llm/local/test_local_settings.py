@@ -66,6 +66,8 @@ def test_without_the_section_the_settings_defaults_apply_to_the_default_pair() -
             assert "\"'Boston'\"" in plan.call_grammar
         # each model's catalog entry: SmolLM2's probabilities do not tell unrelated words apart, Qwen's do
         assert (talker.planner.options.unrelated_threshold, thinker.planner.options.unrelated_threshold) == (None, 0.9)
+        # and whether it writes a string the tool prescribes a form for: SmolLM2 would write 'text', Qwen writes it
+        assert [model.planner.plan(BOSTON, [WEATHER]).write_forms for model in (talker, thinker)] == [False, True]
     finally:
         asyncio.run(backend.aclose())
 

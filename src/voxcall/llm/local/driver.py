@@ -148,7 +148,7 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
                 and may_close(text, calling[0]) and not plan.optional.adds(token.top)):
             text += CLOSE
             yield Said(CLOSE)
-            grammar = calls_grammar(*calling, after_call=True)
+            grammar = calls_grammar(*calling, after_call=True, write_forms=plan.write_forms)
             step = resumed(grammar)
             continue
         watching = grammar is None and plan.call_grammar is not None
@@ -163,7 +163,7 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
             text += OPEN_TAG
             yield Said(OPEN_TAG)
             calling = ([more.tool], more.said)
-            grammar = calls_grammar(*calling)
+            grammar = calls_grammar(*calling, write_forms=plan.write_forms)
             step = resumed(grammar)
         closed = text.count(CLOSE_TAG)
     return Outcome("length", produced)

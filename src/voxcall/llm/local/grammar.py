@@ -13,11 +13,14 @@ its arguments as a JSON object of the schema's types, or FunctionGemma's ``call:
 the format's closer, further blocks allowed; the same schema rules, in the format's literals (:class:`_Dialect`).
 
 Given the user's words (``said``), a string argument whose schema says no more than ``type: string`` (no enum,
-format or pattern) must be a span of them (:func:`spans`): a tiny model otherwise copies a demonstration's
-placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said.
+format or pattern, no description prescribing a form) must be a span of them (:func:`spans`): a tiny model otherwise
+copies a demonstration's placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of
+what the user said. A string the tool wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the
+model: the user said "Boston" or "March 1st", and a copy could not be right.
 Likewise, when the user said numbers (:func:`~voxcall.llm.local.lexicon.numbers`, in digits or words), a number
 argument is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value. A
-choice (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional; and a
+choice (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an
+optional choice the user did not name is its declared default if it has one (not a choice the user never made); a
 plain string is never one of the call's choice words ("the weather in Moscow in Celsius": the city is not
 "Celsius") nor only words of the tool's name ("打开厨房的灯": the room of ``set_lights`` is not 灯, light).
 The words these rules read are the lexicon's (:mod:`voxcall.llm.local.lexicon`).
@@ -88,6 +91,7 @@ _GEMMA_RULES = {  # FunctionGemma's literals: strings between <escape> tokens, b
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
 MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
+_FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
 _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
 # Madrid")
 
@@ -159,15 +163,16 @@ def _joins(span: str) -> bool:
     return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
 
 
-def calls_grammar(tools: Sequence[Tool], said: str = "", *, after_call: bool = False) -> str:
+def calls_grammar(tools: Sequence[Tool], said: str = "", *, after_call: bool = False, write_forms: bool = True) -> str:
     """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
     ``</code>``, blocks separated by at most a space or newline; with ``said`` (the user's words), plain string
     arguments are spans of them and numbers are numbers said; ``after_call``: what follows the first call's
-    closing parenthesis (its ``</code>``, then further blocks as before). Raises ``ValueError`` when ``tools`` is
-    empty."""
+    closing parenthesis (its ``</code>``, then further blocks as before); ``write_forms``: a string whose
+    description prescribes a form is the model's to write (:func:`copied_string`; False: a span like any other, for
+    a model that writes placeholders). Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_PYTHON, spans(said), numbers(said), glosses(said))
+    builder = _Builder(_PYTHON, spans(said), numbers(said), glosses(said), write_forms=write_forms)
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
@@ -175,13 +180,14 @@ def calls_grammar(tools: Sequence[Tool], said: str = "", *, after_call: bool = F
     return builder.text()
 
 
-def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat, said: str = "") -> str:
+def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat, said: str = "", *, write_forms: bool = True) -> str:
     """A grammar for what follows ``tool_format``'s opener: calls to ``tools`` as the format writes them, then its
-    closer; further blocks may follow (a list of calls, for a format whose body is one JSON value). ``said`` as for
-    :func:`calls_grammar`. Raises ``ValueError`` when ``tools`` is empty."""
+    closer; further blocks may follow (a list of calls, for a format whose body is one JSON value). ``said`` and
+    ``write_forms`` as for :func:`calls_grammar`. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, spans(said), numbers(said), glosses(said))
+    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, spans(said), numbers(said), glosses(said),
+                       write_forms=write_forms)
     builder.rules["call"] = " | ".join(builder.format_call(tool, tool_format) for tool in tools)
     opener = gbnf_literal(tool_format.opener)
     if tool_format.closer:
@@ -198,8 +204,10 @@ class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
     def __init__(self, dialect: _Dialect = _PYTHON, spans: Sequence[str] = (),
-                 numbers: Sequence[int | float] = (), meanings: Sequence[str] = ()) -> None:
+                 numbers: Sequence[int | float] = (), meanings: Sequence[str] = (), *,
+                 write_forms: bool = True) -> None:
         self.dialect = dialect
+        self.write_forms = write_forms  # whether a string whose description prescribes a form is the model's
         self.spans = list(spans)  # what a plain string argument may be (any string when empty)
         # what choices are compared with: the spans, and what the lexicon glosses the words as ("times": "mul")
         self._said = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in meanings}
@@ -262,7 +270,8 @@ class _Builder:
     def _arguments(self, tool: Tool, keys: list[tuple[str, str, str]], name: str) -> str:
         """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
         then a value of the property's schema; required ones first, then any of the optional ones. A choice the
-        user said (:meth:`_said_choices`) is required, with that value; a plain string is none of the tool's
+        user said alone among its values (:meth:`_said_choices`) is required, with that value; an optional one
+        none of whose values was said is its declared default, if it has one; a plain string is none of the tool's
         choice words (:func:`_choice_words`) nor only words of the tool's name, in the user's language too
         ("打开厨房的灯" names ``set_lights`` by 灯, light: the room is not "灯"; "uber pitada" stays a restaurant of
         ``uber.eat.order``: the name may be part of a value)."""
@@ -271,11 +280,15 @@ class _Builder:
         needed: list[str] = []
         optional: list[str] = []
         for prop, alias, key in keys:
-            if prop in said_choices:
-                value = self._literals([said_choices[prop]], f"{name}-{alias}-said")
+            said = said_choices.get(prop, [])
+            if len(said) == 1:
+                value = self._literals(said, f"{name}-{alias}-said")
+            elif (self._said and not said and prop not in tool.required
+                  and (default := _choice_default(tool.properties.get(prop)))):
+                value = self._literals([default], f"{name}-{alias}-default")  # none named: the tool's default
             else:
                 value = self.value(tool.properties.get(prop), tool.parameters, f"{name}-{alias}", 0)
-            (needed if prop in tool.required or prop in said_choices else optional).append(f"{key} {value}")
+            (needed if prop in tool.required or len(said) == 1 else optional).append(f"{key} {value}")
         self._reserved, self._named = set(), set()
         return _argument_list(needed, optional, self.dialect.separator)
 
@@ -286,17 +299,16 @@ class _Builder:
         return bool(meanings) and all(word in self._named or not self._named.isdisjoint(word_gloss(word))
                                       for word in meanings)
 
-    def _said_choices(self, tool: Tool) -> dict[str, str]:
-        """The parameters of ``tool`` with a choice of strings (``enum``) one of which the user said, word for word
-        and alone among its choices ("in fahrenheit" → ``unit='fahrenheit'``): the value each must take, as the
-        schema spells it. A tiny model leaves optional choices out even when they were said."""
-        found: dict[str, str] = {}
+    def _said_choices(self, tool: Tool) -> dict[str, list[str]]:
+        """The parameters of ``tool`` with a choice of strings (``enum``), each with the choices the user said word
+        for word, as the schema spells them. One said alone among its choices ("in fahrenheit" →
+        ``unit='fahrenheit'``) is the value the argument must take: a tiny model leaves optional choices out even
+        when they were said."""
+        found: dict[str, list[str]] = {}
         for prop, schema in tool.properties.items():
             choices = schema.get("enum") if isinstance(schema, Mapping) else None
             if isinstance(choices, list):
-                hits = [c for c in choices if isinstance(c, str) and c and c.casefold() in self._said]
-                if len(hits) == 1:
-                    found[prop] = hits[0]
+                found[prop] = [c for c in choices if isinstance(c, str) and c and c.casefold() in self._said]
         return found
 
     # -- values ----------------------------------------------------------------------------------------------
@@ -331,7 +343,7 @@ class _Builder:
                 return "array"
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
-        if kind == "string" and self.spans and not {"format", "pattern"} & schema.keys():
+        if kind == "string" and self.spans and copied_string(schema, write_forms=self.write_forms):
             values = [span for span in self.spans if not self._reserved & self._span_words[span]
                       and not self._only_named(span)] or self.spans
             return self._literals(values, "said")
@@ -370,6 +382,24 @@ class _Builder:
         built = self.value(target, root, name, depth + 1)
         self.rules[name] = "value" if built == name else built  # a pointer to itself accepts any literal
         return name
+
+
+def copied_string(schema: Mapping[str, Any], *, write_forms: bool = True) -> bool:
+    """Whether a string of ``schema`` is copied from the user's words (a span of them, given them): unless the
+    schema prescribes a form of its own (``format``, ``pattern``) or, with ``write_forms``, its description does
+    ("in the format of 'City, State'", "'YYYY-MM-DD'"), which the user's words seldom have ("Boston", "March
+    1st")."""
+    description = schema.get("description")
+    prescribed = write_forms and isinstance(description, str) and _FORMAT_WORD.search(description) is not None
+    return not ({"format", "pattern"} & schema.keys() or prescribed)
+
+
+def _choice_default(schema: Any) -> str | None:
+    """The default of a choice among strings (``enum``), when the schema declares one of its choices as such."""
+    if not isinstance(schema, Mapping):
+        return None
+    default, choices = schema.get("default"), schema.get("enum")
+    return default if isinstance(default, str) and isinstance(choices, list) and default in choices else None
 
 
 def _choice_words(tool: Tool) -> set[str]:

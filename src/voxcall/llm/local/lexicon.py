@@ -80,9 +80,10 @@ ENGLISH = Lexicon(
     # "12 times 8" is no request for the time; "news" is no "new"
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices); the
-    # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot")
+    # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot");
+    # an order said in full, glossed with the short choices schemas spell it with ("descending": "DESC")
     glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "plus": "add", "minus": "sub",
-             "subtract": "sub", "divided": "div", "divide": "div",
+             "subtract": "sub", "divided": "div", "divide": "div", "descending": "desc", "ascending": "asc",
              **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
                               "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
@@ -116,7 +117,8 @@ CHINESE = Lexicon(
              "计时器": "timer", "定时": "timer", "倒计时": "timer countdown", "闹钟": "alarm", "灯": "light",
              "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
              "乘以": "times mul", "乘": "times mul", "除以": "divided div", "加上": "plus add", "加": "plus add",
-             "减去": "minus sub", "减": "minus sub"},
+             "减去": "minus sub", "减": "minus sub", "摄氏度": "celsius", "摄氏": "celsius", "华氏度": "fahrenheit",
+             "华氏": "fahrenheit", "公制": "metric", "英制": "imperial"},
     small_talk=("你好", "您好", "嗨", "早上好", "下午好", "晚上好", "晚安", "谢谢", "谢谢你", "多谢", "再见", "拜拜",
                 "你好吗", "你今天怎么样", "最近怎么样", "你是谁", "你叫什么名字", "你叫什么", "你能做什么", "好的",
                 "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),

@@ -92,6 +92,11 @@ class ReplyOptions:
     relay: bool = True
     compute: bool = True
     copy_strings: bool = LOCAL_DEFAULTS.copy_strings
+    write_forms: bool = True
+    """With ``copy_strings``, whether a string the tool's description prescribes a form for ("in the format of
+    'City, State'") is written by the model rather than copied (:func:`~voxcall.llm.local.grammar.copied_string`).
+    The server takes True for every model but those whose catalog entry says they write placeholders when free
+    (:func:`voxcall.llm.local_options`)."""
     unrelated_threshold: float | None = None
     """The least call threshold for words unrelated to every tool shown (:meth:`Planner._unrelated`; None: such
     words weigh as any others). The server takes :data:`UNRELATED_CALL_THRESHOLD` for every model but those whose
@@ -120,6 +125,7 @@ class Plan:
     banned: Mask | None  # tokens never sampled outside a grammar: in a spoken reply, backticks (the way into fences)
     text_tokens: frozenset[int]  # special tokens that are reply text (a tool format's markers), not its end
     said: str  # the user's last words, which arguments are copied from
+    write_forms: bool  # whether a string whose description prescribes a form is the model's to write
     tools: tuple[Tool, ...]  # the tools the calls grammar calls
     optional: OptionalChoice | None  # how a call decides optional arguments (None: sampling decides)
     listed: tuple[Tool, ...]  # the tools a further block may call when the user listed values (none: no such)
@@ -181,7 +187,8 @@ class Planner:
                     call_grammar=None if forced else grammar,
                     call_threshold=threshold if offered and not forced else None, late_calls=not unrelated,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
-                    text_tokens=self.text_tokens, said=said, tools=tuple(callable_tools),
+                    text_tokens=self.text_tokens, said=said, write_forms=options.write_forms,
+                    tools=tuple(callable_tools),
                     optional=self.optional if grammar and _with_optional(callable_tools) else None,
                     listed=tuple(callable_tools) if grammar and request.parallel_tool_calls and said
                     and self.tool_format is None else (),
@@ -287,8 +294,8 @@ class Planner:
         """The grammar of what follows the opener: calls to ``offered`` in the model's format, string and number
         arguments taken from ``said`` (see :mod:`voxcall.llm.local.grammar`)."""
         if self.tool_format is not None:
-            return format_grammar(offered, self.tool_format, said)
-        return calls_grammar(offered, said)
+            return format_grammar(offered, self.tool_format, said, write_forms=self.options.write_forms)
+        return calls_grammar(offered, said, write_forms=self.options.write_forms)
 
     def _format_tokens(self) -> set[int]:
         """The special tokens of the model's tool format (its opener, closer, string delimiter): generated, they
