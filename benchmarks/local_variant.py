@@ -87,16 +87,14 @@ def describe(args: argparse.Namespace) -> str:
     """The variant the options of :func:`add_backend_options` choose, in words."""
     threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
     least = _measured(ReplyOptions(), args.model, args.unrelated).unrelated_threshold
+    forms = _measured(ReplyOptions(), args.thinker or args.model, args.unrelated).write_forms  # the decider's
     if least is not None and args.call_threshold is not None and not args.no_evidence:
         threshold += f" (>= {least:g} for words unrelated to every tool)"
     return ", ".join([f"call when p(call) {threshold}",
                       *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
                                         ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),
                                         ("relay", not args.no_relay), ("copied strings", not args.no_copy),
-                                        ("forms written", not args.no_copy
-                                         and _measured(ReplyOptions(), args.thinker or args.model,
-                                                       args.unrelated).write_forms))
-                        if on),
+                                        ("forms written", not args.no_copy and forms)) if on),
                       f"tools shown: {args.max_prompt_tools or 'all'}",
                       "default instructions" if args.instructions else "no instructions",
                       f"on llama-server {args.llama_server}" if args.llama_server else "in process"])
