@@ -22,8 +22,12 @@ from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.driver import NEXT, Run, Token
 from voxcall.llm.local.engine import Finished, Sink
 from voxcall.llm.local.plan import Plan
-from voxcall.llm.local.sent_prompts import SentPrompts
-from voxcall.llm.local.server_engine import _Exchange
+from voxcall.llm.local.server_engine import ServerEngine, _Exchange
+
+
+async def _sent(prompt: list[int]) -> None:
+    """What an exchange awaits before it sends a prompt, when no engine keeps its record."""
+
 
 HANG_S = 120.0  # a reply that takes longer is stuck (a cold prompt on a busy machine takes seconds, not minutes)
 SMALL_TALK = LLMRequest(items=[Message("user", "Tell me about your day.")], tools=[WEATHER], max_output_tokens=16)
@@ -142,9 +146,36 @@ async def test_an_answer_without_a_sampled_token_ends_the_reply(in_process: Llam
     banned = vocabulary.token_mask(lambda text: False)
     banned[hello] = True
     async with httpx.AsyncClient(transport=httpx.MockTransport(server), base_url="http://llama") as client:
-        exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()),
-                             SentPrompts())
+        exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()), _sent)
         assert await exchange.answer(Run(plan.prompt, 8, None, None, banned)) == Token(end="stop")
+
+
+async def test_a_prompt_the_server_still_reads_counts_though_its_request_was_closed(
+        in_process: LlamaCppBackend) -> None:
+    """The server reads a prompt it has whole, even for a request closed meanwhile (a hidden reply dropped at the
+    end of speech): how long a new prompt waits counts what is left of it, not only the new prompt's own tokens."""
+    reading = asyncio.Event()
+
+    async def server(request: httpx.Request) -> httpx.Response:
+        prompt = json.loads(request.content)["prompt"]
+        if len(prompt) > 100:  # the second prompt: 300 tokens to read at 100 a second
+            reading.set()
+            await asyncio.sleep(HANG_S)
+        return httpx.Response(200, json={"timings": {"prompt_n": len(prompt), "prompt_per_second": 100.0}})
+
+    shared, new = list(range(1000, 1100)), list(range(2000, 2300))
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server), base_url="http://llama") as client:
+        engine = ServerEngine(client, in_process.planner.vocabulary, n_ctx=2048)
+        await engine.warm(shared)  # measures the speed: 100 tokens a second
+        assert engine.pending_s([*shared, *new]) == pytest.approx(3.0)
+        sink = Sink(asyncio.get_running_loop(), asyncio.Queue())
+        generation = engine.start(replace(plan_for(in_process, SMALL_TALK), prompt=[*shared, *new]), sink)
+        await reading.wait()
+        sink.cancel.set()
+        generation.cancel()  # the reply is dropped, its request closed; the server reads on
+        pending = engine.pending_s([*shared, *new, 7, 8])
+        assert pending is not None and 2.5 < pending <= 3.02  # what is left of the 3 s, and two tokens
+        assert engine.pending_s(shared) == pytest.approx(pending - 0.02, abs=0.05)  # held, yet behind the rest
 
 
 async def test_a_run_under_a_grammar_reports_the_likeliest_tokens_at_each_place(local: LocalBackend) -> None:
@@ -154,7 +185,7 @@ async def test_a_run_under_a_grammar_reports_the_likeliest_tokens_at_each_place(
     vocabulary = local.planner.vocabulary
     plan = plan_for(local, SMALL_TALK)
     exchange = _Exchange(local.engine._client, vocabulary, plan,  # type: ignore[attr-defined]
-                         Sink(asyncio.get_running_loop(), asyncio.Queue()), SentPrompts())
+                         Sink(asyncio.get_running_loop(), asyncio.Queue()), _sent)
     try:
         tokens = [await exchange.answer(Run(plan.prompt, 16, 'root ::= "Zebra zebra zebra"', None, top=5))]
         while isinstance(last := tokens[-1], Token) and last.end is None:

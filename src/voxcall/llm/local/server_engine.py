@@ -31,7 +31,12 @@ stops every warm after the chunk under way: the server notices a closed request 
 evaluates a whole prompt once it has it (a cancelled 2,500-token warm held the next request for 2.3 s on two busy
 cores), so a warm sent whole would hold the reply that comes while it runs. What a warm evaluated stays in the
 slot for the reply (or a later one) to reuse. The warms also measure the server's prompt speed, from which
-:meth:`ServerEngine.pending_s` tells how long a prompt still has to be read.
+:meth:`ServerEngine.pending_s` tells how long a prompt still has to be read: its tokens no prompt sent began with,
+after the **backlog**, what the server still has to read of the prompts sent before. A request closed early is
+part of it: the server reads a prompt it has whole. A hidden reply to the first half of "Why do cats purr?" (begun
+at a pause inside it, dropped at the end of speech) held the server 2 s longer; the reply to the whole question,
+counting none of that, said no phrase, and the first audio was the thinker's acknowledgement, 1.2 s after the end
+of speech (0.75 s with the phrase).
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ import asyncio
 import json
 import math
 import random
-from collections.abc import AsyncGenerator, Callable
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import httpx2
@@ -82,6 +88,7 @@ class ServerEngine:
         self._on_close = on_close
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
         self._sent = SentPrompts(sole_cached_slot=sole_cached_slot)
+        self._read_by = 0.0  # when (time.monotonic()) the server will have read every prompt sent, as estimated
 
     def start(self, plan: Plan, sink: Sink) -> asyncio.Future[None]:
         """Generate on the server, in a task that the stream cancels when it ends (which closes the request)."""
@@ -109,24 +116,33 @@ class ServerEngine:
         than what a slot holds would cut the slot to it). Each chunk that evaluated sets the next one's size from
         its speed."""
         if self._chunk_s is None:
+            await self._send(tokens)
             self._measure(await _complete(self._client, {"prompt": tokens, "n_predict": 0}))
-            self._sent.add(tokens)
             return
         end = self._sent.longest(tokens)
         while end < len(tokens) - 1:  # the last token is evaluated again by the request that follows anyway
             end = min(len(tokens), end + self._chunk())
-            await _reach(self._client, self._sent, tokens[:end])
-            answer = await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0})
-            self._sent.add(tokens[:end])
-            self._measure(answer)
+            await self._send(tokens[:end])
+            self._measure(await _complete(self._client, {"prompt": tokens[:end], "n_predict": 0}))
 
     def pending_s(self, prompt: list[int]) -> float | None:
-        """About how long the server will read before it answers after ``prompt``: the tokens of it that no prompt
-        sent before began with, at the speed warms measured (None before any did). Replies of other sessions the
-        server may have to finish first are not counted."""
+        """About how long the server will read before it answers after ``prompt``: what it still has to read of
+        the prompts sent before (the backlog, closed requests' too), then the tokens of ``prompt`` that none of them
+        began with, at the speed warms measured (None before any did). The tokens of other replies the server may
+        have to generate first are not counted."""
         if self._speed is None:
             return None
-        return (len(prompt) - self._sent.longest(prompt)) / self._speed
+        backlog = max(0.0, self._read_by - time.monotonic())
+        return backlog + (len(prompt) - self._sent.longest(prompt)) / self._speed
+
+    async def _send(self, prompt: list[int]) -> None:
+        """Before ``prompt`` is sent: the slot made to look in the prompt cache where it should (:func:`_reach`),
+        the tokens no prompt sent began with added to the backlog, and ``prompt`` noted as sent."""
+        await _reach(self._client, self._sent, prompt)
+        new = len(prompt) - self._sent.longest(prompt)
+        if self._speed is not None and new > 0:
+            self._read_by = max(time.monotonic(), self._read_by) + new / self._speed
+        self._sent.add(prompt)
 
     def _measure(self, answer: dict[str, Any]) -> None:
         """Note the server's prompt speed from a warm's ``answer``, when it evaluated enough tokens to tell (a
@@ -154,7 +170,7 @@ class ServerEngine:
     async def _generate(self, plan: Plan, sink: Sink) -> None:
         """Drive the reply's steps for ``plan``, pushing its text and then :class:`Finished` (or the error)."""
         steps = reply_steps(plan, self.vocabulary.tokenize)
-        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._sent)
+        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._send)
         try:
             answer: float | Token | None = None
             while not sink.cancel.is_set():
@@ -176,12 +192,13 @@ class ServerEngine:
 
 class _Exchange:
     """One reply's requests to the server: the answers to its steps, the open stream of the current run, and the
-    prompt tokens the server said it had cached (the first time it says)."""
+    prompt tokens the server said it had cached (the first time it says); ``send`` is awaited before each prompt
+    goes (:meth:`ServerEngine._send`)."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, plan: Plan, sink: Sink,
-                 sent: SentPrompts) -> None:
+                 send: Callable[[list[int]], Awaitable[None]]) -> None:
         self._client = client
-        self._sent = sent
+        self._send = send
         self._vocabulary = vocabulary
         self._plan = plan
         self._sink = sink
@@ -223,8 +240,7 @@ class _Exchange:
         once per prompt)."""
         if self._top is not None and self._top[0] == prompt:
             return self._top[1]
-        await _reach(self._client, self._sent, prompt)
-        self._sent.add(prompt)
+        await self._send(prompt)
         answer = await _complete(self._client,
                                  {"prompt": prompt, "n_predict": 1, "n_probs": DECISION_CANDIDATES})
         self._cached(answer)
@@ -257,8 +273,7 @@ class _Exchange:
         if self._end is not None:
             return Token(end=self._end)
         if self._deferred is not None:
-            await _reach(self._client, self._sent, self._deferred["prompt"])
-            self._sent.add(self._deferred["prompt"])
+            await self._send(self._deferred["prompt"])
             self._stream, self._deferred = _chunks(self._client, self._deferred), None
         assert self._stream is not None, "a token asked for outside a run"
         async for chunk in self._stream:
