@@ -24,7 +24,7 @@ correct, false calls, leaks and first-event time per K.
 
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
 all (a plain string argument one of the grammar's spans of the user's words, a number one the user said:
-``voxcall.llm.local.grammar.spans`` and ``voxcall.llm.local.lexicon.numbers``), and how many it would admit
+``voxcall.llm.local.said.spans`` and ``voxcall.llm.local.lexicon.numbers``), and how many it would admit
 without those two rules. The first figure is the ceiling of the embedded path on that slice, whatever the model;
 the gap between them is what copying costs. (The grammar's choice rules are not counted: they pass a choice the
 user named and an unnamed optional choice's default, and keep a choice word out of a plain string.)
@@ -49,12 +49,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_local_tools import PLAIN_REQUESTS, TOOL_REQUESTS, TOOLS, Outcome, ask, leaks, matches
+from bench_local_tools import Outcome, ask, leaks, matches
+from everyday_set import PLAIN_REQUESTS, TOOL_REQUESTS, TOOLS
 from local_variant import Backend, add_backend_options, describe, make_backend, model_name
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
-from voxcall.llm.local.grammar import copied_string, spans
 from voxcall.llm.local.lexicon import numbers
+from voxcall.llm.local.said import copied_string, spans
 from voxcall.tools import Tool
 from voxcall.tools.calls import ToolCall
 

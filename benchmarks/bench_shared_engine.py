@@ -33,7 +33,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from _server import percentile
-from bench_local_tools import TOOLS, ask
+from bench_local_tools import ask
+from everyday_set import TOOLS
 from voxcall.llm import ChatItem, LlamaCppBackend, LlamaServerBackend, Message
 from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.llamacpp import default_model_path

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voxcall.language import LANGUAGES, acknowledgement, giving_up, language_of, spaced, thinking
+from voxcall.language import LANGUAGES, acknowledgement, asking, giving_up, language_of, spaced, thinking
 
 
 @pytest.mark.parametrize(("said", "text", "joined"), [
@@ -45,3 +45,10 @@ def test_giving_up_is_said_in_the_language_an_acknowledgement_is() -> None:
     assert giving_up(None, "北京天气怎么样？") == "抱歉，我没能及时想出答案。"  # the user's script
     assert giving_up("fr-FR", "weather") == LANGUAGES["fr"].giving_up  # the session's language first
     assert giving_up("xx", "서울 날씨") == LANGUAGES["ko"].giving_up  # a language without rules: the script's
+
+
+def test_a_question_asks_for_the_value_left_out_in_the_users_language() -> None:
+    assert asking(None, "What's the weather?", "city") == "Could you tell me the city?"
+    assert asking(None, "天气怎么样？", "城市") == "请问城市是什么？"
+    assert asking("de", "Wie ist das Wetter?", "city") == "Können Sie mir den Wert für city nennen?"
+    assert all("{value}" in language.asking for language in LANGUAGES.values())

@@ -13,8 +13,8 @@ from voxcall.language import de, en, es, fr, it, ja, ko, pt, zh
 from voxcall.language.rules import Language, SpokenForms
 from voxcall.language.scripts import language_of, spaced
 
-__all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "giving_up", "in_digits",
-           "language_of", "spaced", "thinking"]
+__all__ = ["ACKNOWLEDGEMENTS", "LANGUAGES", "SPOKEN_FORMS", "Language", "acknowledgement", "asking", "giving_up",
+           "in_digits", "language_of", "spaced", "thinking"]
 
 LANGUAGES: Mapping[str, Language] = MappingProxyType({
     language.code: language
@@ -45,6 +45,12 @@ def thinking(language: str | None, user_text: str, turn: int) -> str:
     language :func:`acknowledgement` speaks, the phrases taking turns as its do."""
     phrases = LANGUAGES[_spoken(language, user_text)].thinking
     return phrases[turn % len(phrases)]
+
+
+def asking(language: str | None, user_text: str, value: str) -> str:
+    """The question asking for ``value`` (a parameter's name: "city") that the user's words left out, in the
+    language :func:`acknowledgement` speaks."""
+    return LANGUAGES[_spoken(language, user_text)].asking.format(value=value)
 
 
 def giving_up(language: str | None, user_text: str) -> str:

@@ -9,4 +9,5 @@ __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="de", acknowledgements=("Einen Moment, ich sehe nach.", "Eine Sekunde, ich prüfe das."),
                     giving_up="Entschuldigung, das habe ich nicht rechtzeitig herausgefunden.",
-                    thinking=("Einen Moment.", "Lass mich überlegen."))
+                    thinking=("Einen Moment.", "Lass mich überlegen."),
+                    asking="Können Sie mir den Wert für {value} nennen?")

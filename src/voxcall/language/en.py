@@ -74,6 +74,7 @@ LANGUAGE = Language(
     acknowledgements=("One moment, I'm checking.", "Just a second, I'm on it.", "Let me look that up, one moment."),
     giving_up="Sorry, I couldn't work that out in time.",
     thinking=("Let me see.", "One moment.", "Let me think."),
+    asking="Could you tell me the {value}?",
     spoken_forms=SPOKEN_FORMS,
     volume_words=MappingProxyType({
         "max": ("max", "maximum", "full", "loudest", "highest"),

@@ -9,4 +9,5 @@ __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="es", acknowledgements=("Un momento, lo estoy comprobando.", "Un segundo, ya lo miro."),
                     giving_up="Lo siento, no he podido resolverlo a tiempo.",
-                    thinking=("Un momento.", "Déjame pensar."))
+                    thinking=("Un momento.", "Déjame pensar."),
+                    asking="¿Me dices el valor de {value}?")

@@ -9,4 +9,5 @@ __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="fr", acknowledgements=("Un instant, je vérifie.", "Une seconde, je regarde."),
                     giving_up="Désolé, je n'ai pas trouvé la réponse à temps.",
-                    thinking=("Un instant.", "Voyons voir."))
+                    thinking=("Un instant.", "Voyons voir."),
+                    asking="Pouvez-vous me donner la valeur de {value} ?")

@@ -9,4 +9,5 @@ __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="it", acknowledgements=("Un momento, controllo subito.",),
                     giving_up="Mi dispiace, non sono riuscito a trovarlo in tempo.",
-                    thinking=("Un attimo.", "Vediamo."))
+                    thinking=("Un attimo.", "Vediamo."),
+                    asking="Puoi dirmi il valore di {value}?")

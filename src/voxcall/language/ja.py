@@ -9,4 +9,5 @@ __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="ja", acknowledgements=("少々お待ちください、確認します。",),
                     giving_up="すみません、時間内に答えられませんでした。",
-                    thinking=("ええと。", "少々お待ちください。"))
+                    thinking=("ええと。", "少々お待ちください。"),
+                    asking="{value}を教えていただけますか？")

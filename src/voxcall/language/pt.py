@@ -9,4 +9,5 @@ __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="pt", acknowledgements=("Um momento, estou verificando.",),
                     giving_up="Desculpe, não consegui resolver isso a tempo.",
-                    thinking=("Um momento.", "Deixe-me ver."))
+                    thinking=("Um momento.", "Deixe-me ver."),
+                    asking="Pode me dizer o valor de {value}?")

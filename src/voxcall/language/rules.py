@@ -79,7 +79,8 @@ class Language:
     ``acknowledgements`` are said, in turn, while a slow tool runs or a thinker decides; ``giving_up`` is said when a
     thinker did not answer in time (:mod:`voxcall.llm.local.duet`); ``thinking`` phrases (short: they come before
     the answer) are said, in turn, while the local model reads a prompt it was not ready for
-    (:mod:`voxcall.llm.local.backend`); ``spoken_forms`` reads symbols aloud for a voice
+    (:mod:`voxcall.llm.local.backend`); ``asking`` asks for a value a request left out ("What's the weather?"), its
+    ``{value}`` the parameter's name (:mod:`voxcall.llm.local.plan`); ``spoken_forms`` reads symbols aloud for a voice
     in the language (None: symbols are left to the voice). ``volume_words`` names levels in words (keys from
     :data:`VOLUME_LEVELS`), ``volume_filler`` is a regular expression for the words a request wraps a level in ("max
     volume", 把音量调到…), ``volume_changes`` maps words that start a relative change to its sign (调高 → ``+``), and
@@ -90,6 +91,7 @@ class Language:
     acknowledgements: tuple[str, ...]
     giving_up: str
     thinking: tuple[str, ...]
+    asking: str
     spoken_forms: SpokenForms | None = None
     volume_words: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     volume_filler: str = ""

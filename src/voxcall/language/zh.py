@@ -123,6 +123,7 @@ LANGUAGE = Language(
     acknowledgements=("请稍等，我查一下。", "稍等一下，我正在处理。"),
     giving_up="抱歉，我没能及时想出答案。",
     thinking=("让我想想。", "稍等。"),
+    asking="请问{value}是什么？",
     spoken_forms=SPOKEN_FORMS,
     volume_words=MappingProxyType({
         "max": ("最大", "最高", "最响", "满"),

@@ -1,6 +1,7 @@
 """The probability of opening a call that an ``"auto"`` reply needs (``Plan.call_threshold``): the setting's, none
 for a request that plainly names a tool, a higher one for words that share nothing with any tool (whose reply,
-once it begins with words, opens no call later: ``Plan.late_calls``), infinite right after tool results."""
+once it begins with words, opens no call later: ``Plan.late_calls``), infinite right after tool results and for a
+request whose words hold no tool's values."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from voxcall.config import LocalModelSettings
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LLMRequest, Message, local_options
 from voxcall.llm.local.plan import EVIDENT_CALL_THRESHOLD, UNRELATED_CALL_THRESHOLD, Plan, Planner, ReplyOptions
 from voxcall.llm.local.vocabulary import Vocabulary
+from voxcall.tools import Tool
 
 
 @pytest.fixture(scope="module")
@@ -41,6 +43,37 @@ def test_related_words_take_the_settings_threshold(vocabulary: Vocabulary) -> No
 
 def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabulary) -> None:
     assert threshold(vocabulary, "What's the weather in Oslo?") == EVIDENT_CALL_THRESHOLD
+
+
+def test_a_request_naming_the_tool_without_its_value_is_answered_with_a_question(vocabulary: Vocabulary) -> None:
+    """"What's the weather?" holds no city: no call of ``get_weather(city='the')`` and no words of the model's (the
+    0.5B model said "The weather is sunny."), but a question asking for it."""
+    asked = plan(vocabulary, "What's the weather?")
+    assert asked.complete and asked.prefill == "Could you tell me the city?"
+    assert asked.call_threshold == math.inf and asked.call_grammar is None and asked.tools == ()
+    assert plan(vocabulary, "What's the weather?", copy_strings=False).call_threshold == EVIDENT_CALL_THRESHOLD
+    planner = Planner(vocabulary, 2048, ReplyOptions())
+    required = LLMRequest(items=[Message("user", "What's the weather?")], tools=[WEATHER], tool_choice="required")
+    assert planner.plan(required, [WEATHER]).grammar is not None  # a call it must make is still made
+
+
+def test_no_other_tool_takes_the_words_of_one_that_lacks_its_values(vocabulary: Vocabulary) -> None:
+    timer = Tool("set_timer", "Start a countdown timer.",
+                 {"type": "object", "properties": {"minutes": {"type": "number"}}, "required": ["minutes"]})
+    music = [Tool("play_music", "Play music.", {"type": "object", "properties": {"query": {"type": "string"}},
+                                                "required": ["query"]}), Tool("stop_music", "Stop the music.")]
+    planner = Planner(vocabulary, 2048, ReplyOptions())
+
+    def planned(said: str, tools: list[Tool]) -> Plan:
+        return planner.plan(LLMRequest(items=[Message("user", said)], tools=tools), tools)
+
+    assert planned("Set a timer.", [WEATHER, timer]).prefill == "Could you tell me the minutes?"  # no city='timer'
+    assert [t.name for t in planned("Set a timer for 5 minutes.", [WEATHER, timer]).tools] == ["set_timer"]
+    assert planned("Play some music.", music).prefill == "Could you tell me the query?"  # play, before stop
+    assert planned("Turn the music off.", music).prefill == ""  # as likely: stop_music, which needs no value
+    calculator = Tool("calculator", "", {"type": "object", "properties": {
+        "a": {"type": "number", "description": "The first number."}, "b": {"type": "number"}}, "required": ["a", "b"]})
+    assert planned("Use the calculator.", [calculator]).prefill == "Could you tell me the first number?"
 
 
 def test_words_unrelated_to_every_tool_need_the_higher_threshold(vocabulary: Vocabulary) -> None:

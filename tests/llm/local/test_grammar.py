@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.requirements import require_smollm2
-from voxcall.llm.local.grammar import MAX_SPAN_WORDS, calls_grammar, gbnf_literal, spans
+from voxcall.llm.local.grammar import calls_grammar, gbnf_literal
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
 from voxcall.tools.codecalls.prompt import example_arguments
@@ -216,38 +216,6 @@ def test_a_choice_said_in_other_words_is_passed(checker: GrammarChecker) -> None
     assert checker.accepts(grammar, "calculator(op='add', a=7, b=5)</code>")
     assert not checker.accepts(grammar, "calculator(op='sub', a=7, b=5)</code>")
     assert not checker.accepts(calls_grammar([CALCULATOR], "7减5等于多少"), "calculator(op='add', a=7, b=5)</code>")
-
-
-def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
-    found = spans("Weather in New York, please!")
-    assert {"Weather", "New York", "Weather in New York", "York"} <= set(found)
-    assert "York," not in found and "please!" not in found and len(found) == len(set(found))
-    # no span begins or ends with a joining word: no value does ("in New York", "New York, please", "Can")
-    assert not {"in New York", "New York, please", "please", "in"} & set(found)
-    assert set(spans("Can you book The Beatles for May")) >= {"The Beatles", "May", "book The Beatles"}
-    assert not {"Can", "you book", "Beatles for"} & set(spans("Can you book The Beatles for May"))
-
-
-@pytest.mark.parametrize(("said", "whole", "part"), [
-    ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
-    ("I'm at London, UK in fahrenheit", "London, UK", "London"),
-    ("I'm at Riga, Latvia, Can you tell me", "Riga, Latvia", "Riga"),  # "Can" begins a new clause
-])
-def test_a_name_a_qualifier_follows_is_no_span_alone(said: str, whole: str, part: str) -> None:
-    assert whole in spans(said) and part not in spans(said)
-
-
-def test_chinese_spans_are_runs_of_characters_that_no_joining_word_begins_or_ends() -> None:
-    found = set(spans("打开厨房的灯。"))
-    assert {"厨房", "灯", "打开厨房"} <= found
-    assert not {"厨房的", "的灯", "打开厨房的灯。"} & found  # 的 joins; punctuation is no part of a value
-    assert "爵士乐" in spans("播放一些爵士乐。")
-    assert "Take Five" in spans("播放Take Five吧")  # the English words stay whole, with their space
-
-
-def test_a_listed_name_stays_a_span() -> None:
-    assert {"Oslo", "Rome", "Madrid"} <= set(spans("Weather in Oslo, Rome and Madrid"))
-    assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
 
 
 def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> None:

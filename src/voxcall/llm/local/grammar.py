@@ -12,18 +12,17 @@ what follows the format's opener is calls as that format writes them — JSON ob
 its arguments as a JSON object of the schema's types, or FunctionGemma's ``call:name{key:value}`` — closed by
 the format's closer, further blocks allowed; the same schema rules, in the format's literals (:class:`_Dialect`).
 
-Given the user's words (``said``), a string argument whose schema says no more than ``type: string`` (no enum,
-format or pattern, no description prescribing a form) must be a span of them (:func:`spans`): a tiny model otherwise
-copies a demonstration's placeholder (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of
-what the user said. A string the tool wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the
-model: the user said "Boston" or "March 1st", and a copy could not be right.
-Likewise, when the user said numbers (:func:`~voxcall.llm.local.lexicon.numbers`, in digits or words), a number
-argument is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value. A
-choice (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an
-optional choice the user did not name is its declared default if it has one (not a choice the user never made); a
-plain string is never one of the call's choice words ("the weather in Moscow in Celsius": the city is not
-"Celsius") nor only words of the tool's name ("打开厨房的灯": the room of ``set_lights`` is not 灯, light).
-The words these rules read are the lexicon's (:mod:`voxcall.llm.local.lexicon`).
+Given the user's words (``said``: :class:`~voxcall.llm.local.said.Said`), a string argument whose schema says no
+more than ``type: string`` (no enum, format or pattern, no description prescribing a form) must be a span of them
+(one of :meth:`~voxcall.llm.local.said.Said.strings`): a tiny model otherwise copies a demonstration's placeholder
+(``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said. A string the tool
+wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the model: the user said "Boston" or "March
+1st", and a copy could not be right. Likewise, when the user said numbers (in digits or words), a number argument
+is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value. A choice
+(``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
+choice the user did not name is its declared default if it has one (not a choice the user never made). Which tools
+the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
+grammar admits what it is given.
 
 The grammar text is all this module makes; :mod:`voxcall.llm.local.llamacpp` checks it against the model's vocabulary
 (llama.cpp crashes on an invalid grammar instead of reporting it) and samples with it.
@@ -37,17 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.local.lexicon import (
-    JOINING_WORDS,
-    LIST_ENDING,
-    UNSPACED_JOINING_WORDS,
-    glosses,
-    joined,
-    numbers,
-    tokens,
-    word_gloss,
-)
-from voxcall.llm.local.relevance import words
+from voxcall.llm.local.said import Said, copied_string
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
@@ -89,11 +78,6 @@ _GEMMA_RULES = {  # FunctionGemma's literals: strings between <escape> tokens, b
     "key": "[A-Za-z_] [A-Za-z0-9_]*",
 }
 _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
-MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
-_SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
-_FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
-_LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
-# Madrid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,42 +111,6 @@ def gbnf_literal(text: str) -> str:
     return '"' + escaped.replace("\t", "\\t") + '"'
 
 
-def spans(said: str) -> list[str]:
-    """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said`` (a Chinese character is a word:
-    :func:`~voxcall.llm.local.lexicon.tokens`), without punctuation at its ends (inner punctuation stays:
-    ``Berkeley, CA``), each once; none that begins or ends with a joining word (a preposition, conjunction, pronoun
-    or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston in", "and I", "Can", "北京的") — no
-    value is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in
-    "Naples, Florida"), which a tiny model leaves out."""
-    words = tokens(said)
-    plain = [word for word, _ in words]
-    found = (joined(words[start:end]).strip(_SPAN_EDGE) for start in range(len(words))
-             for end in range(start + 1, min(len(words), start + MAX_SPAN_WORDS) + 1)
-             if not _qualified(plain[start:end], plain[end:]))
-    return list(dict.fromkeys(span for span in found if span and not _joins(span)))
-
-
-def _qualified(words: list[str], rest: list[str]) -> bool:
-    """Whether the name ``words`` ends with (a capitalised word, then a comma) is qualified by the capitalised word
-    that follows (``rest``: "Naples," "Florida", "Boston," "MA"), rather than listed before it ("Oslo," "Rome and
-    Madrid": an "and" or "or" before another capitalised word ends a list)."""
-    last, following = words[-1], rest[0] if rest else ""
-    if not (last.endswith(",") and last[:1].isupper() and following[:1].isupper()):
-        return False
-    if following.strip(_SPAN_EDGE).casefold() in JOINING_WORDS:
-        return False  # "Riga, Latvia, Can you ...": a new clause
-    return not _LAST_LISTED.search(" ".join(rest[:MAX_SPAN_WORDS]))
-
-
-def _joins(span: str) -> bool:
-    """Whether ``span`` begins or ends with a joining word (an unspaced language's may be several letters:
-    "或者")."""
-    edges = span.split()
-    if any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
-        return True
-    return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
-
-
 def calls_grammar(tools: Sequence[Tool], said: str = "", *, after_call: bool = False, write_forms: bool = True) -> str:
     """A grammar for what follows an opened ``<code>``: one or more calls to ``tools``, each closed by
     ``</code>``, blocks separated by at most a space or newline; with ``said`` (the user's words), plain string
@@ -172,7 +120,7 @@ def calls_grammar(tools: Sequence[Tool], said: str = "", *, after_call: bool = F
     a model that writes placeholders). Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_PYTHON, spans(said), numbers(said), glosses(said), write_forms=write_forms)
+    builder = _Builder(_PYTHON, Said(said), write_forms=write_forms)
     calls = [builder.call(tool) for tool in tools]
     builder.rules["call"] = " | ".join(calls)
     close, reopen = gbnf_literal(CLOSE_TAG), gbnf_literal(OPEN_TAG)
@@ -186,8 +134,7 @@ def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat, said: str = "
     ``write_forms`` as for :func:`calls_grammar`. Raises ``ValueError`` when ``tools`` is empty."""
     if not tools:
         raise ValueError("a calls grammar needs at least one tool")
-    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, spans(said), numbers(said), glosses(said),
-                       write_forms=write_forms)
+    builder = _Builder(_GEMMA if tool_format.body == "gemma" else _JSON, Said(said), write_forms=write_forms)
     builder.rules["call"] = " | ".join(builder.format_call(tool, tool_format) for tool in tools)
     opener = gbnf_literal(tool_format.opener)
     if tool_format.closer:
@@ -203,23 +150,14 @@ def format_grammar(tools: Sequence[Tool], tool_format: ToolFormat, said: str = "
 class _Builder:
     """Collects the rules of one grammar; equal rule bodies share one name, so repeated schemas cost nothing."""
 
-    def __init__(self, dialect: _Dialect = _PYTHON, spans: Sequence[str] = (),
-                 numbers: Sequence[int | float] = (), meanings: Sequence[str] = (), *,
-                 write_forms: bool = True) -> None:
+    def __init__(self, dialect: _Dialect = _PYTHON, said: Said | None = None, *, write_forms: bool = True) -> None:
         self.dialect = dialect
         self.write_forms = write_forms  # whether a string whose description prescribes a form is the model's
-        self.spans = list(spans)  # what a plain string argument may be (any string when empty)
-        # what choices are compared with: the spans, and what the lexicon glosses the words as ("times": "mul")
-        self._said = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in meanings}
-        self._span_words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
-        self._span_meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
-        self.numbers = list(numbers)  # what a number argument may be (any number when empty)
+        self.said = said or Said("")  # what plain strings, numbers and choices are taken from (anything: nothing)
         self.rules: dict[str, str] = dict(dialect.rules)
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
-        self._reserved: set[str] = set()  # the current tool's choice words, which are no plain string's value
-        self._named: set[str] = set()  # the words of the current tool's name (not its digits: "lexv2", "v2"),
-        # which are no plain string's whole value
+        self._strings: list[str] = []  # what the current tool's plain strings may be (:meth:`Said.strings`)
 
     def text(self) -> str:
         """The grammar, ``root`` first."""
@@ -271,33 +209,26 @@ class _Builder:
         """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
         then a value of the property's schema; required ones first, then any of the optional ones. A choice the
         user said alone among its values (:meth:`_said_choices`) is required, with that value; an optional one
-        none of whose values was said is its declared default, if it has one; a plain string is none of the tool's
-        choice words (:func:`_choice_words`) nor only words of the tool's name, in the user's language too
-        ("打开厨房的灯" names ``set_lights`` by 灯, light: the room is not "灯"; "uber pitada" stays a restaurant of
-        ``uber.eat.order``: the name may be part of a value)."""
+        none of whose values was said is its declared default, if it has one; a plain string is one of
+        :meth:`Said.strings` (none of the tool's choice words nor only words of its name: "uber pitada" stays a
+        restaurant of ``uber.eat.order``, the name may be part of a value), or any span when there is none (a call
+        the request must make although the words hold no value)."""
         said_choices = self._said_choices(tool)
-        self._reserved, self._named = _choice_words(tool), {w for w in words(tool.name) if not w.isdigit()}
+        self._strings = self.said.strings(tool)
         needed: list[str] = []
         optional: list[str] = []
         for prop, alias, key in keys:
             said = said_choices.get(prop, [])
             if len(said) == 1:
                 value = self._literals(said, f"{name}-{alias}-said")
-            elif (self._said and not said and prop not in tool.required
+            elif (self.said.names and not said and prop not in tool.required
                   and (default := _choice_default(tool.properties.get(prop)))):
                 value = self._literals([default], f"{name}-{alias}-default")  # none named: the tool's default
             else:
                 value = self.value(tool.properties.get(prop), tool.parameters, f"{name}-{alias}", 0)
             (needed if prop in tool.required or len(said) == 1 else optional).append(f"{key} {value}")
-        self._reserved, self._named = set(), set()
+        self._strings = []
         return _argument_list(needed, optional, self.dialect.separator)
-
-    def _only_named(self, span: str) -> bool:
-        """Whether ``span`` has content words and all of them are words of the current tool's name, or glossed as
-        one ("temperature" for ``get_weather``)."""
-        meanings = self._span_meanings[span]
-        return bool(meanings) and all(word in self._named or not self._named.isdisjoint(word_gloss(word))
-                                      for word in meanings)
 
     def _said_choices(self, tool: Tool) -> dict[str, list[str]]:
         """The parameters of ``tool`` with a choice of strings (``enum``), each with the choices the user said word
@@ -308,7 +239,7 @@ class _Builder:
         for prop, schema in tool.properties.items():
             choices = schema.get("enum") if isinstance(schema, Mapping) else None
             if isinstance(choices, list):
-                found[prop] = [c for c in choices if isinstance(c, str) and c and c.casefold() in self._said]
+                found[prop] = [c for c in choices if isinstance(c, str) and c and c.casefold() in self.said.names]
         return found
 
     # -- values ----------------------------------------------------------------------------------------------
@@ -343,13 +274,11 @@ class _Builder:
                 return "array"
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
-        if kind == "string" and self.spans and copied_string(schema, write_forms=self.write_forms):
-            values = [span for span in self.spans if not self._reserved & self._span_words[span]
-                      and not self._only_named(span)] or self.spans
-            return self._literals(values, "said")
-        whole = [n for n in self.numbers if isinstance(n, int)]
-        if kind == "number" and self.numbers:
-            return self._literals(self.numbers, "said-number")
+        if kind == "string" and self.said.spans and copied_string(schema, write_forms=self.write_forms):
+            return self._literals(self._strings or self.said.spans, "said")
+        whole = [n for n in self.said.numbers if isinstance(n, int)]
+        if kind == "number" and self.said.numbers:
+            return self._literals(self.said.numbers, "said-number")
         if kind == "integer" and whole:
             return self._literals(whole, "said-integer")
         if isinstance(kind, str) and kind in self.dialect.rules and kind not in ("value", "key"):
@@ -384,29 +313,12 @@ class _Builder:
         return name
 
 
-def copied_string(schema: Mapping[str, Any], *, write_forms: bool = True) -> bool:
-    """Whether a string of ``schema`` is copied from the user's words (a span of them, given them): unless the
-    schema prescribes a form of its own (``format``, ``pattern``) or, with ``write_forms``, its description does
-    ("in the format of 'City, State'", "'YYYY-MM-DD'"), which the user's words seldom have ("Boston", "March
-    1st")."""
-    description = schema.get("description")
-    prescribed = write_forms and isinstance(description, str) and _FORMAT_WORD.search(description) is not None
-    return not ({"format", "pattern"} & schema.keys() or prescribed)
-
-
 def _choice_default(schema: Any) -> str | None:
     """The default of a choice among strings (``enum``), when the schema declares one of its choices as such."""
     if not isinstance(schema, Mapping):
         return None
     default, choices = schema.get("default"), schema.get("enum")
     return default if isinstance(default, str) and isinstance(choices, list) and default in choices else None
-
-
-def _choice_words(tool: Tool) -> set[str]:
-    """The strings ``tool``'s parameters choose among (``enum``), casefolded: said, they name a choice ("in
-    Celsius"), not a place or a name, so a plain string argument of the same call is never one of them."""
-    return {c.casefold() for schema in tool.properties.values() if isinstance(schema, Mapping)
-            for c in schema.get("enum") or () if isinstance(c, str)}
 
 
 def _argument_list(needed: list[str], optional: list[str], separator: str = ", ") -> str:

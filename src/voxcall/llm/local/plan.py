@@ -9,7 +9,11 @@ well-formed call to a declared tool:
 - ``"auto"``: the first token decides, against ``call_threshold`` (plain sampling weighs the call opener against
   each word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool in
   ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and
-  holds its values is a call to it (:meth:`Planner._evident_tools`);
+  holds its values is a call to it (:meth:`Planner._evident_tools`); a tool whose values the words do not hold
+  cannot be called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest tool is one of
+  those ("What's the weather?" holds no city, "Set a timer." no minutes) is answered with a question asking for
+  what it left out ("Could you tell me the city?": :meth:`Planner._callable`), not generated: the 0.5B model
+  answered "The weather is sunny." or wrote the call as text, with no call allowed;
 - ``"none"``: no tools in the prompt, no grammar.
 
 A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
@@ -28,11 +32,14 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from voxcall.config import LocalModelSettings
+from voxcall.language import asking
 from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest
 from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
@@ -41,6 +48,7 @@ from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalCho
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
 from voxcall.llm.local.relevance import most_relevant, relevance, words
+from voxcall.llm.local.said import Said
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import CodeCallStream
 from voxcall.tools.codecalls.format_stream import FormatCallStream
@@ -51,6 +59,8 @@ from voxcall.tools.schema import Tool
 
 log = logging.getLogger(__name__)
 
+SPOKEN_NAME_WORDS = 4
+"""The most words a parameter's description may have to name it in a question ("The first number.")."""
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
 UNRELATED_CALL_THRESHOLD = 0.9
 """``"auto"``: the least threshold when the user's words share no content word with any tool shown (see
@@ -165,9 +175,10 @@ class Planner:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
         options = self.options
         forced = must_call(request, offered)
-        evident = [] if forced else self._evident_tools(request, offered)
+        said = request.last_user_text if options.copy_strings else ""
+        callable_tools, evident, question = self._callable(request, offered, said, forced)
         relayed = "" if forced else self._relayed(request)
-        answer = relayed or ("" if forced or evident else self._computed(request))
+        answer = relayed or question or ("" if forced or evident else self._computed(request))
         prefill = self.opener if forced else answer
         fitted = self.prompt.fit(request, offered, prefill)
         n_ctx = self.n_ctx
@@ -178,14 +189,14 @@ class Planner:
             log.info("the tool demonstrations are left out: the instructions, tools and latest turn leave no "
                      "room for them in the model's context (%d tokens)", n_ctx)
         prompt = fitted.tokens
-        said = request.last_user_text if options.copy_strings else ""
-        callable_tools = evident or offered
-        grammar = self._calls_grammar(callable_tools, said) if offered and options.grammar else None
+        grammar = self._calls_grammar(callable_tools, said) if callable_tools and options.grammar else None
         unrelated = bool(offered) and not evident and self._unrelated(request, offered)
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request, unrelated)
+        held = bool(callable_tools)  # a reply that can call none of the tools offered is words only
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar,
-                    call_threshold=threshold if offered and not forced else None, late_calls=not unrelated,
+                    call_threshold=(threshold if held else math.inf) if offered and not forced else None,
+                    late_calls=held and not unrelated,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
                     text_tokens=self.text_tokens, said=said, write_forms=options.write_forms,
                     tools=tuple(callable_tools),
@@ -275,6 +286,30 @@ class Planner:
             return False
         return not any(relevance(said, tool).hits for tool in offered)
 
+    def _callable(self, request: LLMRequest, offered: list[Tool], said: str,
+                  forced: bool) -> tuple[list[Tool], list[Tool], str]:
+        """The tools a reply to ``request`` may call, those of them it plainly asks for (its calls), and the question
+        to answer instead when it asks for a tool whose copied values ``said`` lacks (""; see
+        :meth:`~voxcall.llm.local.said.Said.missing`). A required call may call every tool offered. Else the tools
+        asked for are the likeliest evident ones (:meth:`_evident_tools`), or with none the likeliest of those
+        whose name the words say ("Play some music": ``play_music`` before ``stop_music``); when none of them
+        holds its values ("Turn the music off": ``stop_music`` needs none), the first is asked about and no other
+        tool is called ("Set a timer." is no ``set_lights(room='timer')``). Otherwise the evident tools, or every
+        tool offered, less those lacking values."""
+        if forced:
+            return offered, [], ""
+        heard, forms = Said(said), self.options.write_forms
+        evident = self._evident_tools(request, offered)
+        named = evident or ([tool for tool in offered if relevance(said, tool).name_hits]
+                            if self.options.call_evidence and not _follows_results(request) else [])
+        top = max((relevance(said, tool).score for tool in named), default=0.0)
+        likeliest = [tool for tool in named if relevance(said, tool).score == top]
+        lacking = [heard.missing(tool, write_forms=forms) for tool in likeliest]
+        if likeliest and all(lacking):
+            return [], [], asking(None, said, _spoken_name(likeliest[0], lacking[0][0]))
+        callable_tools = [tool for tool in evident or offered if heard.holds(tool, write_forms=forms)]
+        return callable_tools, callable_tools if evident else [], ""
+
     def _evident_tools(self, request: LLMRequest, offered: list[Tool]) -> list[Tool]:
         """With ``call_evidence``, the tools the user's last words plainly ask for
         (:func:`~voxcall.llm.local.relevance.relevance`): words of the tool's name said, and values for all its
@@ -338,3 +373,14 @@ def _offered_tools(request: LLMRequest) -> list[Tool]:
     if not named:
         raise LLMError(f"tool_choice names {forced!r}, which is not among the tools", code="invalid_request")
     return named
+
+
+def _spoken_name(tool: Tool, name: str) -> str:
+    """How a question names parameter ``name`` of ``tool``: its description when that is a short noun phrase ("The
+    first number." → "first number"), else its name in words (``user_id`` → "user id")."""
+    schema = tool.properties.get(name)
+    description = str(schema.get("description", "")) if isinstance(schema, Mapping) else ""
+    phrase = re.fullmatch(r"[Tt]he ([\w ]{1,40})\.?", description.strip())
+    if phrase and len(phrase.group(1).split()) <= SPOKEN_NAME_WORDS:
+        return phrase.group(1)
+    return " ".join(re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)).lower() or name

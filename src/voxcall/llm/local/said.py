@@ -1,0 +1,144 @@
+"""``Said``: the values the user's last words hold, which a local model's call copies rather than writes.
+
+A tiny model asked for a call writes placeholders (``loc='text'``) and identifiers instead of what the user said,
+so the calls grammar (:mod:`voxcall.llm.local.grammar`) admits only what the words hold: a plain string argument is
+a **span** of them (:func:`spans`), a number one of the **numbers** said (:func:`~voxcall.llm.local.lexicon.
+numbers`), a choice one the words name (a span, or what the lexicon glosses a word as: "times" → ``mul``).
+
+For one tool, :meth:`Said.strings` are the spans a plain string argument may be: each with a content word (not
+only stop words: "the"), none of the tool's choice words ("the weather in Moscow in Celsius": the city is not
+"Celsius"), not only words of the tool's name ("打开厨房的灯": the room of ``set_lights`` is not 灯, light).
+:meth:`Said.holds` says whether the words hold every value a call of the tool must copy (:meth:`Said.missing`, the
+ones they lack): "What's the weather?" names the weather and holds no city, "Set a timer." no number of minutes;
+such a request is answered with a question (:mod:`voxcall.llm.local.plan`), not with ``get_weather(city='the')`` or
+a timer of minutes the user never said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from voxcall.llm.local.lexicon import (
+    JOINING_WORDS,
+    LIST_ENDING,
+    UNSPACED_JOINING_WORDS,
+    glosses,
+    joined,
+    numbers,
+    tokens,
+    word_gloss,
+)
+from voxcall.llm.local.relevance import words
+from voxcall.tools.schema import Tool
+
+MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
+_SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
+_FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
+_LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
+# Madrid")
+
+
+def spans(said: str) -> list[str]:
+    """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said`` (a Chinese character is a word:
+    :func:`~voxcall.llm.local.lexicon.tokens`), without punctuation at its ends (inner punctuation stays:
+    ``Berkeley, CA``), each once; none that begins or ends with a joining word (a preposition, conjunction, pronoun
+    or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston in", "and I", "Can", "北京的") — no
+    value is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in
+    "Naples, Florida"), which a tiny model leaves out."""
+    found_words = tokens(said)
+    plain = [word for word, _ in found_words]
+    found = (joined(found_words[start:end]).strip(_SPAN_EDGE) for start in range(len(found_words))
+             for end in range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1)
+             if not _qualified(plain[start:end], plain[end:]))
+    return list(dict.fromkeys(span for span in found if span and not _joins(span)))
+
+
+def copied_string(schema: Mapping[str, Any], *, write_forms: bool = True) -> bool:
+    """Whether a string of ``schema`` is copied from the user's words (a span of them, given them): unless the
+    schema prescribes a form of its own (``format``, ``pattern``) or, with ``write_forms``, its description does
+    ("in the format of 'City, State'", "'YYYY-MM-DD'"), which the user's words seldom have ("Boston", "March
+    1st")."""
+    description = schema.get("description")
+    prescribed = write_forms and isinstance(description, str) and _FORMAT_WORD.search(description) is not None
+    return not ({"format", "pattern"} & schema.keys() or prescribed)
+
+
+class Said:
+    """The values ``text`` (the user's last words) holds: its :attr:`spans`, :attr:`numbers`, and what a choice
+    is compared with (:attr:`names`: the spans and the lexicon's glosses, casefolded)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans = spans(text)
+        self.numbers = numbers(text)
+        self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
+        self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
+        self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
+        self._content = [span for span in self.spans if self._meanings[span] or not span.isascii()]
+
+    def strings(self, tool: Tool) -> list[str]:
+        """The spans a plain string argument of ``tool`` may be (see the module's docstring)."""
+        reserved, named = _choice_words(tool), {w for w in words(tool.name) if not w.isdigit()}
+        return [span for span in self._content if not reserved & self._words[span]
+                and not self._only_named(span, named)]
+
+    def holds(self, tool: Tool, *, write_forms: bool = True) -> bool:
+        """Whether the words hold every required value of ``tool`` that a call copies (:meth:`missing`)."""
+        return not self.missing(tool, write_forms=write_forms)
+
+    def missing(self, tool: Tool, *, write_forms: bool = True) -> list[str]:
+        """The required parameters of ``tool`` whose value a call copies and the words do not hold: a plain string
+        (:func:`copied_string`) with none of :meth:`strings`, a number with no number said. None when nothing was
+        said (the strings are not copied)."""
+        if not self.spans:
+            return []
+        lacking: list[str] = []
+        strings: list[str] | None = None
+        for name in tool.required:
+            schema = tool.properties.get(name)
+            if not isinstance(schema, Mapping) or "enum" in schema or "const" in schema:
+                continue
+            kind = schema.get("type")
+            if kind == "string" and copied_string(schema, write_forms=write_forms):
+                strings = self.strings(tool) if strings is None else strings
+                if not strings:
+                    lacking.append(name)
+            elif kind in ("number", "integer") and not self.numbers:
+                lacking.append(name)
+        return lacking
+
+    def _only_named(self, span: str, named: set[str]) -> bool:
+        """Whether ``span`` has content words and all of them are words of the tool's name (``named``), or glossed
+        as one ("temperature" for ``get_weather``)."""
+        meanings = self._meanings[span]
+        return bool(meanings) and all(word in named or not named.isdisjoint(word_gloss(word)) for word in meanings)
+
+
+def _qualified(words: list[str], rest: list[str]) -> bool:
+    """Whether the name ``words`` ends with (a capitalised word, then a comma) is qualified by the capitalised word
+    that follows (``rest``: "Naples," "Florida", "Boston," "MA"), rather than listed before it ("Oslo," "Rome and
+    Madrid": an "and" or "or" before another capitalised word ends a list)."""
+    last, following = words[-1], rest[0] if rest else ""
+    if not (last.endswith(",") and last[:1].isupper() and following[:1].isupper()):
+        return False
+    if following.strip(_SPAN_EDGE).casefold() in JOINING_WORDS:
+        return False  # "Riga, Latvia, Can you ...": a new clause
+    return not _LAST_LISTED.search(" ".join(rest[:MAX_SPAN_WORDS]))
+
+
+def _joins(span: str) -> bool:
+    """Whether ``span`` begins or ends with a joining word (an unspaced language's may be several letters:
+    "或者")."""
+    edges = span.split()
+    if any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
+        return True
+    return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
+
+
+def _choice_words(tool: Tool) -> set[str]:
+    """The strings ``tool``'s parameters choose among (``enum``), casefolded: said, they name a choice ("in
+    Celsius"), not a place or a name, so a plain string argument of the same call is never one of them."""
+    return {c.casefold() for schema in tool.properties.values() if isinstance(schema, Mapping)
+            for c in schema.get("enum") or () if isinstance(c, str)}

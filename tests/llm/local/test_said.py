@@ -1,0 +1,87 @@
+"""Said: the spans of the user's words, the strings a tool's plain string arguments may be, and whether the words
+hold every value a call of a tool must copy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from voxcall.llm.local.said import MAX_SPAN_WORDS, Said, spans
+from voxcall.tools import Tool
+
+
+def tool(name: str, properties: dict[str, Any], required: list[str]) -> Tool:
+    return Tool(name, "", {"type": "object", "properties": properties, "required": required})
+
+
+WEATHER = tool("get_weather", {"city": {"type": "string"},
+                               "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, ["city"])
+TIMER = tool("set_timer", {"minutes": {"type": "number"}}, ["minutes"])
+MUSIC = tool("play_music", {"query": {"type": "string"}}, ["query"])
+DATED = tool("book_flight", {"date": {"type": "string", "description": "The date, in the format YYYY-MM-DD."},
+                             "seat": {"type": "string", "enum": ["aisle", "window"]}}, ["date", "seat"])
+
+
+def test_spans_are_runs_of_the_words_said_without_edge_punctuation() -> None:
+    found = spans("Weather in New York, please!")
+    assert {"Weather", "New York", "Weather in New York", "York"} <= set(found)
+    assert "York," not in found and "please!" not in found and len(found) == len(set(found))
+    # no span begins or ends with a joining word: no value does ("in New York", "New York, please", "Can")
+    assert not {"in New York", "New York, please", "please", "in"} & set(found)
+    assert set(spans("Can you book The Beatles for May")) >= {"The Beatles", "May", "book The Beatles"}
+    assert not {"Can", "you book", "Beatles for"} & set(spans("Can you book The Beatles for May"))
+
+
+@pytest.mark.parametrize(("said", "whole", "part"), [
+    ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
+    ("I'm at London, UK in fahrenheit", "London, UK", "London"),
+    ("I'm at Riga, Latvia, Can you tell me", "Riga, Latvia", "Riga"),  # "Can" begins a new clause
+])
+def test_a_name_a_qualifier_follows_is_no_span_alone(said: str, whole: str, part: str) -> None:
+    assert whole in spans(said) and part not in spans(said)
+
+
+def test_chinese_spans_are_runs_of_characters_that_no_joining_word_begins_or_ends() -> None:
+    found = set(spans("打开厨房的灯。"))
+    assert {"厨房", "灯", "打开厨房"} <= found
+    assert not {"厨房的", "的灯", "打开厨房的灯。"} & found  # 的 joins; punctuation is no part of a value
+    assert "爵士乐" in spans("播放一些爵士乐。")
+    assert "Take Five" in spans("播放Take Five吧")  # the English words stay whole, with their space
+
+
+def test_a_listed_name_stays_a_span() -> None:
+    assert {"Oslo", "Rome", "Madrid"} <= set(spans("Weather in Oslo, Rome and Madrid"))
+    assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
+
+
+def test_a_plain_string_is_a_span_with_a_content_word_that_neither_chooses_nor_names_the_tool() -> None:
+    strings = Said("What's the weather in Paris?").strings(WEATHER)
+    assert "Paris" in strings and not {"What's", "the", "weather", "the weather"} & set(strings)
+    assert "Celsius" not in Said("The weather in Moscow in Celsius").strings(WEATHER)  # a choice, not a city
+    assert "the" in spans("What's the weather?") and Said("What's the weather?").strings(WEATHER) == []
+    assert "Play" not in Said("Play some jazz").strings(MUSIC)  # it only names the tool
+    assert "jazz" in Said("Play some jazz").strings(MUSIC)
+    assert Said("打开厨房的灯").strings(tool("set_lights", {"room": {"type": "string"}}, ["room"])) != []
+
+
+@pytest.mark.parametrize(("request_text", "held", "not_held"), [
+    ("What's the weather?", [MUSIC.name], [WEATHER.name, TIMER.name]),  # the weather named, no city said
+    ("What's the weather like?", [], [WEATHER.name]),  # "like" is no city
+    ("Set a timer.", [MUSIC.name], [TIMER.name]),  # no number said
+    ("What's the weather in Oslo?", [WEATHER.name], [TIMER.name]),
+    ("Set a timer for five minutes.", [TIMER.name], []),
+    ("Book me a flight for March 1st, window seat", [DATED.name], []),  # a form is the model's to write
+])
+def test_a_tool_is_held_when_the_words_hold_every_value_a_call_copies(
+        request_text: str, held: list[str], not_held: list[str]) -> None:
+    said = Said(request_text)
+    tools = {t.name: t for t in (WEATHER, TIMER, MUSIC, DATED)}
+    assert all(said.holds(tools[name]) for name in held)
+    assert not any(said.holds(tools[name]) for name in not_held)
+
+
+def test_every_tool_is_held_when_nothing_was_said_or_nothing_is_copied() -> None:
+    assert Said("").holds(WEATHER) and Said("").holds(TIMER)  # strings not copied: the planner passes no words
+    no_values = tool("stop_music", {}, [])
+    assert Said("Stop it.").holds(no_values)
