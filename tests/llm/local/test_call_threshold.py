@@ -13,6 +13,7 @@ from tests.llm.local.test_llama_server import RELATED_SAID, WEATHER
 from tests.requirements import require_smollm2
 from voxcall.config import LocalModelSettings
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LLMRequest, Message, local_options
+from voxcall.llm.local.driver import Opening, Outcome, Run, Said, reply_steps
 from voxcall.llm.local.plan import EVIDENT_CALL_THRESHOLD, UNRELATED_CALL_THRESHOLD, Plan, Planner, ReplyOptions
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools import Tool
@@ -47,10 +48,11 @@ def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabul
 
 def test_a_request_naming_the_tool_without_its_value_is_answered_with_a_question(vocabulary: Vocabulary) -> None:
     """"What's the weather?" holds no city: no call of ``get_weather(city='the')`` and no words of the model's (the
-    0.5B model said "The weather is sunny."), but a question asking for it."""
+    0.5B model said "The weather is sunny."), but a question asking for it, where the reply would open a call."""
     asked = plan(vocabulary, "What's the weather?")
-    assert asked.complete and asked.prefill == "Could you tell me the city?"
-    assert asked.call_threshold == math.inf and asked.call_grammar is None and asked.tools == ()
+    assert asked.question == "Could you tell me the city?" and not asked.complete  # said where it opens a call
+    assert asked.call_threshold == EVIDENT_CALL_THRESHOLD and not asked.late_calls
+    assert asked.call_grammar is None and asked.tools == ()
     assert plan(vocabulary, "What's the weather?", copy_strings=False).call_threshold == EVIDENT_CALL_THRESHOLD
     planner = Planner(vocabulary, 2048, ReplyOptions())
     required = LLMRequest(items=[Message("user", "What's the weather?")], tools=[WEATHER], tool_choice="required")
@@ -67,13 +69,13 @@ def test_no_other_tool_takes_the_words_of_one_that_lacks_its_values(vocabulary: 
     def planned(said: str, tools: list[Tool]) -> Plan:
         return planner.plan(LLMRequest(items=[Message("user", said)], tools=tools), tools)
 
-    assert planned("Set a timer.", [WEATHER, timer]).prefill == "Could you tell me the minutes?"  # no city='timer'
+    assert planned("Set a timer.", [WEATHER, timer]).question == "Could you tell me the minutes?"  # no city='timer'
     assert [t.name for t in planned("Set a timer for 5 minutes.", [WEATHER, timer]).tools] == ["set_timer"]
-    assert planned("Play some music.", music).prefill == "Could you tell me the query?"  # play, before stop
-    assert planned("Turn the music off.", music).prefill == ""  # as likely: stop_music, which needs no value
+    assert planned("Play some music.", music).question == "Could you tell me the query?"  # play, before stop
+    assert planned("Turn the music off.", music).question == ""  # as likely: stop_music, which needs no value
     calculator = Tool("calculator", "", {"type": "object", "properties": {
         "a": {"type": "number", "description": "The first number."}, "b": {"type": "number"}}, "required": ["a", "b"]})
-    assert planned("Use the calculator.", [calculator]).prefill == "Could you tell me the first number?"
+    assert planned("Use the calculator.", [calculator]).question == "Could you tell me the first number?"
 
 
 def test_words_unrelated_to_every_tool_need_the_higher_threshold(vocabulary: Vocabulary) -> None:
@@ -122,3 +124,26 @@ def test_the_catalog_says_per_model_whether_it_writes_the_strings_a_tool_prescri
 def test_without_an_unrelated_threshold_unrelated_words_weigh_as_any(vocabulary: Vocabulary) -> None:
     joke = plan(vocabulary, "Tell me a joke.", unrelated_threshold=None)
     assert (joke.call_threshold, joke.late_calls) == (0.5, True)
+
+
+def test_the_question_is_said_where_the_reply_would_open_a_call_and_words_are_free_elsewhere(
+        vocabulary: Vocabulary) -> None:
+    """The model still decides whether a request naming a tool is meant for it ("Can you recommend a good book?"
+    names ``book_table``): opening a call, the reply is the question; not opening one, it is the model's words, no
+    call opened later."""
+    timer = Tool("set_timer", "Start a countdown timer.",
+                 {"type": "object", "properties": {"minutes": {"type": "number"}}, "required": ["minutes"]})
+    planner = Planner(vocabulary, 2048, ReplyOptions())
+    asked = planner.plan(LLMRequest(items=[Message("user", "Set a timer.")], tools=[timer]), [timer])
+    assert asked.call_threshold == 0.5  # not evident (no minutes said): the model's probability decides
+    steps = reply_steps(asked, vocabulary.tokenize)
+    assert isinstance(next(steps), Opening)
+    assert steps.send(0.8) == Said("Could you tell me the minutes?")
+    with pytest.raises(StopIteration) as stopped:
+        steps.send(None)
+    assert stopped.value.value == Outcome("stop", 0)
+    words = reply_steps(asked, vocabulary.tokenize)
+    next(words)
+    run = words.send(0.2)
+    assert isinstance(run, Run) and run.grammar is None and run.first_banned is not None
+    assert run.banned is not None and run.banned[asked.openers].all()  # no call opened later either

@@ -13,7 +13,8 @@ answers; an engine only answers them, a sync one on a worker thread (in process)
 It returns an :class:`Outcome`. What it decides, from the request's :class:`~voxcall.llm.local.plan.Plan`:
 
 - ``tool_choice`` ``"auto"``: the reply opens a call when the tokens that begin one hold at least the plan's call
-  threshold of the probability; otherwise its first token is the likeliest that opens none, and words are then
+  threshold of the probability (or, when the plan has a ``question``, a call the user's words lack a value for,
+  says that question and ends); otherwise its first token is the likeliest that opens none, and words are then
   free; should the opener appear in them, the rest is written under the call grammar, from the prompt and the reply
   so far (unless the plan allows no ``late_calls``: then no token that begins the opener is sampled at all);
 - a forced call: the plan opened the reply already, and the grammar holds from the first token;
@@ -128,6 +129,9 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
     if plan.call_threshold is not None:
         opening = yield Opening(plan.prompt, plan.openers)
         assert isinstance(opening, float)
+        if opening >= plan.call_threshold and plan.question:  # a call the words lack a value for: ask for it
+            yield Said(plan.question)
+            return Outcome("stop", 0)
         if opening >= plan.call_threshold:
             text += plan.opener
             yield Said(plan.opener)

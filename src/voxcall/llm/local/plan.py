@@ -11,9 +11,9 @@ well-formed call to a declared tool:
   ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and
   holds its values is a call to it (:meth:`Planner._evident_tools`); a tool whose values the words do not hold
   cannot be called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest tool is one of
-  those ("What's the weather?" holds no city, "Set a timer." no minutes) is answered with a question asking for
-  what it left out ("Could you tell me the city?": :meth:`Planner._callable`), not generated: the 0.5B model
-  answered "The weather is sunny." or wrote the call as text, with no call allowed;
+  those ("What's the weather?" holds no city, "Set a timer." no minutes), where it would open a call, asks for
+  what it left out ("Could you tell me the city?": :meth:`Planner._callable`) in words not generated: the 0.5B
+  model answered "The weather is sunny." or wrote the call as text, with no call allowed;
 - ``"none"``: no tools in the prompt, no grammar.
 
 A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
@@ -141,6 +141,7 @@ class Plan:
     listed: tuple[Tool, ...]  # the tools a further block may call when the user listed values (none: no such)
     max_tokens: int
     temperature: float
+    question: str = ""  # what the reply says instead when it opens a call whose values the words lack
 
 
 class Planner:
@@ -178,7 +179,7 @@ class Planner:
         said = request.last_user_text if options.copy_strings else ""
         callable_tools, evident, question = self._callable(request, offered, said, forced)
         relayed = "" if forced else self._relayed(request)
-        answer = relayed or question or ("" if forced or evident else self._computed(request))
+        answer = relayed or ("" if forced or evident else self._computed(request))
         prefill = self.opener if forced else answer
         fitted = self.prompt.fit(request, offered, prefill)
         n_ctx = self.n_ctx
@@ -192,11 +193,11 @@ class Planner:
         grammar = self._calls_grammar(callable_tools, said) if callable_tools and options.grammar else None
         unrelated = bool(offered) and not evident and self._unrelated(request, offered)
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request, unrelated)
-        held = bool(callable_tools)  # a reply that can call none of the tools offered is words only
+        held = bool(callable_tools or question)  # a reply that can call none of the tools offered is words only
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
-                    call_grammar=None if forced else grammar,
+                    call_grammar=None if forced else grammar, question=question,
                     call_threshold=(threshold if held else math.inf) if offered and not forced else None,
-                    late_calls=held and not unrelated,
+                    late_calls=bool(callable_tools) and not unrelated,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
                     text_tokens=self.text_tokens, said=said, write_forms=options.write_forms,
                     tools=tuple(callable_tools),
@@ -288,14 +289,15 @@ class Planner:
 
     def _callable(self, request: LLMRequest, offered: list[Tool], said: str,
                   forced: bool) -> tuple[list[Tool], list[Tool], str]:
-        """The tools a reply to ``request`` may call, those of them it plainly asks for (its calls), and the question
-        to answer instead when it asks for a tool whose copied values ``said`` lacks (""; see
-        :meth:`~voxcall.llm.local.said.Said.missing`). A required call may call every tool offered. Else the tools
-        asked for are the likeliest evident ones (:meth:`_evident_tools`), or with none the likeliest of those
-        whose name the words say ("Play some music": ``play_music`` before ``stop_music``); when none of them
-        holds its values ("Turn the music off": ``stop_music`` needs none), the first is asked about and no other
-        tool is called ("Set a timer." is no ``set_lights(room='timer')``). Otherwise the evident tools, or every
-        tool offered, less those lacking values."""
+        """The tools a reply to ``request`` may call, the evident ones (:meth:`_evident_tools`: the reply is a call),
+        and what the reply says instead of a call when the tool it asks for lacks a value ``said`` would give
+        (""; :meth:`~voxcall.llm.local.said.Said.missing`). A required call may call every tool offered. Else the
+        tools asked for are the likeliest evident ones, or with none the likeliest of those whose name the words
+        say ("Play some music": ``play_music`` before ``stop_music``); when none of them holds its values ("Turn the
+        music off": ``stop_music`` needs none), no tool may be called ("Set a timer." is no
+        ``set_lights(room='timer')``), and a reply that opens a call (for an evident tool, always; for a named one,
+        as the model decides: "Can you recommend a good book?" names ``book_table`` and is no call) asks for the
+        first value missing. Otherwise the evident tools, or every tool offered, less those lacking values."""
         if forced:
             return offered, [], ""
         heard, forms = Said(said), self.options.write_forms
@@ -306,7 +308,7 @@ class Planner:
         likeliest = [tool for tool in named if relevance(said, tool).score == top]
         lacking = [heard.missing(tool, write_forms=forms) for tool in likeliest]
         if likeliest and all(lacking):
-            return [], [], asking(None, said, _spoken_name(likeliest[0], lacking[0][0]))
+            return [], evident, asking(None, said, _spoken_name(likeliest[0], lacking[0][0]))
         callable_tools = [tool for tool in evident or offered if heard.holds(tool, write_forms=forms)]
         return callable_tools, callable_tools if evident else [], ""
 
