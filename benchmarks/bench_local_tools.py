@@ -9,7 +9,8 @@ forms), requests that need none, and requests that name a tool without the value
 - false-call rate: requests needing no tool that got a call or an attempt at one (target <= 5 %);
 - Chinese: the seeds' Chinese requests called right, and false calls on Chinese chat;
 - no value said: requests naming a tool without its value ("What's the weather?", "Set a timer.") that got no
-  call, and how many of those replies ask (hold a question mark);
+  call, how many of those replies ask (hold a question mark), and how often the user's answer to the reply
+  ("Paris.") gets the call it completes;
 - tool-syntax leaks: ``<code``, ``</code>``, a fence, or ``tool_name(`` in the spoken text (target 0);
 - prompt tokens the tools cost (stubs, rules and demonstrations: a request's input with tools minus without);
 - follow-ups: after a call and its output, whether the reply relays the output or calls a tool again;
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from everyday_set import (
+    ANSWERED,
     FOLLOW_UPS,
     PLAIN_REQUESTS,
     TOOL_REQUESTS,
@@ -202,6 +204,15 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
                 leaked.append((prompt, found))
             if args.verbose:
                 print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
+        completed = 0
+        for prompt, answer, expected in ANSWERED if not args.limit else ():
+            asked_back = await ask(backend, prompt, voice=voice, instructions=instructions)
+            before: list[ChatItem] = [Message("user", prompt), Message("assistant", asked_back.text)]
+            outcome = await ask(backend, answer, voice=voice, history=before, instructions=instructions)
+            ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
+            completed += ok
+            if args.verbose:
+                print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {asked_back.text!r}, {answer!r} -> {_fmt(outcome)}")
         repeated = relayed = 0
         for prompt, name, arguments, output, words in FOLLOW_UPS:
             history: list[ChatItem] = [Message(role="user", text=prompt),
@@ -239,15 +250,16 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
         print(f"Chinese:       {zh_correct}/{len(ZH_TOOL_REQUESTS)} right calls, {zh_false}/{len(ZH_PLAIN_REQUESTS)} "
               "false calls on chat")
         print(f"no value said: {uncalled}/{len(WITHOUT_VALUES)} without a call, {asked} of them asking (a question "
-              "mark)")
+              f"mark); the answer completing the call {completed}/{len(ANSWERED)}")
     print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + len(FOLLOW_UPS) + 2} requests")
     return {"correct": f"{correct}/{len(tool_requests)} = {correct_rate:.0%}",
             "false calls": f"{false_calls}/{len(plain_requests)} = {false_rate:.0%}",
             "leaks": str(len(leaked)), "follow-ups relayed": f"{relayed}/{len(FOLLOW_UPS)}",
             "Chinese right / false": f"{zh_correct}/{len(ZH_TOOL_REQUESTS)} / {zh_false}/{len(ZH_PLAIN_REQUESTS)}"
                                      if not args.limit else "not run (--limit)",
-            "no value said: uncalled / asked": f"{uncalled}/{len(WITHOUT_VALUES)} / {asked}"
-                                               if not args.limit else "not run (--limit)",
+            "no value: uncalled / asked / answered": f"{uncalled}/{len(WITHOUT_VALUES)} / {asked} / "
+                                                     f"{completed}/{len(ANSWERED)}"
+                                                     if not args.limit else "not run (--limit)",
             "warm first event p50": f"{median_warm * 1e3:.0f} ms",
             "calls p50 / p90": _spread(warm_calls).removesuffix(")").split(" (")[0],
             "words p50 / p90": _spread(warm_text).removesuffix(")").split(" (")[0],

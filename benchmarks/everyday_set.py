@@ -1,7 +1,8 @@
 """The everyday request set of ``bench_local_tools.py`` (and of ``bench_bfcl.py``'s everyday figures): seven tools
 (calculator, play/stop music, volume, timer, weather, lights), requests that need one (with the call expected),
 requests that need none, Chinese ones, follow-ups after a tool's result, and requests that name a tool without
-the value its call needs (:data:`WITHOUT_VALUES`: the right reply asks for it, and calls nothing).
+the value its call needs (:data:`WITHOUT_VALUES`: the right reply asks for it, and calls nothing; :data:`ANSWERED`:
+the answer to that question completes the call).
 """
 
 from __future__ import annotations
@@ -187,4 +188,14 @@ WITHOUT_VALUES: list[tuple[str, str]] = [
     ("Play some music.", "play_music"),
     ("天气怎么样？", "get_weather"),
     ("设一个计时器。", "set_timer"),
+]
+
+ANSWERED: list[tuple[str, str, Expected]] = [
+    # a request without its value, the user's answer to the question it gets, and the call the answer completes
+    ("What's the weather?", "Paris.", _one("get_weather", city="Paris")),
+    ("Set a timer.", "Five minutes.", _one("set_timer", minutes=5)),
+    ("Turn on the lights.", "The kitchen.", _one("set_lights", room="kitchen", on=True)),
+    ("Change the volume.", "Forty.", _one("set_volume", level=40)),
+    ("Play some music.", "Some jazz.", ("play_music", [{"query": "jazz"}, {"query": "some jazz"}])),
+    ("Turn the lights off.", "In the bedroom.", _one("set_lights", room="bedroom", on=False)),
 ]

@@ -147,3 +147,18 @@ def test_the_question_is_said_where_the_reply_would_open_a_call_and_words_are_fr
     run = words.send(0.2)
     assert isinstance(run, Run) and run.grammar is None and run.first_banned is not None
     assert run.banned is not None and run.banned[asked.openers].all()  # no call opened later either
+
+
+def test_the_answer_to_the_question_completes_the_call_it_asked_about(vocabulary: Vocabulary) -> None:
+    """"Paris." names no tool; after "What's the weather?" and the question for its city it is the call's value."""
+    planner = Planner(vocabulary, 2048, ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+
+    def planned(*turns: str) -> Plan:
+        items = [Message("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(turns)]
+        return planner.plan(LLMRequest(items=items, tools=[WEATHER]), [WEATHER])
+
+    answered = planned("What's the weather?", "One moment. Could you tell me the city?", "Paris.")
+    assert answered.call_threshold == EVIDENT_CALL_THRESHOLD and answered.said == "What's the weather? Paris."
+    assert [tool.name for tool in answered.tools] == ["get_weather"] and answered.question == ""
+    unasked = planned("What's the weather?", "It is sunny everywhere.", "Paris.")  # no question was asked
+    assert unasked.said == "Paris." and unasked.call_threshold == UNRELATED_CALL_THRESHOLD

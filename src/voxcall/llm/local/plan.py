@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 
 from voxcall.config import LocalModelSettings
 from voxcall.language import asking
-from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest
+from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
 from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
@@ -176,10 +176,11 @@ class Planner:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
         options = self.options
         forced = must_call(request, offered)
-        said = request.last_user_text if options.copy_strings else ""
-        callable_tools, evident, question = self._callable(request, offered, said, forced)
+        text = self.request_words(request, offered)
+        said = text if options.copy_strings else ""
+        callable_tools, evident, question = ([*offered], [], "") if forced else self._callable(request, text, offered)
         relayed = "" if forced else self._relayed(request)
-        answer = relayed or ("" if forced or evident else self._computed(request))
+        answer = relayed or ("" if forced or evident else self._computed(request, text))
         prefill = self.opener if forced else answer
         fitted = self.prompt.fit(request, offered, prefill)
         n_ctx = self.n_ctx
@@ -191,7 +192,7 @@ class Planner:
                      "room for them in the model's context (%d tokens)", n_ctx)
         prompt = fitted.tokens
         grammar = self._calls_grammar(callable_tools, said) if callable_tools and options.grammar else None
-        unrelated = bool(offered) and not evident and self._unrelated(request, offered)
+        unrelated = bool(offered) and not evident and self._unrelated(request, text, offered)
         threshold = EVIDENT_CALL_THRESHOLD if evident else self._call_threshold(request, unrelated)
         held = bool(callable_tools or question)  # a reply that can call none of the tools offered is words only
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
@@ -254,13 +255,29 @@ class Planner:
             outputs.insert(0, item.output)
         return relayed_reply(outputs) if self.options.relay else ""
 
-    def _computed(self, request: LLMRequest) -> str:
-        """With ``compute``, the answer to arithmetic the user's last words ask for (:mod:`voxcall.llm.local.
+    def request_words(self, request: LLMRequest, offered: list[Tool]) -> str:
+        """The words a reply to ``request`` answers, and its calls take values from: the user's last words, after
+        the words of the request before them when the assistant's reply to that one asked for a value it lacked
+        (:meth:`_callable`): "What's the weather?", "Could you tell me the city?", "Paris." is "What's the weather?
+        Paris.", a call of ``get_weather(city='Paris')``. The answer alone named no tool, and the 0.5B model
+        answered it with the weather of its imagination or a question of its own."""
+        items = request.items
+        text = request.last_user_text
+        if len(items) < 3 or not all(isinstance(item, Message) and item.role == role for item, role in
+                                     zip(items[-3:], ("user", "assistant", "user"), strict=True)):
+            return text
+        asked, reply = items[-3], items[-2]
+        assert isinstance(asked, Message) and isinstance(reply, Message)
+        question = self._callable(replace(request, items=items[:-2]), asked.text, offered)[2]
+        return f"{asked.text.strip()} {text}" if question and question in reply.text else text
+
+    def _computed(self, request: LLMRequest, text: str) -> str:
+        """With ``compute``, the answer to arithmetic the user's words (``text``) ask for (:mod:`voxcall.llm.local.
         arithmetic`), when no tool is evident for it: a small model invents results ("12 times 8 is 8*8 = 64");
         "" when the words ask for none, or the reply follows tool results."""
         if not self.options.compute or _follows_results(request):
             return ""
-        return computed(request.last_user_text) or ""
+        return computed(text) or ""
 
     def _call_threshold(self, request: LLMRequest, unrelated: bool) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
@@ -272,48 +289,46 @@ class Planner:
         threshold, least = self.options.call_threshold, self.options.unrelated_threshold
         return max(threshold, least) if unrelated and threshold is not None and least is not None else threshold
 
-    def _unrelated(self, request: LLMRequest, offered: list[Tool]) -> bool:
-        """With ``call_evidence``, a threshold and an ``unrelated_threshold``, whether the user's last words share no
-        content word with any of ``offered`` (:class:`~voxcall.llm.local.relevance.Relevance` ``hits``): such a
+    def _unrelated(self, request: LLMRequest, said: str, offered: list[Tool]) -> bool:
+        """With ``call_evidence``, a threshold and an ``unrelated_threshold``, whether the user's words ``said``
+        share no content word with any of ``offered`` (:class:`~voxcall.llm.local.relevance.Relevance` ``hits``): such a
         reply needs ``unrelated_threshold`` (:data:`UNRELATED_CALL_THRESHOLD`) to open a call, and one that begins
         with words opens none later. Qwen2.5-Coder-0.5B gave the opener 0.6-0.9 on BFCL's irrelevance requests
         ("the subdomains of paypal.com on VirusTotal", only a weather tool offered) and, refused it at the first
         token, wrote the call after a few words. False if there is nothing to weigh: the reply follows tool
         results, or the words hold none the lexicon reads (a language it has no table for: "hey do 거실 에어컨 실행"
         is no less meant for ``ControlAppliance.execute`` for sharing no word with it)."""
-        said, options = request.last_user_text, self.options
+        options = self.options
         if (not options.call_evidence or options.call_threshold is None or options.unrelated_threshold is None
                 or not words(said) or _follows_results(request)):
             return False
         return not any(relevance(said, tool).hits for tool in offered)
 
-    def _callable(self, request: LLMRequest, offered: list[Tool], said: str,
-                  forced: bool) -> tuple[list[Tool], list[Tool], str]:
-        """The tools a reply to ``request`` may call, the evident ones (:meth:`_evident_tools`: the reply is a call),
-        and what the reply says instead of a call when the tool it asks for lacks a value ``said`` would give
-        (""; :meth:`~voxcall.llm.local.said.Said.missing`). A required call may call every tool offered. Else the
-        tools asked for are the likeliest evident ones, or with none the likeliest of those whose name the words
-        say ("Play some music": ``play_music`` before ``stop_music``); when none of them holds its values ("Turn the
+    def _callable(self, request: LLMRequest, text: str, offered: list[Tool]) -> tuple[list[Tool], list[Tool], str]:
+        """The tools an ``"auto"`` reply to ``request``, whose user said ``text``, may call; the evident ones
+        (:meth:`_evident_tools`: the reply is a call); and what the reply says instead of a call when the tool it
+        asks for lacks a value the words would give ("": none; :meth:`~voxcall.llm.local.said.Said.missing`). The
+        tools asked for are the likeliest evident ones, or with none the likeliest of those whose name the words say
+        ("Play some music": ``play_music`` before ``stop_music``); when none of them holds its values ("Turn the
         music off": ``stop_music`` needs none), no tool may be called ("Set a timer." is no
         ``set_lights(room='timer')``), and a reply that opens a call (for an evident tool, always; for a named one,
         as the model decides: "Can you recommend a good book?" names ``book_table`` and is no call) asks for the
-        first value missing. Otherwise the evident tools, or every tool offered, less those lacking values."""
-        if forced:
-            return offered, [], ""
-        heard, forms = Said(said), self.options.write_forms
-        evident = self._evident_tools(request, offered)
-        named = evident or ([tool for tool in offered if relevance(said, tool).name_hits]
+        first value missing. Otherwise the evident tools, or every tool offered, less those lacking values. Without
+        ``copy_strings`` no value is copied, so none is missing."""
+        heard, forms = Said(text if self.options.copy_strings else ""), self.options.write_forms
+        evident = self._evident_tools(request, text, offered)
+        named = evident or ([tool for tool in offered if relevance(text, tool).name_hits]
                             if self.options.call_evidence and not _follows_results(request) else [])
-        top = max((relevance(said, tool).score for tool in named), default=0.0)
-        likeliest = [tool for tool in named if relevance(said, tool).score == top]
+        top = max((relevance(text, tool).score for tool in named), default=0.0)
+        likeliest = [tool for tool in named if relevance(text, tool).score == top]
         lacking = [heard.missing(tool, write_forms=forms) for tool in likeliest]
         if likeliest and all(lacking):
-            return [], evident, asking(None, said, _spoken_name(likeliest[0], lacking[0][0]))
+            return [], evident, asking(None, text, _spoken_name(likeliest[0], lacking[0][0]))
         callable_tools = [tool for tool in evident or offered if heard.holds(tool, write_forms=forms)]
         return callable_tools, callable_tools if evident else [], ""
 
-    def _evident_tools(self, request: LLMRequest, offered: list[Tool]) -> list[Tool]:
-        """With ``call_evidence``, the tools the user's last words plainly ask for
+    def _evident_tools(self, request: LLMRequest, said: str, offered: list[Tool]) -> list[Tool]:
+        """With ``call_evidence``, the tools the user's words ``said`` plainly ask for
         (:func:`~voxcall.llm.local.relevance.relevance`): words of the tool's name said, and values for all its
         required parameters, or values for all of them with a choice among them named
         (:attr:`~voxcall.llm.local.relevance.Relevance.evident`). An ``"auto"`` reply with such tools is a call to
@@ -324,7 +339,6 @@ class Planner:
         options = self.options
         if not options.call_evidence or options.call_threshold is None or _follows_results(request):
             return []
-        said = request.last_user_text
         return [tool for tool in offered if relevance(said, tool).evident]
 
     def _calls_grammar(self, offered: list[Tool], said: str) -> str:
