@@ -176,7 +176,7 @@ class Planner:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
         options = self.options
         forced = must_call(request, offered)
-        text = self.request_words(request, offered)
+        text = self._answered_words(request, offered)
         said = text if options.copy_strings else ""
         callable_tools, evident, question = ([*offered], [], "") if forced else self._callable(request, text, offered)
         relayed = "" if forced else self._relayed(request)
@@ -255,7 +255,7 @@ class Planner:
             outputs.insert(0, item.output)
         return relayed_reply(outputs) if self.options.relay else ""
 
-    def request_words(self, request: LLMRequest, offered: list[Tool]) -> str:
+    def _answered_words(self, request: LLMRequest, offered: list[Tool]) -> str:
         """The words a reply to ``request`` answers, and its calls take values from: the user's last words, after
         the words of the request before them when the assistant's reply to that one asked for a value it lacked
         (:meth:`_callable`): "What's the weather?", "Could you tell me the city?", "Paris." is "What's the weather?
