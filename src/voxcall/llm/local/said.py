@@ -70,7 +70,6 @@ class Said:
     is compared with (:attr:`names`: the spans and the lexicon's glosses, casefolded)."""
 
     def __init__(self, text: str) -> None:
-        self.text = text
         self.spans = spans(text)
         self.numbers = numbers(text)
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
@@ -90,7 +89,7 @@ class Said:
 
     def missing(self, tool: Tool, *, write_forms: bool = True) -> list[str]:
         """The required parameters of ``tool`` whose value a call copies and the words do not hold: a plain string
-        (:func:`copied_string`) with none of :meth:`strings`, a number with no number said. None when nothing was
+        (:func:`copied_string`) with none of :meth:`strings`, a number with no number said. Empty when nothing was
         said (the strings are not copied)."""
         if not self.spans:
             return []
