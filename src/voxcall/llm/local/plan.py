@@ -319,8 +319,9 @@ class Planner:
         evident = self._evident_tools(request, text, offered)
         named = evident or ([tool for tool in offered if relevance(text, tool).name_hits]
                             if self.options.call_evidence and not _follows_results(request) else [])
-        top = max((relevance(text, tool).score for tool in named), default=0.0)
-        likeliest = [tool for tool in named if relevance(text, tool).score == top]
+        ranked = [(relevance(text, tool).score, tool) for tool in named]
+        top = max((score for score, _ in ranked), default=0.0)
+        likeliest = [tool for score, tool in ranked if score == top]
         lacking = [heard.missing(tool, write_forms=forms) for tool in likeliest]
         if likeliest and all(lacking):
             return [], evident, asking(None, text, _spoken_name(likeliest[0], lacking[0][0]))
