@@ -17,13 +17,15 @@ forms), requests that need none, and requests that name a tool without the value
 - time to first event (a text delta, or a complete call), cold (nothing cached) and warm (the shared prefix
   cached; target median <= 300 ms), the warm ones also split by kind of reply.
 
-    python benchmarks/bench_local_tools.py [--limit N] [--model NAME|PATH] [--models A,B] [--call-threshold P|none]
-                                           [--no-demos] [--follow-up-demo] [--no-grammar] [--text] [-v]
-                                           [--unrelated model|on|off] [more: local_variant.py]
+    python benchmarks/bench_local_tools.py [--held-out] [--limit N] [--model NAME|PATH] [--models A,B]
+                                           [--call-threshold P|none] [--no-demos] [--follow-up-demo] [--no-grammar]
+                                           [--text] [-v] [--unrelated model|on|off] [more: local_variant.py]
 
 ``--models smollm2-135m,qwen2.5-coder-0.5b`` runs every request with each model in turn and ends with their figures
-side by side. ``--limit N`` keeps the first N requests of each kind (no Chinese ones), for quick iterations. A
-full run takes 2-4 minutes a model on 2 cores.
+side by side. ``--held-out`` measures the held-out split (``everyday_held_out.py``, not to be read while tuning
+rules) instead of the development set, every figure the same: report it beside the development set's. ``--limit N``
+keeps the first N requests of each kind (no Chinese ones), for quick iterations. A full run takes 2-4 minutes a model
+on 2 cores.
 """
 
 from __future__ import annotations
@@ -35,8 +37,17 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
+from everyday_held_out import (
+    HELD_OUT_ANSWERED,
+    HELD_OUT_FOLLOW_UPS,
+    HELD_OUT_PLAIN_REQUESTS,
+    HELD_OUT_TOOL_REQUESTS,
+    HELD_OUT_WITHOUT_VALUES,
+    HELD_OUT_ZH_PLAIN_REQUESTS,
+    HELD_OUT_ZH_TOOL_REQUESTS,
+)
 from everyday_set import (
     ANSWERED,
     FOLLOW_UPS,
@@ -71,6 +82,24 @@ TARGET_CORRECT = 0.90
 TARGET_FALSE = 0.05
 TARGET_WARM_TTFT_S = 0.300
 MAX_OUTPUT_TOKENS = 48  # a spoken answer is a sentence or two; a call is shorter
+
+
+class RequestSet(NamedTuple):
+    """The lists one run measures: the development set or the held-out one."""
+
+    tool: list[tuple[str, Expected]]
+    plain: list[str]
+    zh_tool: list[tuple[str, Expected]]
+    zh_plain: list[str]
+    without_values: list[tuple[str, str]]
+    answered: list[tuple[str, str, Expected]]
+    follow_ups: list[tuple[str, str, dict[str, Any], str, tuple[str, ...]]]
+
+
+DEVELOPMENT = RequestSet(TOOL_REQUESTS, PLAIN_REQUESTS, ZH_TOOL_REQUESTS, ZH_PLAIN_REQUESTS, WITHOUT_VALUES,
+                         ANSWERED, FOLLOW_UPS)
+HELD_OUT = RequestSet(HELD_OUT_TOOL_REQUESTS, HELD_OUT_PLAIN_REQUESTS, HELD_OUT_ZH_TOOL_REQUESTS,
+                      HELD_OUT_ZH_PLAIN_REQUESTS, HELD_OUT_WITHOUT_VALUES, HELD_OUT_ANSWERED, HELD_OUT_FOLLOW_UPS)
 
 
 @dataclass
@@ -148,8 +177,9 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
     load = time.perf_counter()
     backend = make_backend(args)
     load = time.perf_counter() - load
-    tool_requests = TOOL_REQUESTS[:args.limit] if args.limit else TOOL_REQUESTS
-    plain_requests = PLAIN_REQUESTS[:args.limit] if args.limit else PLAIN_REQUESTS
+    chosen = HELD_OUT if args.held_out else DEVELOPMENT
+    tool_requests = chosen.tool[:args.limit] if args.limit else chosen.tool
+    plain_requests = chosen.plain[:args.limit] if args.limit else chosen.plain
     voice = not args.text
     instructions = DEFAULT_INSTRUCTIONS if args.instructions else ""
     try:
@@ -182,20 +212,20 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
             if args.verbose:
                 print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
         zh_correct = zh_false = 0
-        for prompt, expected in ZH_TOOL_REQUESTS if not args.limit else ():
+        for prompt, expected in chosen.zh_tool if not args.limit else ():
             outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             ok = bool(outcome.calls) and matches(outcome.calls[0], expected)
             zh_correct += ok
             if args.verbose:
                 print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {_fmt(outcome)}")
-        for prompt in ZH_PLAIN_REQUESTS if not args.limit else ():
+        for prompt in chosen.zh_plain if not args.limit else ():
             outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             called = bool(outcome.calls or outcome.rejected)
             zh_false += called
             if args.verbose:
                 print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
         uncalled = asked = 0
-        for prompt, _ in WITHOUT_VALUES if not args.limit else ():
+        for prompt, _ in chosen.without_values if not args.limit else ():
             outcome = await ask(backend, prompt, voice=voice, instructions=instructions)
             called = bool(outcome.calls or outcome.rejected)
             uncalled += not called
@@ -205,7 +235,7 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
             if args.verbose:
                 print(f"{'CALL' if called else 'ok  '} {prompt!r} -> {_fmt(outcome)}")
         completed = 0
-        for prompt, answer, expected in ANSWERED if not args.limit else ():
+        for prompt, answer, expected in chosen.answered if not args.limit else ():
             asked_back = await ask(backend, prompt, voice=voice, instructions=instructions)
             before: list[ChatItem] = [Message("user", prompt), Message("assistant", asked_back.text)]
             outcome = await ask(backend, answer, voice=voice, history=before, instructions=instructions)
@@ -214,7 +244,7 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
             if args.verbose:
                 print(f"{'ok ' if ok else 'BAD'} {prompt!r} -> {asked_back.text!r}, {answer!r} -> {_fmt(outcome)}")
         repeated = relayed = 0
-        for prompt, name, arguments, output, words in FOLLOW_UPS:
+        for prompt, name, arguments, output, words in chosen.follow_ups:
             history: list[ChatItem] = [Message(role="user", text=prompt),
                                        FunctionCallItem(call_id="c1", name=name, arguments=json.dumps(arguments)),
                                        FunctionOutputItem(call_id="c1", output=output)]
@@ -233,7 +263,7 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
     warm = warm_calls + warm_text
     median_warm = statistics.median(warm)
     print(f"model: {model_name(backend)} (loaded in {load:.2f} s); {'voice' if voice else 'text'} prompts; "
-          f"variant: {describe(args)}")
+          f"variant: {describe(args)}{'; held-out set' if args.held_out else ''}")
     print(f"correct calls: {correct}/{len(tool_requests)} = {correct_rate:.0%} "
           f"(target >= {TARGET_CORRECT:.0%}) {_verdict(correct_rate >= TARGET_CORRECT)}")
     print(f"false calls:   {false_calls}/{len(plain_requests)} = {false_rate:.0%} "
@@ -242,23 +272,24 @@ async def run(args: argparse.Namespace) -> dict[str, str]:
           + "".join(f"\n    {prompt!r}: {found}" for prompt, found in leaked))
     print(f"tools prompt:  {tools_tokens} tokens (stubs, rules, demonstrations); "
           f"whole prompt {cold.usage.input_tokens} tokens")
-    print(f"follow-ups:    {relayed}/{len(FOLLOW_UPS)} relay the tool's output; {repeated} call a tool again")
+    print(f"follow-ups:    {relayed}/{len(chosen.follow_ups)} relay the tool's output; {repeated} call a tool again")
     print(f"first event:   cold {cold.ttft * 1e3:.0f} ms; warm median {median_warm * 1e3:.0f} ms "
           f"(target <= {TARGET_WARM_TTFT_S * 1e3:.0f} ms) {_verdict(median_warm <= TARGET_WARM_TTFT_S)}; "
           f"calls {_spread(warm_calls)}, words {_spread(warm_text)}")
     if not args.limit:
-        print(f"Chinese:       {zh_correct}/{len(ZH_TOOL_REQUESTS)} right calls, {zh_false}/{len(ZH_PLAIN_REQUESTS)} "
+        print(f"Chinese:       {zh_correct}/{len(chosen.zh_tool)} right calls, {zh_false}/{len(chosen.zh_plain)} "
               "false calls on chat")
-        print(f"no value said: {uncalled}/{len(WITHOUT_VALUES)} without a call, {asked} of them asking (a question "
-              f"mark); the answer completing the call {completed}/{len(ANSWERED)}")
-    print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + len(FOLLOW_UPS) + 2} requests")
+        print(f"no value said: {uncalled}/{len(chosen.without_values)} without a call, {asked} of them asking (a "
+              f"question mark); the answer completing the call {completed}/{len(chosen.answered)}")
+    print(f"run time:      {time.perf_counter() - started:.0f} s for {len(warm) + len(chosen.follow_ups) + 2} "
+          "requests")
     return {"correct": f"{correct}/{len(tool_requests)} = {correct_rate:.0%}",
             "false calls": f"{false_calls}/{len(plain_requests)} = {false_rate:.0%}",
-            "leaks": str(len(leaked)), "follow-ups relayed": f"{relayed}/{len(FOLLOW_UPS)}",
-            "Chinese right / false": f"{zh_correct}/{len(ZH_TOOL_REQUESTS)} / {zh_false}/{len(ZH_PLAIN_REQUESTS)}"
+            "leaks": str(len(leaked)), "follow-ups relayed": f"{relayed}/{len(chosen.follow_ups)}",
+            "Chinese right / false": f"{zh_correct}/{len(chosen.zh_tool)} / {zh_false}/{len(chosen.zh_plain)}"
                                      if not args.limit else "not run (--limit)",
-            "no value: uncalled / asked / answered": f"{uncalled}/{len(WITHOUT_VALUES)} / {asked} / "
-                                                     f"{completed}/{len(ANSWERED)}"
+            "no value: uncalled / asked / answered": f"{uncalled}/{len(chosen.without_values)} / {asked} / "
+                                                     f"{completed}/{len(chosen.answered)}"
                                                      if not args.limit else "not run (--limit)",
             "warm first event p50": f"{median_warm * 1e3:.0f} ms",
             "calls p50 / p90": _spread(warm_calls).removesuffix(")").split(" (")[0],
@@ -281,6 +312,8 @@ def _verdict(ok: bool) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--held-out", action="store_true", help="the held-out split (everyday_held_out.py) instead "
+                        "of the development set (everyday_set.py)")
     parser.add_argument("--limit", type=int, default=0, help="first N requests of each kind (0: all)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every request and reply")
     parser.add_argument("--models", metavar="A,B", help="run every request with each of these models (catalog "

@@ -111,6 +111,44 @@ TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("Kitchen lights off, please.", _one("set_lights", room="kitchen", on=False)),
     ("Turn on the bedroom lights.", _one("set_lights", room="bedroom", on=True)),
     ("Turn off the living room lights.", _one("set_lights", room="living room", on=False)),
+    # a second batch, written to broaden the set (same tools, more ways of asking)
+    ("What do 18 and 46 come to?", _calc("add", 18, 46)),
+    ("Split 120 four ways.", _calc("div", 120, 4)),
+    ("What's 9 lots of 7?", _calc("mul", 9, 7)),
+    ("Double 37 for me.", ("calculator", [*_calc("mul", 37, 2)[1], {"op": "add", "a": 37, "b": 37}])),
+    ("If I have 50 and spend 18, what's left?", _calc("sub", 50, 18)),
+    ("I feel like listening to some Nina Simone.", _one("play_music", query="Nina Simone")),
+    ("Could you throw on a bit of blues?", ("play_music", [{"query": "blues"}, {"query": "blues music"},
+                                                           {"query": "a bit of blues"}])),
+    ("Let's have some eighties pop.", ("play_music", [{"query": "eighties pop"}, {"query": "80s pop"},
+                                                      {"query": "eighties pop music"}, {"query": "80s pop music"}])),
+    ("Queue up Hotel California.", _one("play_music", query="Hotel California")),
+    ("Got any Bob Marley?", _one("play_music", query="Bob Marley")),
+    ("That's enough of that song, shut it off.", _one("stop_music")),
+    ("Can you kill the music?", _one("stop_music")),
+    ("Cut the tunes, I'm on the phone.", _one("stop_music")),
+    ("I don't want any more music.", _one("stop_music")),
+    ("Bump the sound up to 65.", _one("set_volume", level=65)),
+    ("Bring the sound down to 15.", _one("set_volume", level=15)),
+    ("Can you make the speaker 45?", _one("set_volume", level=45)),
+    ("Volume all the way to 100, I can't hear a thing.", _one("set_volume", level=100)),
+    ("Quieter please, put it at 35.", _one("set_volume", level=35)),
+    ("Let me know when 25 minutes are up.", _one("set_timer", minutes=25)),
+    ("I need a countdown of 8 minutes.", _one("set_timer", minutes=8)),
+    ("Give me 40 minutes on the clock.", _one("set_timer", minutes=40)),
+    ("Time my eggs, 6 minutes.", _one("set_timer", minutes=6)),
+    ("Ping me in half an hour.", _one("set_timer", minutes=30)),
+    ("Do I need an umbrella in Seattle?", _one("get_weather", city="Seattle")),
+    ("Is it going to snow in Oslo?", _one("get_weather", city="Oslo")),
+    ("How's it looking outside in Chicago?", _one("get_weather", city="Chicago")),
+    ("Is it warm enough for shorts in Barcelona?", _one("get_weather", city="Barcelona")),
+    ("What's the forecast like for Toronto this weekend?", _one("get_weather", city="Toronto")),
+    ("Light up the dining room.", ("set_lights", [{"room": "dining room", "on": True},
+                                                  {"room": "dining", "on": True}])),
+    ("It's too dark in the study, put the lights on.", _one("set_lights", room="study", on=True)),
+    ("Shut off the porch lights.", _one("set_lights", room="porch", on=False)),
+    ("Can I get some light in the basement?", _one("set_lights", room="basement", on=True)),
+    ("I'm going to bed, turn off the lounge lights.", _one("set_lights", room="lounge", on=False)),
 ]
 
 ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
@@ -123,6 +161,11 @@ ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("把音量调到百分之三十。", _one("set_volume", level=30)),
     ("打开厨房的灯。", _one("set_lights", room="厨房", on=True)),
     ("停止播放音乐。", _one("stop_music")),
+    # a second batch
+    ("上海明天会下雨吗？", _one("get_weather", city="上海")),
+    ("把卧室的灯关掉。", _one("set_lights", room="卧室", on=False)),
+    ("三十五加上四十七是多少？", _calc("add", 35, 47)),
+    ("来点周杰伦的歌。", ("play_music", [{"query": "周杰伦"}, {"query": "周杰伦的歌"}])),
 ]
 
 ZH_PLAIN_REQUESTS: list[str] = ["你好，你今天怎么样？", "给我讲个笑话。", "谢谢你！", "中国的首都是哪里？"]
@@ -152,6 +195,15 @@ PLAIN_REQUESTS: list[str] = [
     "Give me a tip for sleeping better.",
     "What is your favourite colour?",
     "Explain what a noun is.",
+    # a second batch: several share words with the tools (song, weather, light, loud, play music) but need none
+    "Who sang Bohemian Rhapsody?",
+    "What's the difference between weather and climate?",
+    "What does a light year measure?",
+    "What's the loudest animal in the world?",
+    "Why does thunder come after lightning?",
+    "Is it rude to play music out loud on a train?",
+    "What instrument did Mozart play?",
+    "How long should I rest between workouts?",
 ]
 
 
@@ -173,7 +225,8 @@ FOLLOW_UPS: list[tuple[str, str, dict[str, Any], str, tuple[str, ...]]] = [
 WITHOUT_VALUES: list[tuple[str, str]] = [
     # a request naming a tool but not the value its call needs (a city, a number, a room, what to play), and the
     # tool: the right reply calls nothing and asks; written with the rule that refuses such calls, so no held-out
-    # evidence (the two Chinese ones are beyond the rule: 一个 reads as a number, and no Chinese word is a stop word)
+    # evidence (the two Chinese ones and "tomorrow" were beyond it until the lexicon's Chinese stop words, whole words
+    # and time words; the held-out split, everyday_held_out.py, measures the rules on requests not written with them)
     ("What's the weather?", "get_weather"),
     ("What's the weather like?", "get_weather"),
     ("What will the weather be tomorrow?", "get_weather"),
@@ -188,6 +241,10 @@ WITHOUT_VALUES: list[tuple[str, str]] = [
     ("Play some music.", "play_music"),
     ("天气怎么样？", "get_weather"),
     ("设一个计时器。", "set_timer"),
+    # a second batch, written after the rule (one with a time word and no city)
+    ("Is it going to be hot tomorrow?", "get_weather"),
+    ("Turn the volume up a bit.", "set_volume"),
+    ("Can you play something for me?", "play_music"),
 ]
 
 ANSWERED: list[tuple[str, str, Expected]] = [
