@@ -68,11 +68,13 @@ def make_backend(args: argparse.Namespace) -> Backend:
 
 def _measured(options: ReplyOptions, model: str | None, unrelated: str) -> ReplyOptions:
     """``options`` with what the catalog chose for ``model`` by measurement, as the server plans it: its tool
-    syntax, whether it writes the strings a tool prescribes a form for, and (``unrelated`` "model") whether words
-    unrelated to every tool need a surer call ("on", "off": that choice overridden)."""
+    syntax, whether it writes the strings a tool prescribes a form for, the threshold of an evident request, and
+    (``unrelated`` "model") whether words unrelated to every tool need a surer call ("on", "off": that choice
+    overridden)."""
     chosen = local_options(model)
     least = {"model": chosen.unrelated_threshold, "on": UNRELATED_CALL_THRESHOLD, "off": None}[unrelated]
-    return replace(options, own_format=chosen.own_format, write_forms=chosen.write_forms, unrelated_threshold=least)
+    return replace(options, own_format=chosen.own_format, write_forms=chosen.write_forms, unrelated_threshold=least,
+                   evident_threshold=chosen.evident_threshold)
 
 
 def model_name(backend: object) -> str:
@@ -86,8 +88,8 @@ def model_name(backend: object) -> str:
 def describe(args: argparse.Namespace) -> str:
     """The variant the options of :func:`add_backend_options` choose, in words."""
     threshold = "sampled" if args.call_threshold is None else f">= {args.call_threshold:g}"
-    least = _measured(ReplyOptions(), args.model, args.unrelated).unrelated_threshold
-    forms = _measured(ReplyOptions(), args.thinker or args.model, args.unrelated).write_forms  # the decider's
+    decider = _measured(ReplyOptions(), args.thinker or args.model, args.unrelated)  # the model that calls tools
+    least, forms = decider.unrelated_threshold, decider.write_forms
     if least is not None and args.call_threshold is not None and not args.no_evidence:
         threshold += f" (>= {least:g} for words unrelated to every tool)"
     return ", ".join([f"call when p(call) {threshold}",

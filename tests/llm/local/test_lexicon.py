@@ -16,8 +16,11 @@ from voxcall.llm.local.lexicon import (
     LIST_ENDING,
     LIST_JOINER,
     STOP_WORDS,
+    TIME_WORDS,
     WEAK_JOINERS,
+    covered,
     glosses,
+    inner_edges,
     is_small_talk,
     numbers,
     said_numbers,
@@ -40,6 +43,9 @@ RULES: dict[str, Callable[[str], object]] = {
     "weak joiner": lambda mark: mark in WEAK_JOINERS,
     "list ending": lambda text: [found.group() for found in LIST_ENDING.finditer(text)],
     "stop word": lambda word: word in STOP_WORDS,
+    "time word": lambda word: word in TIME_WORDS,
+    "inner edges": lambda text: sorted(inner_edges(tokens(text))),
+    "only stop words": lambda text: covered(text, lambda word: word.lower() in STOP_WORDS),
     "singular": singular,
     "words": lambda text: [word for word, _ in tokens(text)],
     "glosses": glosses,
@@ -62,6 +68,8 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("numbers", "zh", "三十五分钟", [35]),
     ("numbers", "zh", "一百零五，一万二千，两", [105, 12000, 2]),
     ("numbers", "zh", "把音量调到百分之三十", [30]),  # 百分之 is "per cent", not 100
+    ("numbers", "zh", "设一个计时器，查一下", []),  # 一个 is "a", 一下 "a moment": no number
+    ("numbers", "zh", "一个小时", [1]),  # but before a unit of time it is one
     ("digits for words", "en", "What is twelve times eight?", "What is 12 times 8?"),
     ("digits for words", "en", "two hundred fifty plus forty-five", "250 plus 45"),
     ("digits for words", "en", "eight nine, Someone", "eight nine, Someone"),
@@ -86,6 +94,19 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("list ending", "zh", "北京、上海和广州", ["和"]),
     ("stop word", "en", "get", True),
     ("stop word", "en", "weather", False),
+    ("stop word", "zh", "怎么样", True),
+    ("stop word", "zh", "北京", False),
+    ("time word", "en", "tomorrow", True),
+    ("time word", "en", "Tokyo", False),
+    ("time word", "zh", "明天", True),
+    ("inner edges", "en", "the weather tomorrow", []),  # spaced words are never cut
+    ("inner edges", "zh", "天气怎么样", [1, 3, 4]),  # 天气 and 怎么样 are words: no value begins or ends inside
+    ("inner edges", "zh", "北京天气", [3]),  # a name no table knows is not cut
+    ("only stop words", "en", "What is the", True),
+    ("only stop words", "en", "What's the weather", False),
+    ("only stop words", "zh", "怎么样？", True),
+    ("only stop words", "zh", "上海怎么样", False),
+    ("only stop words", "ko", "거실", False),  # letters no table reads are no stop words
     ("singular", "en", "lights", "light"),
     ("singular", "en", "class", "class"),
     ("singular", "en", "gas", "gas"),  # too short to be a plural

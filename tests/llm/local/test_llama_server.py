@@ -88,6 +88,8 @@ def completions(server: FakeServer) -> list[dict[str, Any]]:
 WEATHER = Tool("get_weather", "Get the weather forecast for a city.",
                {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
 SMALL_TALK = LLMRequest(items=[Message("user", "How are you today?")], tools=[WEATHER])
+CHAT = LLMRequest(items=[Message("user", "How are you doing, Sam?")], tools=[WEATHER])
+"""Chat holding a word a city could be ("Sam"; "today" could not), so that the model may call the tool."""
 RELATED_SAID = "Which city should I visit?"
 RELATED = LLMRequest(items=[Message("user", RELATED_SAID)], tools=[WEATHER])
 """Words that share one with the tool ("city") but name neither it nor the weather: the opener's probability
@@ -117,7 +119,7 @@ async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(serve
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((opener, 0.45), (word, 0.3)), streamed(", thanks!")])
-    events = await collect(backend.stream(SMALL_TALK))
+    events = await collect(backend.stream(CHAT))
     await backend.aclose()
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Fine, thanks!"
     first, second = completions(server)
@@ -132,7 +134,7 @@ async def test_words_unrelated_to_every_tool_need_a_surer_opener(server: FakeSer
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2)), streamed(", thanks!")])
-    events = await collect(backend.stream(SMALL_TALK))  # 0.7 would open a call for RELATED (above)
+    events = await collect(backend.stream(CHAT))  # 0.7 would open a call for RELATED (above)
     await backend.aclose()
     assert not [e for e in events if isinstance(e, ToolCall)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Fine, thanks!"
@@ -148,7 +150,7 @@ async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_th
     word = backend.planner.vocabulary.tokenize("Sure")[0]
     server.replies.extend([decision((word, 0.8), (opener, 0.1)), streamed(". ", "<code>", "print(", hold=True),
                            streamed("get_weather(city='Rome')</code>")])
-    events = await collect(backend.stream(SMALL_TALK))
+    events = await collect(backend.stream(CHAT))
     async with asyncio.timeout(5):
         await server.disconnected.wait()  # the free-text request was dropped at the opener
     reply_so_far = backend.planner.vocabulary.tokenize("Sure. <code>")

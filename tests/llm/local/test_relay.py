@@ -17,6 +17,9 @@ from voxcall.llm.local.relay import MAX_RELAYED_CHARS, relayed_reply
     (["Sunny", "Cloudy, 8 degrees"], "It's Sunny. Cloudy, 8 degrees."),
     (["**Done** `ok`"], "Done ok."),
     (["", "  "], ""),
+    (["晴，28度"], "晴，28度。"),  # no "It's", and its own full stop
+    (["晴", "多云"], "晴。多云。"),
+    (["맑음"], "맑음."),
 ])
 def test_outputs_are_said_as_sentences(outputs: list[str], said: str) -> None:
     assert relayed_reply(outputs) == said

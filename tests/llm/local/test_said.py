@@ -19,6 +19,8 @@ WEATHER = tool("get_weather", {"city": {"type": "string"},
                                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, ["city"])
 TIMER = tool("set_timer", {"minutes": {"type": "number"}}, ["minutes"])
 MUSIC = tool("play_music", {"query": {"type": "string"}}, ["query"])
+FORECAST = tool("get_forecast", {"city": {"type": "string"}, "day": {"type": "string", "description": "Which day."}},
+                ["city", "day"])
 DATED = tool("book_flight", {"date": {"type": "string", "description": "The date, in the format YYYY-MM-DD."},
                              "seat": {"type": "string", "enum": ["aisle", "window"]}}, ["date", "seat"])
 
@@ -50,6 +52,12 @@ def test_chinese_spans_are_runs_of_characters_that_no_joining_word_begins_or_end
     assert "Take Five" in spans("播放Take Five吧")  # the English words stay whole, with their space
 
 
+def test_no_span_cuts_a_word_the_lexicon_knows() -> None:
+    assert "天" not in spans("天气怎么样？") and "么样" not in spans("天气怎么样？")  # 天气, 怎么样
+    assert {"天气", "怎么样", "北京"} <= set(spans("北京的天气怎么样？"))
+    assert "爵士乐" in spans("播放一些爵士乐。") and "些爵士乐" not in spans("播放一些爵士乐。")  # 一些, "some"
+
+
 def test_a_listed_name_stays_a_span() -> None:
     assert {"Oslo", "Rome", "Madrid"} <= set(spans("Weather in Oslo, Rome and Madrid"))
     assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
@@ -63,12 +71,26 @@ def test_a_plain_string_is_a_span_with_a_content_word_that_neither_chooses_nor_n
     assert "Play" not in Said("Play some jazz").strings(MUSIC)  # it only names the tool
     assert "jazz" in Said("Play some jazz").strings(MUSIC)
     assert Said("打开厨房的灯").strings(tool("set_lights", {"room": {"type": "string"}}, ["room"])) != []
+    assert Said("天气怎么样？").strings(WEATHER) == []  # the weather named, and words that ask
+    assert set(Said("上海天气怎么样？").strings(WEATHER)) == {"上海", "上", "海"}  # a name no table knows: any part
+
+
+def test_a_time_is_a_value_only_of_a_tool_that_takes_one() -> None:
+    assert Said("What will the weather be tomorrow?").strings(WEATHER) == []  # no city is "tomorrow"
+    assert Said("明天天气怎么样？").strings(WEATHER) == []
+    assert "tomorrow" in Said("The forecast for Oslo tomorrow").strings(FORECAST)  # a day is
+    assert "Oslo" in Said("The weather in Oslo tomorrow").strings(WEATHER)
+    assert "Yesterday" in Said("Play the song Yesterday.").strings(MUSIC)  # capitalised: a name
 
 
 @pytest.mark.parametrize(("request_text", "held", "not_held"), [
     ("What's the weather?", [MUSIC.name], [WEATHER.name, TIMER.name]),  # the weather named, no city said
     ("What's the weather like?", [], [WEATHER.name]),  # "like" is no city
+    ("Can you play something for me?", [], [MUSIC.name]),  # nor is "something" a query
     ("Set a timer.", [MUSIC.name], [TIMER.name]),  # no number said
+    ("天气怎么样？", [], [WEATHER.name]),
+    ("设一个计时器。", [], [TIMER.name]),  # 一个 is "a", no number
+    ("What will the weather be tomorrow?", [], [WEATHER.name]),
     ("What's the weather in Oslo?", [WEATHER.name], [TIMER.name]),
     ("Set a timer for five minutes.", [TIMER.name], []),
     ("Book me a flight for March 1st, window seat", [DATED.name], []),  # a form is the model's to write

@@ -15,7 +15,7 @@ composed from its table's values, multipliers and groups ("two hundred fifty" = 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 
@@ -28,7 +28,8 @@ class Lexicon:
     numbers: Mapping[str, int]  # number words that add their value ("five", "twenty"; "五")
     multipliers: Mapping[str, int]  # number words that multiply the digit before them ("hundred"; "十", "百", "千")
     groups: Mapping[str, int]  # number words that multiply all that came before ("thousand"; "万")
-    number_marks: tuple[str, ...]  # words around a number that are no part of it, though made of number words
+    number_marks: tuple[str, ...]  # patterns of words made of number words that say no number: around one
+    # (百分之, "per cent") or none at all (一个 "a", 一下 "a moment")
     joining: frozenset[str]  # words no value begins or ends with (prepositions, conjunctions, pronouns, ...)
     list_joiners: tuple[str, ...]  # what stands between two listed values ("and", ",")
     weak_joiners: tuple[str, ...]  # joiners that also join a name to its qualifier ("Boston, MA"): these list
@@ -38,6 +39,8 @@ class Lexicon:
     plural_suffix: str  # stripped from a longer word (not doubled: "class") to match its singular; "": none
     script: str = ""  # an unspaced language's letters, as a regex class body: each is a word of its own
     not_plurals: frozenset[str] = frozenset()  # words that end with the plural suffix but are no plural ("times")
+    time_words: frozenset[str] = frozenset()  # words that say when ("tomorrow", 明天): no place or name, so no
+    # value of a parameter that takes no time
     glosses: Mapping[str, str] = field(default_factory=dict)  # words with the English content words they mean, so
     # that a request in this language is matched to tools named and described in English ("天气" → "weather")
     small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
@@ -68,15 +71,19 @@ ENGLISH = Lexicon(
     list_joiners=(",", ";", "&", "+", "and", "or", "plus"),
     weak_joiners=(",", ";"),
     list_endings=("and", "or"),
-    # verbs such as "get", "set" and "make" included: tool names are full of them
+    # verbs such as "get", "set" and "make" included: tool names are full of them; no value is "something"
     stop_words=_words(
         "a an the and or but if of to in on at by for with from into about as is are was were be been being do "
         "does did have has had i me my we our you your he she it its they them their this that these those there "
         "here what which who whom whose when where why how can could would should will shall may might must "
         "please some any all each few more most other such no not only own same so than too very just also get "
         "give tell let make want need like know up down out over off again then once now hi hello hey thanks "
-        "thank okay ok yes sure set turn current find retrieve fetch check show list use call"),
+        "thank okay ok yes sure set turn current find retrieve fetch check show list use call something anything "
+        "everything nothing someone anyone somebody anybody"),
     plural_suffix="s",
+    # (not the days' names, which are names too: "Play Sunday Morning")
+    time_words=_words("today tomorrow tonight yesterday morning afternoon evening night noon midnight weekend week "
+                      "month year later soon"),
     # "12 times 8" is no request for the time; "news" is no "new"
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices); the
@@ -104,21 +111,30 @@ CHINESE = Lexicon(
              "九": 9},
     multipliers={"十": 10, "百": 100, "千": 1000},
     groups={"万": 10000},
-    number_marks=("百分之",),  # "percent": 百分之三十 is 30 (per cent), not 100 and 30
+    # "per cent" (百分之三十 is 30, not 100 and 30); "a" and "a moment", "some", "a bit" (设一个计时器 says no
+    # minutes), but for 一个 before a unit of time (一个小时 is one hour)
+    number_marks=("百分之", "一(?:下|些|会儿?|点儿)", "一个(?!小时|钟头|半|月|星期|礼拜)"),
     joining=_words("和 与 跟 或 或者 还有 以及 及 的 在 把 给 请 我 你 他 她 它 吗 呢 吧 了"),
     list_joiners=("、", "，", ",", "；", "和", "与", "跟", "或", "或者", "还有", "以及"),
     weak_joiners=("，", ",", "；"),
     list_endings=("和", "或", "或者", "还有", "以及"),
-    stop_words=frozenset(),  # the relevance of a request to a tool reads Latin words only
+    # question and request words ("how is", "help me", "check"): no value, and a value's letters are never only
+    # these (the relevance of a request to a tool reads Latin words and glosses only)
+    stop_words=_words("怎么样 怎么 什么 哪里 哪儿 哪个 多少 如何 为什么 是不是 能不能 可不可以 可以 能 会 要 想 "
+                      "想要 需要 帮 帮我 帮忙 麻烦 一下 查 查查 查询 看 看看 告诉 知道 设 设置 设定 调 调到 打开 "
+                      "关 关掉 关闭 这 那 这个 那个 一个 一些 现在 吗 呢 吧 了 的 请 我 你"),
     plural_suffix="",
     script="\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff",  # Han ideographs
+    time_words=_words("今天 明天 后天 昨天 今晚 明晚 早上 上午 中午 下午 晚上 周末 这周 本周 下周 星期一 星期二 星期三 "
+                      "星期四 星期五 星期六 星期天 星期日"),
     glosses={"天气": "weather forecast", "气温": "temperature weather", "下雨": "rain weather", "温度": "temperature",
              "音乐": "music", "歌": "song music", "播放": "play", "音量": "volume", "声音": "volume sound",
              "计时器": "timer", "定时": "timer", "倒计时": "timer countdown", "闹钟": "alarm", "灯": "light",
              "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
              "乘以": "times mul", "乘": "times mul", "除以": "divided div", "加上": "plus add", "加": "plus add",
              "减去": "minus sub", "减": "minus sub", "摄氏": "celsius", "华氏": "fahrenheit", "公制": "metric",
-             "英制": "imperial"},
+             "英制": "imperial", "城市": "city", "地点": "location place", "位置": "location", "房间": "room",
+             "分钟": "minutes", "名字": "name", "日期": "date", "数字": "number"},
     small_talk=("你好", "您好", "嗨", "早上好", "下午好", "晚上好", "晚安", "谢谢", "谢谢你", "多谢", "再见", "拜拜",
                 "你好吗", "你今天怎么样", "最近怎么样", "你是谁", "你叫什么名字", "你叫什么", "你能做什么", "好的",
                 "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),
@@ -134,11 +150,20 @@ JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS))
 UNSPACED_JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS if not lexicon.spaced))
 """The joining words of unspaced languages, which a span may begin or end with without a space after or before."""
 STOP_WORDS = frozenset().union(*(lexicon.stop_words for lexicon in LEXICONS))
+TIME_WORDS = frozenset().union(*(lexicon.time_words for lexicon in LEXICONS))
 WEAK_JOINERS = frozenset().union(*(lexicon.weak_joiners for lexicon in LEXICONS))
 
 
 _UNSPACED = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)
 _TOKEN = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}]+")
+_UNSPACED_RUN = re.compile(rf"[{_UNSPACED}]+")
+_UNSPACED_WORDS = frozenset(word for lexicon in LEXICONS if not lexicon.spaced
+                            for word in (*lexicon.glosses, *lexicon.stop_words, *lexicon.joining, *lexicon.time_words))
+"""The words an unspaced language's tables know: a value never cuts one (:func:`inner_edges`)."""
+_LONGEST = max(map(len, _UNSPACED_WORDS), default=1)
+_LETTER = re.compile(r"[^\W_]")
+LATIN_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
+"""A word as the rules compare words: split at case changes (``getWeather``), underscores and punctuation."""
 
 
 def tokens(text: str) -> list[tuple[str, bool]]:
@@ -157,6 +182,41 @@ def tokens(text: str) -> list[tuple[str, bool]]:
 def joined(words: list[tuple[str, bool]]) -> str:
     """``words`` (of :func:`tokens`) as text: a space before each word that is not glued, none before the first."""
     return "".join(("" if glued or not index else " ") + word for index, (word, glued) in enumerate(words))
+
+
+def inner_edges(words: list[tuple[str, bool]]) -> set[int]:
+    """The places between ``words`` (of :func:`tokens`; place ``i`` is before word ``i``) that cut a word an unspaced
+    language's table knows (a gloss, a stop, joining or time word: 天气, 怎么样, 一下): no value begins or ends
+    there ("天" in 天气怎么样 is no city). Where two known words overlap, the reading is unclear: neither cuts."""
+    found: list[tuple[int, int]] = []
+    for start in range(len(words)):
+        text = ""
+        for end in range(start, min(len(words), start + _LONGEST)):
+            if end > start and not words[end][1]:
+                break
+            text += words[end][0]
+            if end > start and text in _UNSPACED_WORDS:
+                found.append((start, end + 1))
+    clear = [(a, b) for a, b in found if not any(c < a < d < b or a < c < b < d for c, d in found)]
+    return {edge for a, b in clear for edge in range(a + 1, b)}
+
+
+def covered(text: str, known: Callable[[str], bool]) -> bool:
+    """Whether every word of ``text`` is ``known``: its Latin words (:data:`LATIN_WORD`, as written) each, and
+    each run of an unspaced language's letters as a row of known words ("怎么样" for a table's stop words); a letter
+    of neither (거실, the ó of Divinópolis) is a word no table knows. True for no words at all."""
+    latin = _UNSPACED_RUN.sub(" ", text)
+    if _LETTER.search(LATIN_WORD.sub(" ", latin)) or not all(map(known, LATIN_WORD.findall(latin))):
+        return False
+    return all(_segmented(run, known) for run in _UNSPACED_RUN.findall(text))
+
+
+def _segmented(run: str, known: Callable[[str], bool]) -> bool:
+    """Whether ``run`` is a row of ``known`` words (each at most as long as the longest word the tables know)."""
+    reached = [True] + [False] * len(run)
+    for end in range(1, len(run) + 1):
+        reached[end] = any(reached[start] and known(run[start:end]) for start in range(max(0, end - _LONGEST), end))
+    return reached[-1]
 
 
 def _alternatives(lexicon: Lexicon, words: tuple[str, ...] | Mapping[str, int] | frozenset[str]) -> str:
@@ -191,6 +251,7 @@ def _number_patterns(lexicon: Lexicon) -> tuple[re.Pattern[str], re.Pattern[str]
 
 
 _NUMBER_WORDS = [(lexicon, *_number_patterns(lexicon)) for lexicon in LEXICONS]
+_MASKS = {lexicon.language: re.compile("|".join(lexicon.number_marks)) for lexicon in LEXICONS if lexicon.number_marks}
 _DIGITS = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)")
 
 
@@ -200,9 +261,8 @@ def number_runs(text: str) -> Iterator[tuple[int, int, list[int]]]:
     marks (百分之) are no part of a run."""
     found: list[tuple[int, int, list[int]]] = []
     for lexicon, word, run in _NUMBER_WORDS:
-        masked = text
-        for mark in lexicon.number_marks:
-            masked = masked.replace(mark, " " * len(mark))
+        mask = _MASKS.get(lexicon.language)
+        masked = mask.sub(lambda found: " " * len(found.group()), text) if mask else text
         for match in run.finditer(masked):
             words = [w.lower() for w in word.findall(match.group())]
             value = _composed(lexicon, words)
@@ -252,14 +312,21 @@ def glosses(text: str) -> list[str]:
     return [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
 
 
-_WORD_GLOSSES = {word.casefold(): gloss.split() for lexicon in LEXICONS if lexicon.spaced
-                 for word, gloss in lexicon.glosses.items()}
+_WORD_GLOSSES = {word.casefold(): gloss.split() for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()}
 
 
 def word_gloss(word: str) -> list[str]:
-    """What one word of a spaced language's table is glossed as (``temperature``: ``["weather"]``), by lookup; no
-    words for any other."""
+    """What one word of a table is glossed as (``temperature``, 气温: ``["weather"]``), by lookup; none for a word
+    no table glosses."""
     return _WORD_GLOSSES.get(word.casefold(), [])
+
+
+def word_for(english: str, language: str) -> str:
+    """``english`` (a parameter's name in words: "city") in ``language``, where that language's table glosses a word
+    as it (城市 in Chinese); else ``english`` itself."""
+    wanted = singular(english.lower())
+    return next((word for lexicon in LEXICONS if lexicon.language == language and lexicon is not ENGLISH
+                 for word, gloss in lexicon.glosses.items() if singular(gloss.split()[0]) == wanted), english)
 
 
 def singular(word: str) -> str:

@@ -4,8 +4,9 @@ After a tool result a tiny model is not to be trusted to say it: SmolLM2-135M an
 results in ``benchmarks/bench_local_tools.py``, and demonstrations that taught it to relay cost correct first
 calls; and when a reply was opened with the result, it went on with "You're welcome" or a recomputed (wrong)
 value. So the follow-up is not left to the model: :func:`relayed_reply` writes it from the outputs (the text as
-it is, JSON as "key value" pairs, a bare value as "It's 96."). A voice user who asked a question hears the
-answer, at once: nothing is generated.
+it is, JSON as "key value" pairs, a bare value as "It's 96."; text in Chinese, Japanese or Korean as it is, with
+its own full stop: "晴，28度。", never "It's 晴，28度."). A voice user who asked a question hears the answer, at once:
+nothing is generated.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import json
 import re
 from collections.abc import Sequence
 from typing import Any
+
+from voxcall.language import language_of, spaced
 
 MAX_RELAYED_CHARS = 240
 """Longer outputs are cut at a sentence (or word) boundary before this many characters: the rest is the
@@ -24,9 +27,12 @@ _SPACES = re.compile(r"\s+")
 
 
 def relayed_reply(outputs: Sequence[str]) -> str:
-    """The reply to tool ``outputs`` (one per result, in order): each said in words as a sentence; "" when there
-    is nothing to say."""
-    return " ".join(s for s in (_sentence(output) for output in outputs) if s)
+    """The reply to tool ``outputs`` (one per result, in order): each said in words as a sentence, joined as their
+    scripts join sentences; "" when there is nothing to say."""
+    reply = ""
+    for sentence in filter(None, map(_sentence, outputs)):
+        reply += spaced(reply, sentence)
+    return reply
 
 
 def _sentence(output: str) -> str:
@@ -37,10 +43,11 @@ def _sentence(output: str) -> str:
         cut = text[:MAX_RELAYED_CHARS]
         end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
         text = cut[:end + 1] if end > 0 else cut.rsplit(" ", 1)[0]
-    if " " not in text:
+    language = language_of(text)  # Chinese, Japanese, Korean: the English wrapper and full stop would be foreign
+    if " " not in text and language is None:
         text = f"It's {text}"
     text = text[0].upper() + text[1:]
-    return text if text[-1] in ".!?" else text + "."
+    return text if text[-1] in ".!?。！？" else text + ("。" if language in ("zh", "ja") else ".")
 
 
 def _decoded(output: str) -> Any:

@@ -16,15 +16,12 @@ is specific to a tool.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from voxcall.llm.local.lexicon import STOP_WORDS, glosses, numbers, singular
+from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, glosses, numbers, singular
 from voxcall.tools.schema import Tool
-
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+(?:\.\d+)?")
 
 
 def words(text: str) -> list[str]:
@@ -32,7 +29,7 @@ def words(text: str) -> list[str]:
     ``s`` removed, stop words dropped; then the English words its glossed words mean (another language's request:
     :func:`~voxcall.llm.local.lexicon.glosses`)."""
     found = []
-    for word in [*_WORD.findall(text), *glosses(text)]:
+    for word in [*LATIN_WORD.findall(text), *glosses(text)]:
         word = singular(word.lower())
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
             found.append(word)

@@ -6,8 +6,9 @@ a **span** of them (:func:`spans`), a number one of the **numbers** said (:func:
 numbers`), a choice one the words name (a span, or what the lexicon glosses a word as: "times" → ``mul``).
 
 For one tool, :meth:`Said.strings` are the spans a plain string argument may be: each with a content word (not
-only stop words: "the"), none of the tool's choice words ("the weather in Moscow in Celsius": the city is not
-"Celsius"), not only words of the tool's name ("打开厨房的灯": the room of ``set_lights`` is not 灯, light).
+only stop words: "the", 怎么样), none of the tool's choice words ("the weather in Moscow in Celsius": the city is
+not "Celsius"), not only words of the tool's name ("打开厨房的灯": the room of ``set_lights`` is not 灯, light), and
+not only words that say when ("tomorrow", 明天) unless the tool takes a time (a date, a day).
 :meth:`Said.holds` says whether the words hold every value a call of the tool must copy (:meth:`Said.missing`, the
 ones they lack): "What's the weather?" names the weather and holds no city, "Set a timer." no number of minutes;
 such a request is answered with a question (:mod:`voxcall.llm.local.plan`), not with ``get_weather(city='the')`` or
@@ -23,10 +24,15 @@ from typing import Any
 from voxcall.llm.local.lexicon import (
     JOINING_WORDS,
     LIST_ENDING,
+    STOP_WORDS,
+    TIME_WORDS,
     UNSPACED_JOINING_WORDS,
+    covered,
     glosses,
+    inner_edges,
     joined,
     numbers,
+    singular,
     tokens,
     word_gloss,
 )
@@ -34,6 +40,8 @@ from voxcall.llm.local.relevance import words
 from voxcall.tools.schema import Tool
 
 MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
+TIMED = frozenset({"date", "time", "day", "when", "hour", "datetime", "timestamp"})
+"""Words of a parameter's name or description (besides the lexicon's time words) that say it takes a time."""
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
 _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
@@ -45,13 +53,15 @@ def spans(said: str) -> list[str]:
     :func:`~voxcall.llm.local.lexicon.tokens`), without punctuation at its ends (inner punctuation stays:
     ``Berkeley, CA``), each once; none that begins or ends with a joining word (a preposition, conjunction, pronoun
     or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston in", "and I", "Can", "北京的") — no
-    value is, and a tiny model picks them; and none that a qualifier follows (:func:`_qualified`: "Naples" in
+    value is, and a tiny model picks them; none that cuts a word the lexicon knows (:func:`~voxcall.llm.local.
+    lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows (:func:`_qualified`: "Naples" in
     "Naples, Florida"), which a tiny model leaves out."""
     found_words = tokens(said)
     plain = [word for word, _ in found_words]
+    cuts = inner_edges(found_words)
     found = (joined(found_words[start:end]).strip(_SPAN_EDGE) for start in range(len(found_words))
              for end in range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1)
-             if not _qualified(plain[start:end], plain[end:]))
+             if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:]))
     return list(dict.fromkeys(span for span in found if span and not _joins(span)))
 
 
@@ -75,13 +85,23 @@ class Said:
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
         self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
-        self._content = [span for span in self.spans if self._meanings[span] or not span.isascii()]
 
     def strings(self, tool: Tool) -> list[str]:
         """The spans a plain string argument of ``tool`` may be (see the module's docstring)."""
         reserved, named = _choice_words(tool), {w for w in words(tool.name) if not w.isdigit()}
-        return [span for span in self._content if not reserved & self._words[span]
-                and not self._only_named(span, named)]
+        timed = _takes_time(tool)
+
+        def idle(written: str) -> bool:
+            """Whether the word ``written`` says nothing a value of ``tool`` could be; a time word only where it is
+            not capitalised ("the song Yesterday" is a name)."""
+            word = singular(written.lower())
+            return (word in STOP_WORDS or word in JOINING_WORDS or (len(word) == 1 and word.isascii()
+                                                                   and not word.isdigit())
+                    or word in named or not named.isdisjoint(word_gloss(word))
+                    or (word in TIME_WORDS and not timed and not written[:1].isupper()))
+
+        return [span for span in self.spans if not reserved & self._words[span]
+                and not self._only_named(span, named) and not covered(span, idle)]
 
     def holds(self, tool: Tool, *, write_forms: bool = True) -> bool:
         """Whether the words hold every required value of ``tool`` that a call copies (:meth:`missing`)."""
@@ -134,6 +154,13 @@ def _joins(span: str) -> bool:
     if any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
         return True
     return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
+
+
+def _takes_time(tool: Tool) -> bool:
+    """Whether a parameter of ``tool`` takes a time: its name or description says one (a date, a day,
+    "tomorrow")."""
+    return any(not (TIMED | TIME_WORDS).isdisjoint(words(f"{name} {schema.get('description', '')}"))
+               for name, schema in tool.properties.items() if isinstance(schema, Mapping))
 
 
 def _choice_words(tool: Tool) -> set[str]:
