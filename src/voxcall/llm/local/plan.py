@@ -9,11 +9,12 @@ well-formed call to a declared tool:
 - ``"auto"``: the first token decides, against ``call_threshold`` (plain sampling weighs the call opener against
   each word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool in
   ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and
-  holds its values is a call to it (:meth:`Planner._evident_tools`); a tool whose values the words do not hold
-  cannot be called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest tool is one of
-  those ("What's the weather?" holds no city, "Set a timer." no minutes), where it would open a call, asks for
-  what it left out ("Could you tell me the city?": :meth:`Planner._callable`) in words not generated: the 0.5B
-  model answered "The weather is sunny." or wrote the call as text, with no call allowed;
+  holds its values is a call to it (:meth:`Planner._evident_tools`), unless a model whose probabilities weigh gives
+  a call no chance at all ("What instrument did Mozart play?": :data:`EVIDENT_CALL_FLOOR`); a tool whose values the
+  words do not hold cannot be called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest
+  tool is one of those ("What's the weather?" holds no city, "Set a timer." no minutes), where it would open a
+  call, asks for what it left out ("Could you tell me the city?": :meth:`Planner._callable`) in words not
+  generated: the 0.5B model answered "The weather is sunny." or wrote the call as text, with no call allowed;
 - ``"none"``: no tools in the prompt, no grammar.
 
 A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
