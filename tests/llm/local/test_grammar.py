@@ -266,3 +266,18 @@ def test_numbers_are_numbers_said_when_some_were(checker: GrammarChecker) -> Non
     assert checker.accepts(grammar, "send_mail(from_='user', user_id=7)</code>")
     assert not checker.accepts(grammar, "send_mail(from_='user', user_id=8.5)</code>")  # integers are whole
     assert checker.accepts(calls_grammar([CALCULATOR], said="add them"), "calculator(op='add', a=3, b=4)</code>")
+
+
+def test_a_count_of_a_unit_of_time_is_the_length_said_in_its_unit(checker: GrammarChecker) -> None:
+    timer = tool("set_timer", {"minutes": {"type": "integer"}, "label": {"type": "string"}}, ["minutes"])
+    hours = calls_grammar([timer], said="Set a timer for two hours")
+    assert checker.accepts(hours, "set_timer(minutes=120)</code>")
+    assert not checker.accepts(hours, "set_timer(minutes=2)</code>")  # a timer that rings 118 minutes early
+    assert checker.accepts(calls_grammar([timer], said="Ping me in half an hour"), "set_timer(minutes=30)</code>")
+    wait = tool("wait", {"seconds": {"type": "number"}, "times": {"type": "integer"}}, ["seconds", "times"])
+    both = calls_grammar([wait], said="Wait a minute and a half, 3 times")  # a number no part of a length stays
+    assert checker.accepts(both, "wait(seconds=90, times=3)</code>")
+    assert not checker.accepts(both, "wait(seconds=1.5, times=3)</code>")
+    assert checker.accepts(both, "wait(seconds=3, times=3)</code>")  # the model picks among those said
+    volume = tool("set_volume", {"level": {"type": "integer"}}, ["level"])  # no unit: the numbers as said
+    assert checker.accepts(calls_grammar([volume], said="Volume 2 for two hours"), "set_volume(level=2)</code>")

@@ -59,6 +59,10 @@ def test_a_numeric_or_enum_parameter_needs_its_value_said() -> None:
     assert relevance("Volume thirty.", VOLUME).values == 1.0
     assert relevance("Convert this length.", UNITS).values == 0.0
     assert relevance("Convert 3 metres to a length in feet.", UNITS).values == 1.0
+    timer = Tool("set_timer", "Set a timer.", {"type": "object", "properties": {"minutes": {"type": "integer"}},
+                                               "required": ["minutes"]})
+    assert relevance("Set a timer for an hour.", timer).evident  # a length of time holds a count of minutes
+    assert not relevance("Volume up for an hour.", VOLUME).evident  # but no level
 
 
 def test_most_relevant_keeps_the_best_in_declared_order() -> None:

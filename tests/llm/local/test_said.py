@@ -60,7 +60,20 @@ def test_no_span_cuts_a_word_the_lexicon_knows() -> None:
 
 def test_a_listed_name_stays_a_span() -> None:
     assert {"Oslo", "Rome", "Madrid"} <= set(spans("Weather in Oslo, Rome and Madrid"))
-    assert max(len(s.split()) for s in spans(" ".join(["w"] * 20) + " x")) == MAX_SPAN_WORDS
+    longer = [s for s in spans(" ".join(["w"] * 20) + ". x") if len(s.split()) > MAX_SPAN_WORDS]
+    assert longer and all(s.endswith("w") and "x" not in s for s in longer)  # only to the end of the sentence
+
+
+def test_a_longer_span_runs_to_the_end_of_its_sentence() -> None:
+    said = "Text Maria saying the train is stuck near the bridge so dinner will wait an hour. Thanks!"
+    message = "the train is stuck near the bridge so dinner will wait an hour"
+    assert len(message.split()) > MAX_SPAN_WORDS and message in spans(said)
+    assert "the train is stuck near the bridge so dinner will" not in spans(said)  # ends mid-sentence
+    assert "the bridge. Thanks" not in spans(said)  # runs over the sentence's end
+    clause = "call the dentist about moving my appointment to Thursday afternoon"
+    assert clause in spans(f"Remind me to {clause}; it is urgent.")
+    question = "是否可以把会议改到下周四下午三点钟在第二会议室"  # 22 characters, each a word
+    assert question in spans(f"请告诉张经理：{question}。谢谢")
 
 
 def test_a_plain_string_is_a_span_with_a_content_word_that_neither_chooses_nor_names_the_tool() -> None:
@@ -101,6 +114,12 @@ def test_a_tool_is_held_when_the_words_hold_every_value_a_call_copies(
     tools = {t.name: t for t in (WEATHER, TIMER, MUSIC, DATED)}
     assert all(said.holds(tools[name]) for name in held)
     assert not any(said.holds(tools[name]) for name in not_held)
+
+
+def test_a_length_of_time_holds_a_count_of_its_unit() -> None:
+    assert Said("Ping me in half an hour.").holds(TIMER) and Said("一个小时后提醒我").holds(TIMER)
+    assert Said("Set a timer for two hours.").numbers_for("minutes", TIMER.properties["minutes"]) == [120]
+    assert not Said("Set a timer for a while.").holds(TIMER)
 
 
 def test_every_tool_is_held_when_nothing_was_said_or_nothing_is_copied() -> None:

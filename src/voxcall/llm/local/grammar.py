@@ -18,7 +18,9 @@ more than ``type: string`` (no enum, format or pattern, no description prescribi
 (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said. A string the tool
 wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the model: the user said "Boston" or "March
 1st", and a copy could not be right. Likewise, when the user said numbers (in digits or words), a number argument
-is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value. A choice
+is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value; one that counts
+in a unit of time takes the lengths of time said in its unit ("two hours": ``minutes=120``;
+:meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
 choice the user did not name is its declared default if it has one (not a choice the user never made). Which tools
 the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
@@ -158,6 +160,8 @@ class _Builder:
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
         self._strings: list[str] = []  # what the current tool's plain strings may be (:meth:`Said.strings`)
+        self._numbers: list[int | float] | None = None  # what the current argument's numbers may be (None: any
+        # said; :meth:`Said.numbers_for`)
 
     def text(self) -> str:
         """The grammar, ``root`` first."""
@@ -225,7 +229,10 @@ class _Builder:
                   and (default := _choice_default(tool.properties.get(prop)))):
                 value = self._literals([default], f"{name}-{alias}-default")  # none named: the tool's default
             else:
-                value = self.value(tool.properties.get(prop), tool.parameters, f"{name}-{alias}", 0)
+                schema = tool.properties.get(prop)
+                self._numbers = self.said.numbers_for(prop, schema if isinstance(schema, Mapping) else None)
+                value = self.value(schema, tool.parameters, f"{name}-{alias}", 0)
+                self._numbers = None
             (needed if prop in tool.required or len(said) == 1 else optional).append(f"{key} {value}")
         self._strings = []
         return _argument_list(needed, optional, self.dialect.separator)
@@ -276,9 +283,10 @@ class _Builder:
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
         if kind == "string" and self.said.spans and copied_string(schema, write_forms=self.write_forms):
             return self._literals(self._strings or self.said.spans, "said")
-        whole = [n for n in self.said.numbers if isinstance(n, int)]
-        if kind == "number" and self.said.numbers:
-            return self._literals(self.said.numbers, "said-number")
+        said_numbers = self._numbers if self._numbers is not None else self.said.numbers
+        whole = [n for n in said_numbers if isinstance(n, int)]
+        if kind == "number" and said_numbers:
+            return self._literals(said_numbers, "said-number")
         if kind == "integer" and whole:
             return self._literals(whole, "said-integer")
         if isinstance(kind, str) and kind in self.dialect.rules and kind not in ("value", "key"):

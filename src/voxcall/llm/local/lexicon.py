@@ -15,7 +15,7 @@ composed from its table's values, multipliers and groups ("two hundred fifty" = 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 
@@ -47,6 +47,14 @@ class Lexicon:
     fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
     operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
     # "times")
+    units: Mapping[str, float] = field(default_factory=dict)  # words for a length of time, with its seconds
+    unit_counts: Mapping[str, float] = field(default_factory=dict)  # words before a unit that say how many of it,
+    # besides numbers ("an hour", "half an hour", 半小时)
+    unit_abbreviations: frozenset[str] = frozenset()  # units read after a number only, never a parameter's
+    # ("price_min" is no count of minutes)
+    unit_links: tuple[str, ...] = ()  # what may stand between a number and its unit ("90-second", 一个小时)
+    unit_half: str = ""  # a half more, after the number or the unit ("two and a half hours", 一个半小时)
+    unit_joiners: tuple[str, ...] = ()  # what may join the parts of one length ("an hour and 15 minutes")
     result: str = "{a} {op} {b} is {result}."  # how a computed result is said
 
 
@@ -102,6 +110,16 @@ ENGLISH = Lexicon(
     fillers=_words("very much so a lot again there today my friend please oh ah well and too again voxcall "
                    "assistant buddy"),
     operations={"add": "plus", "sub": "minus", "mul": "times", "div": "divided by"},
+    units={word: seconds for words, seconds in (("millisecond milliseconds", 0.001), ("second seconds sec secs", 1),
+                                                 ("minute minutes min mins", 60), ("hour hours hr hrs", 3600),
+                                                 ("day days", 86400), ("week weeks", 604800))
+           for word in words.split()},
+    unit_counts={"a": 1, "an": 1, "half a": 0.5, "half an": 0.5, "a half": 0.5, "a quarter of an": 0.25,
+                 "a quarter of a": 0.25, "quarter of an": 0.25, "a quarter": 0.25, "quarter": 0.25},
+    unit_abbreviations=_words("sec secs min mins hr hrs"),
+    unit_links=("-",),
+    unit_half="and a half",
+    unit_joiners=("and", ","),
 )
 
 CHINESE = Lexicon(
@@ -140,6 +158,11 @@ CHINESE = Lexicon(
                 "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),
     fillers=_words("啊 呀 哦 嗯 吧 呢 吗 了 非常 很 你 我"),
     operations={"add": "加", "sub": "减", "mul": "乘以", "div": "除以"},
+    units={"秒": 1, "秒钟": 1, "分钟": 60, "刻钟": 900, "小时": 3600, "钟头": 3600, "天": 86400},
+    unit_counts={"半个": 0.5, "半": 0.5},
+    unit_links=("个",),
+    unit_half="半",
+    unit_joiners=("零",),
     result="{a}{op}{b}等于{result}。",
 )
 
@@ -219,7 +242,7 @@ def _segmented(run: str, known: Callable[[str], bool]) -> bool:
     return reached[-1]
 
 
-def _alternatives(lexicon: Lexicon, words: tuple[str, ...] | Mapping[str, int] | frozenset[str]) -> str:
+def alternatives(lexicon: Lexicon, words: Iterable[str]) -> str:
     """A regex matching any of ``words`` (longest first), as whole words where ``lexicon`` spaces its words."""
     ordered = sorted(words, key=len, reverse=True)
     body = "|".join(re.escape(word) for word in ordered)
@@ -232,7 +255,7 @@ def _any_of(kind: str) -> re.Pattern[str]:
     parts = []
     for lexicon in LEXICONS:
         words: tuple[str, ...] = getattr(lexicon, kind)
-        parts.append(_alternatives(lexicon, tuple(w for w in words if w[:1].isalnum())))
+        parts.append(alternatives(lexicon, tuple(w for w in words if w[:1].isalnum())))
         parts.extend(re.escape(mark) for mark in words if not mark[:1].isalnum())
     return re.compile("|".join(parts), re.IGNORECASE)
 
@@ -245,7 +268,7 @@ LIST_ENDING = _any_of("list_endings")
 
 def _number_patterns(lexicon: Lexicon) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A number word of ``lexicon``, and a run of them (joined by spaces or hyphens where it spaces words)."""
-    word = _alternatives(lexicon, {**lexicon.numbers, **lexicon.multipliers, **lexicon.groups})
+    word = alternatives(lexicon, {**lexicon.numbers, **lexicon.multipliers, **lexicon.groups})
     run = rf"{word}(?:[\s-]+{word})*" if lexicon.spaced else f"{word}+"
     return re.compile(word, re.IGNORECASE), re.compile(run, re.IGNORECASE)
 
@@ -271,14 +294,20 @@ def number_runs(text: str) -> Iterator[tuple[int, int, list[int]]]:
     yield from sorted(found)
 
 
-def said_numbers(said: str) -> list[int | float]:
-    """The numbers in ``said``, in digits or in words (:func:`number_runs`), in order, each as often as said."""
-    found: list[tuple[int, int | float]] = []
+def number_spans(said: str) -> list[tuple[int, int, int | float]]:
+    """The numbers in ``said``, in digits or in words (:func:`number_runs`), in order, each as often as said, with
+    where its digits or words start and end (the numbers a run says each with the run's)."""
+    found: list[tuple[int, int, int | float]] = []
     for match in _DIGITS.finditer(said):
         value = float(match.group().replace(",", ""))
-        found.append((match.start(), int(value) if value.is_integer() else value))
-    found.extend((start, value) for start, _, values in number_runs(said) for value in values)
-    return [value for _, value in sorted(found, key=lambda pair: pair[0])]
+        found.append((match.start(), match.end(), int(value) if value.is_integer() else value))
+    found.extend((start, end, value) for start, end, values in number_runs(said) for value in values)
+    return sorted(found, key=lambda found: found[0])
+
+
+def said_numbers(said: str) -> list[int | float]:
+    """The numbers in ``said``, in digits or in words (:func:`number_runs`), in order, each as often as said."""
+    return [value for _, _, value in number_spans(said)]
 
 
 def numbers(said: str) -> list[int | float]:
@@ -286,7 +315,7 @@ def numbers(said: str) -> list[int | float]:
     return list(dict.fromkeys(said_numbers(said)))
 
 
-_SMALL_TALK = re.compile("|".join(sorted((_alternatives(lexicon, (phrase,)) for lexicon in LEXICONS
+_SMALL_TALK = re.compile("|".join(sorted((alternatives(lexicon, (phrase,)) for lexicon in LEXICONS
                                           for phrase in lexicon.small_talk), key=len, reverse=True)), re.IGNORECASE)
 _FILLERS = frozenset().union(*(lexicon.fillers for lexicon in LEXICONS))
 _PUNCTUATION = re.compile(r"[^\w\s']+")
@@ -301,7 +330,7 @@ def is_small_talk(said: str) -> bool:
     return found > 0 and all(word.casefold() in _FILLERS for word, _ in tokens(rest))
 
 
-_GLOSSED = [(re.compile(_alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())
+_GLOSSED = [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())
             for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()]
 
 

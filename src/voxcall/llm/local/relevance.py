@@ -20,6 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.llm.local.duration import durations, unit_of
 from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, glosses, numbers, singular
 from voxcall.tools.schema import Tool
 
@@ -108,13 +109,13 @@ def _parameter_words(properties: Mapping[str, Any]) -> set[str]:
 
 def _values_held(request: str, tool: Tool) -> tuple[float, int]:
     """The share of required parameters whose value the request seems to hold (a number said for a numeric
-    one, an enum value said for an enum; any other kind counts as held: a string can be anything), and how many
-    of them are enums it names a value of."""
+    one, or a length of time for one counting in a unit of time: "an hour"; an enum value said for an enum; any
+    other kind counts as held: a string can be anything), and how many of them are enums it names a value of."""
     required = tool.required
     if not required:
         return 1.0, 0
     said = set(words(request))
-    has_number = bool(numbers(request))
+    has_number, has_length = bool(numbers(request)), bool(durations(request))
     held = choices = 0
     for name in required:
         schema = tool.properties.get(name)
@@ -124,7 +125,7 @@ def _values_held(request: str, tool: Tool) -> tuple[float, int]:
             held += named
             choices += named
         elif schema.get("type") in ("integer", "number"):
-            held += has_number
+            held += has_number or (has_length and unit_of(name, schema) is not None)
         else:
             held += 1
     return held / len(required), choices

@@ -3,7 +3,8 @@
 A tiny model asked for a call writes placeholders (``loc='text'``) and identifiers instead of what the user said,
 so the calls grammar (:mod:`voxcall.llm.local.grammar`) admits only what the words hold: a plain string argument is
 a **span** of them (:func:`spans`), a number one of the **numbers** said (:func:`~voxcall.llm.local.lexicon.
-numbers`), a choice one the words name (a span, or what the lexicon glosses a word as: "times" → ``mul``).
+numbers`; for a count of a unit of time, the lengths of time said in that unit: :meth:`Said.numbers_for`), a
+choice one the words name (a span, or what the lexicon glosses a word as: "times" → ``mul``).
 
 For one tool, :meth:`Said.strings` are the spans a plain string argument may be: each with a content word (not
 only stop words: "the", 怎么样), none of the tool's choice words ("the weather in Moscow in Celsius": the city is
@@ -21,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from voxcall.llm.local.duration import durations, outside, unit_of
 from voxcall.llm.local.lexicon import (
     JOINING_WORDS,
     LIST_ENDING,
@@ -39,10 +41,14 @@ from voxcall.llm.local.lexicon import (
 from voxcall.llm.local.relevance import words
 from voxcall.tools.schema import Tool
 
-MAX_SPAN_WORDS = 8  # the longest run of the user's words a string argument may be
+MAX_SPAN_WORDS = 8
+"""The longest run of the user's words a string argument may be, but for one that runs to the end of its sentence
+(a message, a note, an answer: "saying the train is stuck near the bridge so dinner will wait an hour")."""
 TIMED = frozenset({"date", "time", "day", "when", "hour", "datetime", "timestamp"})
 """Words of a parameter's name or description (besides the lexicon's time words) that say it takes a time."""
 _SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
+_SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
+"""A word that ends a sentence or clause ("late.", "question.**")."""
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
 _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
 # Madrid")
@@ -50,19 +56,35 @@ _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]"
 
 def spans(said: str) -> list[str]:
     """Every run of up to :data:`MAX_SPAN_WORDS` consecutive words of ``said`` (a Chinese character is a word:
-    :func:`~voxcall.llm.local.lexicon.tokens`), without punctuation at its ends (inner punctuation stays:
-    ``Berkeley, CA``), each once; none that begins or ends with a joining word (a preposition, conjunction, pronoun
-    or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston in", "and I", "Can", "北京的") — no
-    value is, and a tiny model picks them; none that cuts a word the lexicon knows (:func:`~voxcall.llm.local.
-    lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows (:func:`_qualified`: "Naples" in
-    "Naples, Florida"), which a tiny model leaves out."""
+    :func:`~voxcall.llm.local.lexicon.tokens`), and every longer one that ends where its sentence or clause does
+    (:func:`_sentence_ends`: a long message or answer is the rest of a sentence), without punctuation at its ends
+    (inner punctuation stays: ``Berkeley, CA``), each once; none that begins or ends with a joining word (a
+    preposition, conjunction, pronoun or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston
+    in", "and I", "Can", "北京的") — no value is, and a tiny model picks them; none that cuts a word the lexicon
+    knows (:func:`~voxcall.llm.local.lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows
+    (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out."""
     found_words = tokens(said)
     plain = [word for word, _ in found_words]
     cuts = inner_edges(found_words)
+    ends = _sentence_ends(plain)
     found = (joined(found_words[start:end]).strip(_SPAN_EDGE) for start in range(len(found_words))
-             for end in range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1)
+             for end in [*range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1),
+                         *((ends[start],) if ends[start] > start + MAX_SPAN_WORDS else ())]
              if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:]))
     return list(dict.fromkeys(span for span in found if span and not _joins(span)))
+
+
+def _sentence_ends(words: list[str]) -> list[int]:
+    """For each of ``words``, the place after the last word of its sentence or clause: the first word from it on
+    that ends with a full stop, a question or exclamation mark, a colon or a semicolon (closing quotes, brackets
+    and emphasis marks after them aside), or the end of the words."""
+    ends: list[int] = []
+    end = len(words)
+    for index in range(len(words) - 1, -1, -1):
+        if _SENTENCE_END.search(words[index]):
+            end = index + 1
+        ends.append(end)
+    return ends[::-1]
 
 
 def copied_string(schema: Mapping[str, Any], *, write_forms: bool = True) -> bool:
@@ -82,6 +104,8 @@ class Said:
     def __init__(self, text: str) -> None:
         self.spans = spans(text)
         self.numbers = numbers(text)
+        self._text = text
+        self._durations = durations(text)
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
         self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
@@ -102,6 +126,16 @@ class Said:
 
         return [span for span in self.spans if not reserved & self._words[span]
                 and not self._only_named(span, named) and not covered(span, idle)]
+
+    def numbers_for(self, name: str, schema: Mapping[str, Any] | None) -> list[int | float]:
+        """The numbers a number parameter ``name`` of ``schema`` may be: those said, but where it counts in a
+        unit of time (:func:`~voxcall.llm.local.duration.unit_of`) and the words say lengths of time, those
+        lengths in its unit and the numbers no part of them ("two hours": 120 ``minutes``, not 2)."""
+        unit = unit_of(name, schema) if self._durations else None
+        if unit is None:
+            return self.numbers
+        counted = [length.counted_in(unit) for length in self._durations]
+        return list(dict.fromkeys([*counted, *outside(self._text, self._durations)]))
 
     def holds(self, tool: Tool, *, write_forms: bool = True) -> bool:
         """Whether the words hold every required value of ``tool`` that a call copies (:meth:`missing`)."""
@@ -124,7 +158,7 @@ class Said:
                 strings = self.strings(tool) if strings is None else strings
                 if not strings:
                     lacking.append(name)
-            elif kind in ("number", "integer") and not self.numbers:
+            elif kind in ("number", "integer") and not self.numbers_for(name, schema):
                 lacking.append(name)
         return lacking
 
