@@ -13,7 +13,10 @@ when its calls match the ground truth as BFCL's checker does (the name; each arg
 strings compared without case, spaces or punctuation; an argument left out only where "" is accepted; parallel
 calls in any order). Per category it prints correct calls, wrong calls (a call, not the right one), no calls,
 false calls (irrelevance), replies with several calls, syntax leaks in the words, and the median and 90th
-percentile of the time to the first event, with the machine's load average at the start and the end.
+percentile of the time to the first event, with the machine's load average at the start and the end. A reply may
+run to the local path's default length (``ReplyOptions.max_output_tokens``, 256 tokens, as in a session that sets
+no limit): the 48 tokens of ``bench_local_tools``' spoken answers cut a parallel request's calls, or one call's many
+arguments, before they were written (as they did for every BFCL figure before this was changed).
 
 ``--tools K[,K...]`` runs the everyday set of ``bench_local_tools`` instead, each request with its expected tool
 and K-1 others declared (the other everyday tools first, then BFCL functions), plain requests with the first K:
@@ -23,8 +26,9 @@ correct, false calls, leaks and first-event time per K.
                                     [--tools 1,3,7] [--warm] [--text] [-v] [backend options of bench_local_tools]
 
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
-all (a plain string argument one of the grammar's spans of the user's words, a number one the user said:
-``voxcall.llm.local.said.spans`` and ``voxcall.llm.local.lexicon.numbers``), and how many it would admit
+all (a plain string argument one of the grammar's spans of the user's words, a number one the user said, or a
+length of time said, in the argument's unit: ``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how
+many it would admit
 without those two rules. The first figure is the ceiling of the embedded path on that slice, whatever the model;
 the gap between them is what copying costs. (The grammar's choice rules are not counted: they pass a choice the
 user named and an unnamed optional choice's default, and keep a choice word out of a plain string.)
@@ -49,13 +53,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_local_tools import Outcome, ask, leaks, matches
+from bench_local_tools import MAX_OUTPUT_TOKENS, Outcome, ask, leaks, matches
 from everyday_set import PLAIN_REQUESTS, TOOL_REQUESTS, TOOLS
 from local_variant import Backend, add_backend_options, describe, make_backend, model_name
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError
-from voxcall.llm.local.lexicon import numbers
-from voxcall.llm.local.said import copied_string, spans
+from voxcall.llm.local.said import Said, copied_string, spans
 from voxcall.tools import Tool
 from voxcall.tools.calls import ToolCall
 
@@ -207,10 +210,10 @@ class Tally:
 
 
 async def _ask(backend: Backend, prompt: str, tools: list[Tool], args: argparse.Namespace,
-               instructions: str = "") -> Outcome | None:
+               instructions: str = "", max_output_tokens: int | None = MAX_OUTPUT_TOKENS) -> Outcome | None:
     try:
         return await ask(backend, prompt, voice=not args.text, tools=tools, instructions=instructions,
-                         warm=args.warm)
+                         warm=args.warm, max_output_tokens=max_output_tokens)
     except LLMError as exc:  # a tool set that does not fit the context, a schema the grammar cannot express
         if args.verbose:
             print(f"ERROR {prompt!r}: {exc}")
@@ -241,7 +244,8 @@ async def run_bfcl(backend: Backend, folder: Path, args: argparse.Namespace) -> 
     for category in args.categories.split(","):
         tally = Tally(category)
         for case in load(folder, category, held_out=args.held_out, n=args.n):
-            outcome = await _ask(backend, case.prompt, case.tools, args, case.instructions)
+            # the server's default length: a parallel request's calls outgrow the everyday set's spoken sentence
+            outcome = await _ask(backend, case.prompt, case.tools, args, case.instructions, max_output_tokens=None)
             ok = correct(outcome.calls, case.truth) if case.truth and outcome else None if not case.truth else False
             _record(tally, outcome, case.tools, ok)
             if args.verbose and outcome is not None:
@@ -295,21 +299,22 @@ async def run_tool_counts(backend: Backend, folder: Path | None, args: argparse.
     return tallies
 
 
-def admitted(value: Any, schema: Any, said: str, *, copied: bool) -> bool:
-    """Whether the call grammar admits ``value`` for an argument of ``schema`` (``copied``: with the rules that a
-    plain string is a span of ``said`` and a number one said there; BFCL's checker compares strings loosely)."""
+def admitted(value: Any, schema: Any, said: str, *, copied: bool, name: str = "") -> bool:
+    """Whether the call grammar admits ``value`` for the argument ``name`` of ``schema`` (``copied``: with the rules
+    that a plain string is a span of ``said`` and a number one said there, a length of time said in the unit the
+    argument counts in; BFCL's checker compares strings loosely)."""
     if not isinstance(schema, dict):
         return True
     if "enum" in schema:
         return _norm(value) in [_norm(v) for v in schema["enum"]]
     kind = schema.get("type")
     if kind == "array" and isinstance(value, list):
-        return all(admitted(item, schema.get("items"), said, copied=copied) for item in value)
+        return all(admitted(item, schema.get("items"), said, copied=copied, name=name) for item in value)
     if not copied:
         return True
     if kind == "string" and isinstance(value, str) and copied_string(schema):
         return _norm(value) in {_norm(span) for span in spans(said)}
-    said_numbers = numbers(said) if kind in ("number", "integer") else []
+    said_numbers = Said(said).numbers_for(name, schema) if kind in ("number", "integer") else []
     if said_numbers and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value) in [float(n) for n in said_numbers if kind == "number" or isinstance(n, int)]
     return True
@@ -327,7 +332,7 @@ def reachable(case: Case, *, copied: bool) -> bool:
             if "" in accepted and param not in required:
                 continue
             argument = schema.get("properties", {}).get(param, {})
-            if not any(admitted(a, argument, case.prompt, copied=copied) for a in accepted if a != ""):
+            if not any(admitted(a, argument, case.prompt, copied=copied, name=param) for a in accepted if a != ""):
                 return False
     return True
 

@@ -115,13 +115,14 @@ class Outcome:
 
 async def ask(backend: Backend, prompt: str, *, voice: bool, tool_choice: str = "auto",
               history: list[ChatItem] | None = None, tools: list[Tool] | None = None, instructions: str = "",
-              warm: bool = False) -> Outcome:
+              warm: bool = False, max_output_tokens: int | None = MAX_OUTPUT_TOKENS) -> Outcome:
     """One request in a fresh conversation (``history`` then ``prompt``, or ``history`` alone when ``prompt`` is
     empty) offering ``tools`` (default :data:`TOOLS`); times the first event of the reply. ``warm``: the
-    conversation before the prompt is evaluated first, untimed, as a session does when its tools are declared."""
+    conversation before the prompt is evaluated first, untimed, as a session does when its tools are declared.
+    ``max_output_tokens`` None: the server's default, as for a session that sets no limit."""
     items = [*(history or []), *([Message(role="user", text=prompt)] if prompt else [])]
     request = LLMRequest(items=items, tools=TOOLS if tools is None else tools, tool_choice=tool_choice,
-                         voice=voice, instructions=instructions, max_output_tokens=MAX_OUTPUT_TOKENS)
+                         voice=voice, instructions=instructions, max_output_tokens=max_output_tokens)
     if warm:
         await backend.warm(replace(request, items=history or []))
     outcome = Outcome()

@@ -33,6 +33,23 @@ def test_call_limit_rejects_every_call_after_the_first() -> None:
     assert CallLimit(parallel=True).apply([first, second]) == [first, second]
 
 
+def test_call_limit_rejects_a_call_made_twice_in_a_reply() -> None:
+    limit = CallLimit(parallel=True)
+    ride, again = ToolCall("ride", {"to": "home", "n": 1}), ToolCall("ride", {"n": 1, "to": "home"})
+    other = ToolCall("ride", {"to": "work", "n": 1})
+    made = limit.apply([ride, again, other])
+    assert made[0] is ride and made[2] is other  # the same tool with other arguments runs
+    assert isinstance(made[1], RejectedCall) and "same call" in made[1].reason and not made[1].repairable
+
+
+async def test_code_path_runs_a_repeated_call_once(calculator_tool: Tool) -> None:
+    twice = "<code>calculator(op='add', a=1, b=2)</code><code>calculator(op='add', a=1, b=2)</code>"
+    events = await collect(CodeFormatBackend(ScriptedBackend({"default": twice})).stream(
+        ask([calculator_tool], parallel=True)))
+    assert len([e for e in events if isinstance(e, ToolCall)]) == 1
+    assert [e.name for e in events if isinstance(e, RejectedCall)] == ["calculator"]
+
+
 async def test_code_path_keeps_one_call_when_parallel_is_off(calculator_tool: Tool) -> None:
     backend = CodeFormatBackend(ScriptedBackend({"default": TWO_CALLS}))
     both = await collect(backend.stream(ask([calculator_tool], parallel=True)))

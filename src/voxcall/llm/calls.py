@@ -21,6 +21,7 @@ from voxcall.tools.codecalls.events import CodeCallEvent, RejectedCall
 from voxcall.tools.codecalls.segments import ToolIndex
 
 _ONE_CALL = "parallel tool calls are off for this request: only the first call of a reply runs"
+_REPEATED = "the same call, with the same arguments, was made earlier in this reply: it runs once"
 _NOT_A_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -118,18 +119,25 @@ def finish_reason(reported: str, made_calls: bool) -> str:
 
 
 class CallLimit:
-    """One call per reply when ``parallel`` is False, for the paths that read calls from text (cloud APIs are sent
-    the flag itself): each later call becomes a :class:`RejectedCall`, so the client sees why it did not run."""
+    """The calls a reply read from text may make (cloud APIs are sent ``parallel_tool_calls`` itself): one when
+    ``parallel`` is False, and never the same call twice, name and arguments alike (a small model that loops writes
+    its call again: Qwen2.5-Coder-0.5B wrote ``uber.ride(...)`` twice for one ride). Each call past the limit
+    becomes a :class:`RejectedCall`, so the client sees why it did not run; a call meant twice is asked for in two
+    replies."""
 
     def __init__(self, parallel: bool) -> None:
         self._parallel = parallel
-        self._made = False
+        self._made: set[tuple[str, str]] = set()
 
     def check(self, call: ToolCall) -> ToolCall | RejectedCall:
-        """``call`` itself, or its rejection when a call was already made and only one is allowed."""
+        """``call`` itself, or its rejection when it repeats a call made, or when a call was made and only one is
+        allowed."""
+        made = (call.name, json.dumps(call.arguments, sort_keys=True))
+        if made in self._made:
+            return RejectedCall(name=call.name, source=call.arguments_json, reason=_REPEATED)
         if self._made and not self._parallel:
             return RejectedCall(name=call.name, source=call.arguments_json, reason=_ONE_CALL)
-        self._made = True
+        self._made.add(made)
         return call
 
     def apply(self, events: list[CodeCallEvent]) -> list[CodeCallEvent]:
