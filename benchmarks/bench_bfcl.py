@@ -28,10 +28,10 @@ correct, false calls, leaks and first-event time per K.
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
 all (a plain string argument one of the grammar's spans of the user's words, a number one the user said, or a
 length of time said, in the argument's unit: ``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how
-many it would admit
-without those two rules. The first figure is the ceiling of the embedded path on that slice, whatever the model;
-the gap between them is what copying costs. (The grammar's choice rules are not counted: they pass a choice the
-user named and an unnamed optional choice's default, and keep a choice word out of a plain string.)
+many it would admit without those two rules. The first figure is the ceiling of the embedded path on that slice,
+whatever the model; the gap between them is what copying costs. (The grammar's choice rules are not counted: they
+pass a choice the user named and an unnamed optional choice's default, and keep a choice word out of a plain
+string.)
 
 ``--warm`` evaluates each request's tools prompt before timing it, as a session does when ``session.update``
 declares the tools (the default times a request that brings tools the server has not seen). Each request is a
