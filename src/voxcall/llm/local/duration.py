@@ -35,7 +35,8 @@ class Duration:
         return int(value) if value.is_integer() else value
 
 
-_UNITS = [(lexicon, re.compile(alternatives(lexicon, lexicon.units), re.IGNORECASE))
+_UNITS = [(lexicon, re.compile(alternatives(lexicon, lexicon.units), re.IGNORECASE),
+           sorted(lexicon.unit_counts.items(), key=lambda item: -len(item[0])))  # the longest count words first
           for lexicon in LEXICONS if lexicon.units]
 _PARAMETER_UNITS = {singular(word): seconds for lexicon in LEXICONS if lexicon.spaced
                     for word, seconds in lexicon.units.items() if word not in lexicon.unit_abbreviations}
@@ -47,8 +48,9 @@ def durations(said: str) -> list[Duration]:
     """The lengths of time in ``said``, in order; the parts of one length ("1 hour 30 minutes", "an hour and 15
     minutes", 一小时零五分钟: a larger unit, then a smaller one) are one."""
     numbers = number_spans(said)
-    found = sorted((part for lexicon, units in _UNITS for match in units.finditer(said)
-                    if (part := _part(lexicon, said, match, numbers)) is not None), key=lambda part: part.start)
+    found = sorted((part for lexicon, units, counts in _UNITS for match in units.finditer(said)
+                    if (part := _part(lexicon, counts, said, match, numbers)) is not None),
+                   key=lambda part: part.start)
     merged: list[Duration] = []
     for part in found:
         last = merged[-1] if merged else None
@@ -77,12 +79,13 @@ def unit_of(name: str, schema: Mapping[str, Any] | None) -> float | None:
     return None
 
 
-def _part(lexicon: Lexicon, said: str, unit: re.Match[str], numbers: list[tuple[int, int, int | float]]
-          ) -> Duration | None:
+def _part(lexicon: Lexicon, counts: list[tuple[str, float]], said: str, unit: re.Match[str],
+          numbers: list[tuple[int, int, int | float]]) -> Duration | None:
     """The length the unit word ``unit`` ends: the count before it (a number, with a half more where one is said
-    after the number or the unit; or a count word: "an", "half an", 半), times the unit; None without a count."""
+    after the number or the unit; or one of the count words ``counts``: "an", "half an", 半), times the unit; None
+    without a count."""
     seconds = lexicon.units[unit.group().lower()]
-    before = _trimmed(lexicon, said[:unit.start()], lexicon.unit_links)
+    before = _trimmed(said[:unit.start()], lexicon.unit_links)
     end = unit.end()
     half = 0.0
     after = re.match(rf"\s*{re.escape(lexicon.unit_half)}", said[end:], re.IGNORECASE) if lexicon.unit_half else None
@@ -91,7 +94,7 @@ def _part(lexicon: Lexicon, said: str, unit: re.Match[str], numbers: list[tuple[
     elif lexicon.unit_half and before.lower().endswith(lexicon.unit_half) and _bounded(lexicon, before,
                                                                                          lexicon.unit_half):
         said_half = len(before) - len(lexicon.unit_half)
-        before = _trimmed(lexicon, before[:said_half], lexicon.unit_links)
+        before = _trimmed(before[:said_half], lexicon.unit_links)
         half = 0.5
         if not any(stop == len(before) for _, stop, _ in numbers):
             return Duration(half * seconds, said_half, end, seconds)  # 半小时: a half, no number before it
@@ -99,13 +102,13 @@ def _part(lexicon: Lexicon, said: str, unit: re.Match[str], numbers: list[tuple[
     if counted:
         start, value = counted[-1]
         return Duration((value + half) * seconds, start, end, seconds)
-    for phrase, count in sorted(lexicon.unit_counts.items(), key=lambda item: -len(item[0])):
+    for phrase, count in counts:
         if before.lower().endswith(phrase) and _bounded(lexicon, before, phrase):
             return Duration((count + half) * seconds, len(before) - len(phrase), end, seconds)
     return None
 
 
-def _trimmed(lexicon: Lexicon, text: str, links: tuple[str, ...]) -> str:
+def _trimmed(text: str, links: tuple[str, ...]) -> str:
     """``text`` without the spaces and one of ``links`` it ends with."""
     text = text.rstrip()
     for link in links:

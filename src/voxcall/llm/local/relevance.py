@@ -115,7 +115,7 @@ def _values_held(request: str, tool: Tool) -> tuple[float, int]:
     if not required:
         return 1.0, 0
     said = set(words(request))
-    has_number, has_length = bool(numbers(request)), bool(durations(request))
+    has_number = bool(numbers(request))
     held = choices = 0
     for name in required:
         schema = tool.properties.get(name)
@@ -125,7 +125,7 @@ def _values_held(request: str, tool: Tool) -> tuple[float, int]:
             held += named
             choices += named
         elif schema.get("type") in ("integer", "number"):
-            held += has_number or (has_length and unit_of(name, schema) is not None)
+            held += has_number or (unit_of(name, schema) is not None and bool(durations(request)))
         else:
             held += 1
     return held / len(required), choices

@@ -104,8 +104,8 @@ class Said:
     def __init__(self, text: str) -> None:
         self.spans = spans(text)
         self.numbers = numbers(text)
-        self._text = text
         self._durations = durations(text)
+        self._outside = outside(text, self._durations) if self._durations else []  # numbers no length holds
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
         self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
@@ -135,7 +135,7 @@ class Said:
         if unit is None:
             return self.numbers
         counted = [length.counted_in(unit) for length in self._durations]
-        return list(dict.fromkeys([*counted, *outside(self._text, self._durations)]))
+        return list(dict.fromkeys([*counted, *self._outside]))
 
     def holds(self, tool: Tool, *, write_forms: bool = True) -> bool:
         """Whether the words hold every required value of ``tool`` that a call copies (:meth:`missing`)."""
