@@ -19,7 +19,7 @@ forms), requests that need none, and requests that name a tool without the value
 
     python benchmarks/bench_local_tools.py [--held-out] [--limit N] [--model NAME|PATH] [--models A,B]
                                            [--call-threshold P|none] [--no-demos] [--follow-up-demo] [--no-grammar]
-                                           [--text] [-v] [--unrelated model|on|off] [more: local_variant.py]
+                                           [--text] [-v] [--unrelated model|on|off] [--no-lift] [more: local_variant.py]
 
 ``--models smollm2-135m,qwen2.5-coder-0.5b`` runs every request with each model in turn and ends with their figures
 side by side. ``--held-out`` measures the held-out split (``everyday_held_out.py``, not to be read while tuning

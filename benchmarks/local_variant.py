@@ -38,6 +38,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unrelated", choices=("model", "on", "off"), default="model",
                         help=f"words unrelated to every tool need p(call) >= {UNRELATED_CALL_THRESHOLD:g}, and open "
                         "no call later: as the catalog chose for the model (default), always, or never")
+    parser.add_argument("--no-lift", action="store_true", help="words unrelated to every tool need that floor "
+                        "to call, whichever tool they lift (voxcall.llm.local.lift)")
     parser.add_argument("--max-prompt-tools", type=int, default=ReplyOptions().max_prompt_tools,
                         help="tools shown to the model, the most relevant first (0: all)")
     parser.add_argument("--llama-server", metavar="URL", default=None,
@@ -53,7 +55,7 @@ def make_backend(args: argparse.Namespace) -> Backend:
     options = ReplyOptions(
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
-        copy_strings=not args.no_copy, max_prompt_tools=args.max_prompt_tools or None,
+        copy_strings=not args.no_copy, lift=not args.no_lift, max_prompt_tools=args.max_prompt_tools or None,
         acknowledge_after_ms=None)  # the model's first event is timed here, not an acknowledgement before it
     path = catalog.resolve(args.model)
     if args.llama_server:
@@ -91,7 +93,8 @@ def describe(args: argparse.Namespace) -> str:
     decider = _measured(ReplyOptions(), args.thinker or args.model, args.unrelated)  # the model that calls tools
     least, forms = decider.unrelated_threshold, decider.write_forms
     if least is not None and args.call_threshold is not None and not args.no_evidence:
-        threshold += f" (>= {least:g} for words unrelated to every tool)"
+        threshold += (f" (>= {least:g} for words unrelated to every tool" if args.no_lift else
+                      f" (words unrelated to every tool: >= {least:g}, or a tool they lift") + ")"
     return ", ".join([f"call when p(call) {threshold}",
                       *(f for f, on in (("demos", not args.no_demos), ("follow-up demo", args.follow_up_demo),
                                         ("grammar", not args.no_grammar), ("evidence", not args.no_evidence),

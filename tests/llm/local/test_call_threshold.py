@@ -94,11 +94,15 @@ def test_no_other_tool_takes_the_words_of_one_that_lacks_its_values(vocabulary: 
     assert planned("What will the weather be tomorrow?", [WEATHER]).question == "Could you tell me the city?"
 
 
-def test_words_unrelated_to_every_tool_need_the_higher_threshold(vocabulary: Vocabulary) -> None:
+def test_words_unrelated_to_every_tool_need_the_higher_threshold_or_a_lift(vocabulary: Vocabulary) -> None:
     assert UNRELATED_CALL_THRESHOLD > 0.5
-    assert threshold(vocabulary, "Tell me a joke.") == UNRELATED_CALL_THRESHOLD
-    assert threshold(vocabulary, "打开厨房的灯。") == UNRELATED_CALL_THRESHOLD  # 灯: light, no word of the tool's
-    assert threshold(vocabulary, "Tell me a joke.", call_threshold=0.95) == 0.95  # never lowered
+    assert threshold(vocabulary, "Tell me a joke.", lift=False) == UNRELATED_CALL_THRESHOLD
+    assert threshold(vocabulary, "打开厨房的灯。", lift=False) == UNRELATED_CALL_THRESHOLD  # 灯: light
+    assert threshold(vocabulary, "Tell me a joke.", call_threshold=0.95, lift=False) == 0.95  # never lowered
+    lifted = plan(vocabulary, "Tell me a joke.")  # the floor is the lift's, the threshold the setting's
+    assert lifted.call_threshold == 0.5 and lifted.lift is not None
+    assert lifted.lift.floor == UNRELATED_CALL_THRESHOLD and not lifted.late_calls
+    assert plan(vocabulary, RELATED_SAID).lift is None
 
 
 def test_a_reply_to_unrelated_words_that_begins_with_words_opens_no_call_later(vocabulary: Vocabulary) -> None:
@@ -180,4 +184,4 @@ def test_the_answer_to_the_question_completes_the_call_it_asked_about(vocabulary
     assert answered.call_threshold == EVIDENT_CALL_THRESHOLD and answered.said == "What's the weather? Paris."
     assert [tool.name for tool in answered.tools] == ["get_weather"] and answered.question == ""
     unasked = planned("What's the weather?", "It is sunny everywhere.", "Paris.")  # no question was asked
-    assert unasked.said == "Paris." and unasked.call_threshold == UNRELATED_CALL_THRESHOLD
+    assert unasked.said == "Paris." and unasked.lift is not None and unasked.lift.floor == UNRELATED_CALL_THRESHOLD

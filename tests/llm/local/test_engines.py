@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import replace
 
@@ -146,7 +147,8 @@ async def test_an_answer_without_a_sampled_token_ends_the_reply(in_process: Llam
     banned = vocabulary.token_mask(lambda text: False)
     banned[hello] = True
     async with httpx.AsyncClient(transport=httpx.MockTransport(server), base_url="http://llama") as client:
-        exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()), _sent)
+        exchange = _Exchange(client, vocabulary, plan, Sink(asyncio.get_running_loop(), asyncio.Queue()), _sent,
+                             OrderedDict())
         assert await exchange.answer(Run(plan.prompt, 8, None, None, banned)) == Token(end="stop")
 
 
@@ -185,7 +187,7 @@ async def test_a_run_under_a_grammar_reports_the_likeliest_tokens_at_each_place(
     vocabulary = local.planner.vocabulary
     plan = plan_for(local, SMALL_TALK)
     exchange = _Exchange(local.engine._client, vocabulary, plan,  # type: ignore[attr-defined]
-                         Sink(asyncio.get_running_loop(), asyncio.Queue()), _sent)
+                         Sink(asyncio.get_running_loop(), asyncio.Queue()), _sent, OrderedDict())
     try:
         tokens = [await exchange.answer(Run(plan.prompt, 16, 'root ::= "Zebra zebra zebra"', None, top=5))]
         while isinstance(last := tokens[-1], Token) and last.end is None:

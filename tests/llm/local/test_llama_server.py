@@ -28,6 +28,7 @@ from voxcall.llm import (
     Usage,
     create_backend,
 )
+from voxcall.llm.local.lift import CONTENT_FREE
 from voxcall.llm.local.optional import CANDIDATES
 from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD, ReplyOptions
 from voxcall.tools import Tool
@@ -130,7 +131,7 @@ async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(serve
 async def test_words_unrelated_to_every_tool_need_a_surer_opener(server: FakeServer) -> None:
     server.replies.extend(facts())
     backend = await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2,
-                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD, lift=False))
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2)), streamed(", thanks!")])
@@ -141,6 +142,31 @@ async def test_words_unrelated_to_every_tool_need_a_surer_opener(server: FakeSer
     first, second = completions(server)
     assert first["n_predict"] == 1 and second["prompt"] == first["prompt"] + [word]
     assert [opener, False] in second["logit_bias"]  # nor is a call opened after the first word
+
+
+async def test_unrelated_words_call_a_tool_they_make_likelier_than_words_asking_nothing(server: FakeServer) -> None:
+    """Below the floor, the lift decides (:mod:`voxcall.llm.local.lift`): the name's first token read after the
+    user's words and after each of the content-free ones, from the same one-token answers as the opener's."""
+    server.replies.extend(facts())
+    backend = await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2,
+                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+    vocabulary = backend.planner.vocabulary
+    opener, name, word = (vocabulary.tokenize(text)[0] for text in ("<code>", "get_weather", "Fine"))
+    server.replies.extend([decision((opener, 0.7), (word, 0.2)), *(decision((word, 0.9), (name, 0.05))
+                                                                   for _ in CONTENT_FREE),
+                           decision((name, 0.9), (word, 0.05)), streamed("get_weather(city='Sam')", "</code>")])
+    events = await collect(backend.stream(CHAT))
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [("get_weather", {"city": "Sam"})]
+    first, *free, said, call = completions(server)
+    opened = vocabulary.tokenize("<code>")
+    assert said["prompt"] == first["prompt"] + opened and said["n_probs"] > 0 and len(free) == len(CONTENT_FREE)
+    assert all(asked["prompt"][-len(opened):] == opened and asked["prompt"] != said["prompt"] for asked in free)
+    assert call["grammar"] and call["prompt"] == said["prompt"]
+    server.replies.extend([decision((opener, 0.7), (word, 0.2)), streamed("get_weather(city='Sam')", "</code>")])
+    again = await collect(backend.stream(CHAT))  # the same words and tools: the names' answers are kept
+    await backend.aclose()
+    assert [e.name for e in again if isinstance(e, ToolCall)] == ["get_weather"]
+    assert len(completions(server)) == 3 + len(CONTENT_FREE) + 2  # the first reply's, then two
 
 
 async def test_an_opener_written_later_closes_the_stream_and_the_call_follows_the_grammar(

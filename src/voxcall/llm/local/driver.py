@@ -6,6 +6,8 @@ answers; an engine only answers them, a sync one on a worker thread (in process)
 
 - :class:`Said`: text of the reply, for the stream (answer: None);
 - :class:`Opening`: the probability that the next token opens a call (answer: a float);
+- :class:`~voxcall.llm.local.lift.Likely`: the probabilities of a few tokens as the next (answer:
+  :data:`~voxcall.llm.local.lift.Weights`);
 - :class:`Run`: start sampling after a prompt, under a grammar or with tokens banned (answer: the first
   :class:`Token`); then :data:`NEXT` for each following token (answer: the next :class:`Token`). A new ``Run``
   ends the one before.
@@ -14,9 +16,11 @@ It returns an :class:`Outcome`. What it decides, from the request's :class:`~vox
 
 - ``tool_choice`` ``"auto"``: the reply opens a call when the tokens that begin one hold at least the plan's call
   threshold of the probability (or, when the plan has a ``question``, a call the user's words lack a value for,
-  says that question and ends); otherwise its first token is the likeliest that opens none, and words are then
-  free; should the opener appear in them, the rest is written under the call grammar, from the prompt and the reply
-  so far (unless the plan allows no ``late_calls``: then no token that begins the opener is sampled at all);
+  says that question and ends; when it has a :class:`~voxcall.llm.local.lift.Lift`, for words unrelated to every
+  tool, it opens one only to the tool the words lift, if any); otherwise its first token is the likeliest that
+  opens none, and words are then free; should the opener appear in them, the rest is written under the call
+  grammar, from the prompt and the reply so far (unless the plan allows no ``late_calls``: then no token that
+  begins the opener is sampled at all);
 - a forced call: the plan opened the reply already, and the grammar holds from the first token;
 - when a call could close and the model's likeliest choice there is a comma, the comma is kept only with enough of
   the probability (:mod:`voxcall.llm.local.optional`); otherwise the call is closed and the rest written under
@@ -36,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voxcall.llm.local.grammar import calls_grammar
+from voxcall.llm.local.lift import Likely, Weights
 from voxcall.llm.local.optional import CANDIDATES, CLOSE, COMMA, may_close
 from voxcall.llm.local.parallel import NextCall, last_block, next_call
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
@@ -104,8 +109,8 @@ class Outcome:
     produced: int
 
 
-Step = Said | Opening | Run | Next
-Steps = Generator[Step, float | Token | None, Outcome]
+Step = Said | Opening | Likely | Run | Next
+Steps = Generator[Step, float | Weights | Token | None, Outcome]
 """A reply's steps: what it yields, what it is sent back, what it returns."""
 
 
@@ -129,13 +134,21 @@ def reply_steps(plan: Plan, tokenize: Callable[[str], list[int]]) -> Steps:
     if plan.call_threshold is not None:
         opening = yield Opening(plan.prompt, plan.openers)
         assert isinstance(opening, float)
-        if opening >= plan.call_threshold and plan.question:  # a call the words lack a value for: ask for it
+        opens = opening >= plan.call_threshold
+        if opens and plan.question:  # a call the words lack a value for: ask for it
             yield Said(plan.question)
             return Outcome("stop", 0)
-        if opening >= plan.call_threshold:
+        call_grammar = plan.call_grammar
+        if opens and plan.lift is not None:
+            lifted = yield from plan.lift.chosen(opening)
+            opens = lifted is not None
+            if lifted is not None:  # a call to the tool the words lift, alone
+                calling = ([plan.tools[lifted]], plan.said)
+                call_grammar = calls_grammar(*calling, write_forms=plan.write_forms)
+        if opens:
             text += plan.opener
             yield Said(plan.opener)
-            grammar = plan.call_grammar
+            grammar = call_grammar
             step = resumed(grammar)
         else:
             first = plan.openers if plan.banned is None else plan.openers | plan.banned

@@ -46,6 +46,7 @@ from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
 from voxcall.llm.local.lexicon import word_for
+from voxcall.llm.local.lift import Lift, content_free
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
@@ -121,8 +122,12 @@ class ReplyOptions:
     probabilities do not weigh (:func:`voxcall.llm.local_options`)."""
     unrelated_threshold: float | None = None
     """The least call threshold for words unrelated to every tool shown (:meth:`Planner._unrelated`; None: such
-    words weigh as any others). The server takes :data:`UNRELATED_CALL_THRESHOLD` for every model but those whose
-    catalog entry says their probabilities do not tell (:func:`voxcall.llm.local_options`)."""
+    words weigh as any others); with ``lift``, the probability at which they call whatever tool they lift. The
+    server takes :data:`UNRELATED_CALL_THRESHOLD` for every model but those whose catalog entry says their
+    probabilities do not tell (:func:`voxcall.llm.local_options`)."""
+    lift: bool = True
+    """Whether words unrelated to every tool may call the tool they lift (:mod:`voxcall.llm.local.lift`) with the
+    plain threshold, rather than needing ``unrelated_threshold`` (for ``<code>`` calls under the grammar)."""
     optional_share: float | None = OPTIONAL_SHARE
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     acknowledge_after_ms: int | None = LOCAL_DEFAULTS.acknowledge_after_ms
@@ -154,6 +159,7 @@ class Plan:
     max_tokens: int
     temperature: float
     question: str = ""  # what the reply says instead when it opens a call whose values the words lack
+    lift: Lift | None = None  # words unrelated to every tool: which tool they lift, if any, decides the call
 
 
 class Planner:
@@ -205,11 +211,13 @@ class Planner:
         prompt = fitted.tokens
         grammar = self._calls_grammar(callable_tools, said) if callable_tools and options.grammar else None
         unrelated = bool(offered) and not evident and self._unrelated(request, text, offered)
-        threshold = ((options.evident_threshold if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
-                     else self._call_threshold(request, unrelated))  # a question for a value is always asked
         held = bool(callable_tools or question)  # a reply that can call none of the tools offered is words only
+        lift = (self._lift(request, offered, callable_tools, prompt)
+                if unrelated and held and grammar and options.lift and self.tool_format is None else None)
+        threshold = ((options.evident_threshold if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
+                     else self._call_threshold(request, unrelated and lift is None))  # a question is always asked
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
-                    call_grammar=None if forced else grammar, question=question,
+                    call_grammar=None if forced else grammar, question=question, lift=lift,
                     call_threshold=(threshold if held else math.inf) if offered and not forced else None,
                     late_calls=bool(callable_tools) and not unrelated,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,
@@ -291,6 +299,15 @@ class Planner:
         if not self.options.compute or _follows_results(request):
             return ""
         return computed(text) or ""
+
+    def _lift(self, request: LLMRequest, offered: list[Tool], callable_tools: list[Tool], prompt: list[int]) -> Lift:
+        """Where the reply to ``request`` (``prompt``) would write the name of one of ``callable_tools``, and
+        where it would after words that ask for nothing (:mod:`voxcall.llm.local.lift`)."""
+        opener = self.vocabulary.tokenize(self.opener)
+        free = tuple(self.prompt.fit(unasked, offered, "").tokens + opener for unasked in content_free(request))
+        names = tuple(tuple(self.vocabulary.tokenize(tool.name)) for tool in callable_tools)
+        assert self.options.unrelated_threshold is not None, "only words weighed as unrelated are lifted"
+        return Lift([*prompt, *opener], free, names, self.options.unrelated_threshold)
 
     def _call_threshold(self, request: LLMRequest, unrelated: bool) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins

@@ -10,7 +10,8 @@ the server's.
 How it answers the driver's steps, through ``POST /completion`` with token prompts and ``cache_prompt``:
 
 - an opening's probability: one token with ``n_probs`` (the softmax of the raw logits), summed over the tokens
-  that open a call;
+  that open a call; a few tokens' probabilities (a lift's), from the same answer, kept for the last prompts asked
+  (:data:`KEPT_ANSWERS`);
 - a run whose first token may not open a call: that token is the likeliest allowed one of the same answer
   (sampled among them at a temperature above 0), the rest streams from the prompt and that token;
 - any other run streams, under its grammar, or with its banned tokens (``logit_bias``); a new run closes the
@@ -46,6 +47,7 @@ import json
 import math
 import random
 import time
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -54,6 +56,7 @@ import httpx2
 from voxcall.llm.base import LLMError
 from voxcall.llm.local.driver import Mask, Opening, Outcome, Run, Said, Step, Token, reply_steps
 from voxcall.llm.local.engine import Finished, Sink
+from voxcall.llm.local.lift import Likely, Weights
 from voxcall.llm.local.plan import Plan
 from voxcall.llm.local.sent_prompts import SentPrompts
 from voxcall.llm.local.vocabulary import Vocabulary
@@ -64,6 +67,11 @@ FIRST_WARM_CHUNK = 128
 """Tokens of a chunked warm's first chunk, before any chunk has measured the server's speed."""
 STRANGERS = (1000, 1001, 1002)
 """Token ids for a prompt that shares nothing with two others (one of three differs from both their first tokens)."""
+KEPT_ANSWERS = 32
+"""Prompts whose likeliest tokens a lift asked about are kept, the last so many: the prompts of words that ask for
+nothing (:mod:`voxcall.llm.local.lift`) are the same for every reply offering the same tools."""
+Kept = OrderedDict[tuple[int, ...], dict[int, float]]
+"""Log-probabilities of the likeliest tokens after a prompt, by prompt, the last asked last."""
 MIN_WARM_CHUNK = 32
 """The smallest chunk: fewer tokens evaluated means the prefix was cached already (one token is always evaluated
 again, for the logits)."""
@@ -89,6 +97,7 @@ class ServerEngine:
         self._warms: set[asyncio.Task[None]] = set()  # warms not yet over
         self._sent = SentPrompts(sole_cached_slot=sole_cached_slot)
         self._read_by = 0.0  # when (time.monotonic()) the server will have read every prompt sent, as estimated
+        self._kept: Kept = OrderedDict()  # the likeliest tokens after the prompts lifts asked about last
 
     def start(self, plan: Plan, sink: Sink) -> asyncio.Future[None]:
         """Generate on the server, in a task that the stream cancels when it ends (which closes the request)."""
@@ -170,9 +179,9 @@ class ServerEngine:
     async def _generate(self, plan: Plan, sink: Sink) -> None:
         """Drive the reply's steps for ``plan``, pushing its text and then :class:`Finished` (or the error)."""
         steps = reply_steps(plan, self.vocabulary.tokenize)
-        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._send)
+        reply = _Exchange(self._client, self.vocabulary, plan, sink, self._send, self._kept)
         try:
-            answer: float | Token | None = None
+            answer: float | Weights | Token | None = None
             while not sink.cancel.is_set():
                 try:
                     step = steps.send(answer)
@@ -193,11 +202,12 @@ class ServerEngine:
 class _Exchange:
     """One reply's requests to the server: the answers to its steps, the open stream of the current run, and the
     prompt tokens the server said it had cached (the first time it says); ``send`` is awaited before each prompt
-    goes (:meth:`ServerEngine._send`)."""
+    goes (:meth:`ServerEngine._send`); ``kept``: the engine's answers to lifts, which this reply reads and adds to."""
 
     def __init__(self, client: httpx2.AsyncClient, vocabulary: Vocabulary, plan: Plan, sink: Sink,
-                 send: Callable[[list[int]], Awaitable[None]]) -> None:
+                 send: Callable[[list[int]], Awaitable[None]], kept: Kept) -> None:
         self._client = client
+        self._kept = kept
         self._send = send
         self._vocabulary = vocabulary
         self._plan = plan
@@ -208,13 +218,20 @@ class _Exchange:
         self._deferred: dict[str, Any] | None = None  # the stream to open at the next token (after a first one)
         self._end: str | None = None  # the end a chunk announced along with its text
 
-    async def answer(self, step: Step) -> float | Token | None:
+    async def answer(self, step: Step) -> float | Weights | Token | None:
         if isinstance(step, Said):
             self._sink.put(step.text)
             return None
         if isinstance(step, Opening):
             top = await self._top_tokens(step.prompt)
             return float(sum(math.exp(logprob) for token, logprob in top if step.openers[token]))
+        if isinstance(step, Likely):
+            key = tuple(step.prompt)
+            likeliest = self._kept.pop(key, None) or dict(await self._top_tokens(step.prompt))
+            self._kept[key] = likeliest
+            while len(self._kept) > KEPT_ANSWERS:
+                self._kept.popitem(last=False)
+            return {token: math.exp(likeliest[token]) for token in step.tokens if token in likeliest}
         if isinstance(step, Run):
             await self.close()
             if step.first_banned is None:
