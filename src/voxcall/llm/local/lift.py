@@ -59,7 +59,8 @@ Weights = dict[int, float]
 class Lift:
     """Where a reply's call writes its tool's name: after the user's words (``prompt``, ending with the opener)
     and after each of :data:`CONTENT_FREE` (``free``); ``names``: each callable tool's name in tokens, in the
-    order of the plan's tools; ``floor``: the probability of opening a call that calls whatever the lifts."""
+    order of the plan's tools; ``floor``: the probability of opening a call at which the reply calls the tool
+    lifted most, however little."""
 
     prompt: list[int]
     free: tuple[list[int], ...]
