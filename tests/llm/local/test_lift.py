@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import pytest
 
@@ -12,7 +13,7 @@ from tests.llm.local.test_llama_server import WEATHER
 from tests.requirements import require_smollm2
 from voxcall.llm import LLMRequest, Message
 from voxcall.llm.local.driver import Opening, Run, Said, reply_steps
-from voxcall.llm.local.lift import CONTENT_FREE, MIN_LIFT, SMOOTHING, Lift, Likely, content_free
+from voxcall.llm.local.lift import CONTENT_FREE, MIN_LIFT, SMOOTHING, Lift, Likely, UnaskedPrompts, content_free
 from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD, Planner, ReplyOptions
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools import Tool
@@ -126,3 +127,21 @@ def test_the_driver_calls_the_lifted_tool_alone_or_says_words(planner: Planner) 
     assert grammar is not None and "play_music" in grammar and "get_weather" not in grammar
     words = run(0.7, lifted=False)[-1]
     assert isinstance(words, Run) and words.grammar is None and words.first_banned is not None
+
+
+def test_the_unasked_prompts_are_built_once_for_each_set_of_tools() -> None:
+    built: list[tuple[str, str]] = []
+
+    def build(request: LLMRequest, offered: list[Tool]) -> list[int]:
+        built.append((request.instructions, "+".join(tool.name for tool in offered)))
+        return [len(built)]
+
+    unasked = UnaskedPrompts(build)
+    first = LLMRequest(items=[Message("user", "Queue up Hotel California.")], tools=[WEATHER, MUSIC])
+    later = LLMRequest(items=[Message("user", "Hi."), Message("assistant", "Hello!"), Message("user", "Blues.")],
+                       tools=[WEATHER, MUSIC])
+    assert unasked.prompts(first, [WEATHER, MUSIC]) == ([1], [2], [3])
+    assert unasked.prompts(later, [WEATHER, MUSIC]) == ([1], [2], [3]) and len(built) == len(CONTENT_FREE)
+    assert unasked.prompts(first, [MUSIC])[0] == [4]  # other tools
+    assert unasked.prompts(replace(first, instructions="Be brief."), [WEATHER, MUSIC])[0] == [7]  # other instructions
+    assert built[-1] == ("Be brief.", "get_weather+play_music")

@@ -46,7 +46,7 @@ from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
 from voxcall.llm.local.lexicon import word_for
-from voxcall.llm.local.lift import Lift, content_free
+from voxcall.llm.local.lift import Lift, UnaskedPrompts
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
@@ -189,6 +189,8 @@ class Planner:
         """How ``<code>`` calls decide optional arguments (a model's own format: its sampling)."""
         self._shown: OrderedDict[tuple[str, ...], set[str]] = OrderedDict()  # offered tools -> the last shown
         self._shown_lock = threading.Lock()  # requests are planned on several threads (LocalBackend)
+        self._opener_tokens = vocabulary.tokenize(self.opener)
+        self._unasked = UnaskedPrompts(self._unasked_prompt)  # a lift's prompts of content-free words
 
     def plan(self, request: LLMRequest, offered: list[Tool]) -> Plan:
         """Fit the prompt to the context, and choose the grammars, for ``request`` offering ``offered``."""
@@ -303,11 +305,14 @@ class Planner:
     def _lift(self, request: LLMRequest, offered: list[Tool], callable_tools: list[Tool], prompt: list[int]) -> Lift:
         """Where the reply to ``request`` (``prompt``) would write the name of one of ``callable_tools``, and
         where it would after words that ask for nothing (:mod:`voxcall.llm.local.lift`)."""
-        opener = self.vocabulary.tokenize(self.opener)
-        free = tuple(self.prompt.fit(unasked, offered, "").tokens + opener for unasked in content_free(request))
         names = tuple(tuple(self.vocabulary.tokenize(tool.name)) for tool in callable_tools)
         assert self.options.unrelated_threshold is not None, "only words weighed as unrelated are lifted"
-        return Lift([*prompt, *opener], free, names, self.options.unrelated_threshold)
+        return Lift([*prompt, *self._opener_tokens], self._unasked.prompts(request, offered), names,
+                    self.options.unrelated_threshold)
+
+    def _unasked_prompt(self, unasked: LLMRequest, offered: list[Tool]) -> list[int]:
+        """Where a reply to content-free words ``unasked`` offering ``offered`` writes a tool's name."""
+        return self.prompt.fit(unasked, offered, "").tokens + self._opener_tokens
 
     def _call_threshold(self, request: LLMRequest, unrelated: bool) -> float | None:
         """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
