@@ -40,6 +40,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
                         "no call later: as the catalog chose for the model (default), always, or never")
     parser.add_argument("--no-lift", action="store_true", help="words unrelated to every tool need that floor "
                         "to call, whichever tool they lift (voxcall.llm.local.lift)")
+    parser.add_argument("--no-jump", action="store_true", help="every token of a call sampled, the text its grammar "
+                        "forces too (voxcall.llm.local.grammar_cursor)")
     parser.add_argument("--max-prompt-tools", type=int, default=ReplyOptions().max_prompt_tools,
                         help="tools shown to the model, the most relevant first (0: all)")
     parser.add_argument("--llama-server", metavar="URL", default=None,
@@ -55,7 +57,8 @@ def make_backend(args: argparse.Namespace) -> Backend:
     options = ReplyOptions(
         call_threshold=args.call_threshold, demos=not args.no_demos, follow_up_demo=args.follow_up_demo,
         grammar=not args.no_grammar, call_evidence=not args.no_evidence, relay=not args.no_relay,
-        copy_strings=not args.no_copy, lift=not args.no_lift, max_prompt_tools=args.max_prompt_tools or None,
+        copy_strings=not args.no_copy, lift=not args.no_lift, jump_forward=not args.no_jump,
+        max_prompt_tools=args.max_prompt_tools or None,
         acknowledge_after_ms=None)  # the model's first event is timed here, not an acknowledgement before it
     path = catalog.resolve(args.model)
     if args.llama_server:

@@ -1,17 +1,21 @@
 """Fixtures for the local path's tests: the engine on SmolLM2-135M over its two transports, llama.cpp's server in
 this process and one in a child process (the scale-out launcher, ``python -m voxcall.llm.local.serve``), each
-started once for the whole run."""
+started once for the whole run; and the grammar checker (whether llama.cpp parses a grammar), once per module."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.llm.llama_serve import llama_serve
 from tests.requirements import require_smollm2
 from voxcall.llm import LlamaCppBackend, LlamaServerBackend
+
+if TYPE_CHECKING:
+    from tests.llm.local.gbnf import GrammarChecker
 
 SLOT_CTX = 2048  # a server slot's context, and the in-process backend's
 
@@ -38,3 +42,14 @@ async def served(llama_server: str) -> AsyncIterator[LlamaServerBackend]:
     backend = await asyncio.to_thread(LlamaServerBackend, llama_server)
     yield backend
     await backend.aclose()
+
+
+@pytest.fixture(scope="module")
+def checker() -> Iterator[GrammarChecker]:
+    """llama.cpp's grammar parser, through a small server on SmolLM2's vocabulary."""
+    require_smollm2()
+    from tests.llm.local.gbnf import GrammarChecker
+
+    checking = GrammarChecker()
+    yield checking
+    checking.close()

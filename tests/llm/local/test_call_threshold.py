@@ -159,13 +159,13 @@ def test_the_question_is_said_where_the_reply_would_open_a_call_and_words_are_fr
     planner = Planner(vocabulary, 2048, ReplyOptions())
     asked = planner.plan(LLMRequest(items=[Message("user", "Set a timer.")], tools=[timer]), [timer])
     assert asked.call_threshold == 0.5  # not evident (no minutes said): the model's probability decides
-    steps = reply_steps(asked, vocabulary.tokenize)
+    steps = reply_steps(asked, vocabulary)
     assert isinstance(next(steps), Opening)
     assert steps.send(0.8) == Said("Could you tell me the minutes?")
     with pytest.raises(StopIteration) as stopped:
         steps.send(None)
     assert stopped.value.value == Outcome("stop", 0)
-    words = reply_steps(asked, vocabulary.tokenize)
+    words = reply_steps(asked, vocabulary)
     next(words)
     run = words.send(0.2)
     assert isinstance(run, Run) and run.grammar is None and run.first_banned is not None

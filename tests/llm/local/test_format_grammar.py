@@ -4,13 +4,11 @@ FormatCallStream reads back as the same calls."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.llm.local.test_grammar import ALL, EXAMPLES
-from tests.requirements import require_smollm2
 from voxcall.llm.local.grammar import format_grammar
 from voxcall.tools import Tool
 from voxcall.tools.codecalls.format_stream import parse_format_calls
@@ -18,16 +16,6 @@ from voxcall.tools.codecalls.formats import FORMATS, ToolFormat
 
 if TYPE_CHECKING:
     from tests.llm.local.gbnf import GrammarChecker
-
-
-@pytest.fixture(scope="module")
-def checker() -> Iterator[GrammarChecker]:
-    require_smollm2()  # llama.cpp parses the grammars with SmolLM2's vocabulary
-    from tests.llm.local.gbnf import GrammarChecker
-
-    checking = GrammarChecker()
-    yield checking
-    checking.close()
 
 
 def gemma(value: Any) -> str:

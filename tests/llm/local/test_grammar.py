@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.requirements import require_smollm2
 from voxcall.llm.local.grammar import calls_grammar, gbnf_literal
 from voxcall.tools import Tool
 from voxcall.tools.codecalls import format_code_call, parse_code_calls
@@ -99,16 +97,6 @@ def test_no_tools_is_an_error() -> None:
 
 
 # -- with llama.cpp's grammar sampler --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def checker() -> Iterator[GrammarChecker]:
-    require_smollm2()  # llama.cpp parses the grammars with SmolLM2's vocabulary
-    from tests.llm.local.gbnf import GrammarChecker
-
-    checking = GrammarChecker()
-    yield checking
-    checking.close()
 
 
 @pytest.mark.parametrize("chosen", [[t] for t in ALL] + [ALL], ids=[t.name for t in ALL] + ["all"])

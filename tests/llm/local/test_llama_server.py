@@ -16,6 +16,7 @@ import pytest
 
 from tests.llm.fake_server import HOLD, FakeServer, Reply, Step
 from tests.llm.helpers import collect
+from tests.llm.local.gbnf import Recogniser
 from tests.requirements import require_smollm2
 from voxcall.llm import (
     Done,
@@ -28,6 +29,7 @@ from voxcall.llm import (
     Usage,
     create_backend,
 )
+from voxcall.llm.local.driver import MAX_CHARACTER_TOKENS
 from voxcall.llm.local.lift import CONTENT_FREE
 from voxcall.llm.local.optional import CANDIDATES
 from voxcall.llm.local.plan import UNRELATED_CALL_THRESHOLD, ReplyOptions
@@ -76,10 +78,15 @@ def _probabilities(top: list[tuple[int, float]] | None) -> dict[str, Any]:
         {"id": token, "logprob": math.log(p)} for token, p in top]}]}
 
 
-async def backend_for(server: FakeServer, *replies: Reply) -> LlamaServerBackend:
+NO_JUMPS = ReplyOptions(jump_forward=False)
+"""The scripted server says each piece of a call a test scripts; a jump over forced text would have the driver ask
+for what follows it instead (the jumps' own tests script that)."""
+
+
+async def backend_for(server: FakeServer, *replies: Reply, options: ReplyOptions = NO_JUMPS) -> LlamaServerBackend:
     server.replies.extend(facts())
     server.replies.extend(replies)
-    return await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2)
+    return await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2, options=options)
 
 
 def completions(server: FakeServer) -> list[dict[str, Any]]:
@@ -115,6 +122,44 @@ async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(
     assert events[-2] == Usage(len(first["prompt"]), 2, 12) and events[-1] == Done("tool_calls")
 
 
+async def test_the_text_a_grammar_forces_is_sent_as_prompt_not_sampled(server: FakeServer) -> None:
+    backend = await backend_for(server, options=ReplyOptions())
+    vocabulary = backend.planner.vocabulary
+    opener = vocabulary.tokenize("<code>")[0]
+    server.replies.extend([decision((opener, 0.9)), streamed("='"), streamed("Oslo"), streamed(">"), streamed()])
+    request = LLMRequest(items=[Message("user", "Get the weather in Oslo.")], tools=[WEATHER])
+    events = await collect(backend.stream(request))
+    await backend.aclose()
+    assert [(c.name, c.arguments) for c in events if isinstance(c, ToolCall)] == [("get_weather", {"city": "Oslo"})]
+    first, named, valued, closed, ended = completions(server)
+    assert all(run["n_predict"] == 1 for run in (named, valued, closed, ended))  # a token at a time
+    # the one tool's name is forced: all of it but its last token ("='", which runs on into the value) is prompt
+    assert named["prompt"] == first["prompt"] + vocabulary.tokenize("<code>get_weather(city")
+    assert Recogniser(named["grammar"]).admits("='Oslo')</code>")  # the grammar of the rest, from there
+    assert not Recogniser(named["grammar"]).admits("get_weather(city='Oslo')</code>")
+    assert valued["prompt"] == named["prompt"] + vocabulary.tokenize("='")
+    # after the value, "')</code" is forced: the next run goes on after it
+    assert closed["prompt"] == first["prompt"] + vocabulary.tokenize("<code>get_weather(city='Oslo')</code")
+    assert Recogniser(closed["grammar"]).admits(">")
+    assert Recogniser(closed["grammar"]).admits("> <code>get_weather(city='Oslo')</code>")
+    jumped = len(vocabulary.tokenize("get_weather(city")) + len(vocabulary.tokenize("')</code"))
+    assert events[-2] == Usage(len(first["prompt"]), jumped + 3, 0)
+
+
+async def test_a_token_that_ends_no_character_is_asked_again_with_room_for_the_character(server: FakeServer) -> None:
+    backend = await backend_for(server, options=ReplyOptions())
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    server.replies.extend([decision((opener, 0.9)), streamed("='"), streamed(stop_type="limit"),
+                           streamed("上"), streamed("海"), streamed(">"), streamed()])
+    request = LLMRequest(items=[Message("user", "查一下上海的天气 get_weather")], tools=[WEATHER])
+    events = await collect(backend.stream(request))
+    await backend.aclose()
+    assert [(c.name, c.arguments) for c in events if isinstance(c, ToolCall)] == [("get_weather", {"city": "上海"})]
+    runs = completions(server)[1:]
+    assert [run["n_predict"] for run in runs] == [1, 1, MAX_CHARACTER_TOKENS, 1, 1, 1]
+    assert runs[2]["prompt"] == runs[1]["prompt"]  # the same place asked again
+
+
 async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(server: FakeServer) -> None:
     backend = await backend_for(server)
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
@@ -131,7 +176,8 @@ async def test_an_unlikely_opener_starts_the_reply_with_the_likeliest_word(serve
 async def test_words_unrelated_to_every_tool_need_a_surer_opener(server: FakeServer) -> None:
     server.replies.extend(facts())
     backend = await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2,
-                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD, lift=False))
+                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD, lift=False,
+                                                           jump_forward=False))
     opener = backend.planner.vocabulary.tokenize("<code>")[0]
     word = backend.planner.vocabulary.tokenize("Fine")[0]
     server.replies.extend([decision((opener, 0.7), (word, 0.2)), streamed(", thanks!")])
@@ -149,7 +195,8 @@ async def test_unrelated_words_call_a_tool_they_make_likelier_than_words_asking_
     user's words and after each of the content-free ones, from the same one-token answers as the opener's."""
     server.replies.extend(facts())
     backend = await asyncio.to_thread(LlamaServerBackend, server.base_url, SMOLLM2,
-                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+                                      options=ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD,
+                                                           jump_forward=False))
     vocabulary = backend.planner.vocabulary
     opener, name, word = (vocabulary.tokenize(text)[0] for text in ("<code>", "get_weather", "Fine"))
     server.replies.extend([decision((opener, 0.7), (word, 0.2)), *(decision((word, 0.9), (name, 0.05))

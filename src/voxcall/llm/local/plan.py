@@ -128,6 +128,9 @@ class ReplyOptions:
     lift: bool = True
     """Whether words unrelated to every tool may call the tool they lift (:mod:`voxcall.llm.local.lift`) with the
     plain threshold, rather than needing ``unrelated_threshold`` (for ``<code>`` calls under the grammar)."""
+    jump_forward: bool = True
+    """Whether the text a grammar forces (the rest of a tool's name, ``(city=``, ``')</code>``) is given to the
+    model as prompt rather than sampled token by token (:mod:`voxcall.llm.local.grammar_cursor`)."""
     optional_share: float | None = OPTIONAL_SHARE
     max_prompt_tools: int | None = LOCAL_DEFAULTS.max_prompt_tools  # more than a small model attends to
     acknowledge_after_ms: int | None = LOCAL_DEFAULTS.acknowledge_after_ms
@@ -160,6 +163,7 @@ class Plan:
     temperature: float
     question: str = ""  # what the reply says instead when it opens a call whose values the words lack
     lift: Lift | None = None  # words unrelated to every tool: which tool they lift, if any, decides the call
+    jumps: bool = False  # the text a grammar forces is jumped over (ReplyOptions.jump_forward)
 
 
 class Planner:
@@ -219,7 +223,7 @@ class Planner:
         threshold = ((options.evident_threshold if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
                      else self._call_threshold(request, unrelated and lift is None))  # a question is always asked
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
-                    call_grammar=None if forced else grammar, question=question, lift=lift,
+                    call_grammar=None if forced else grammar, question=question, lift=lift, jumps=options.jump_forward,
                     call_threshold=(threshold if held else math.inf) if offered and not forced else None,
                     late_calls=bool(callable_tools) and not unrelated,
                     opener=self.opener, openers=self.openers, banned=self.unspoken if request.voice else None,

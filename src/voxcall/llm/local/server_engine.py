@@ -178,7 +178,7 @@ class ServerEngine:
 
     async def _generate(self, plan: Plan, sink: Sink) -> None:
         """Drive the reply's steps for ``plan``, pushing its text and then :class:`Finished` (or the error)."""
-        steps = reply_steps(plan, self.vocabulary.tokenize)
+        steps = reply_steps(plan, self.vocabulary)
         reply = _Exchange(self._client, self.vocabulary, plan, sink, self._send, self._kept)
         try:
             answer: float | Weights | Token | None = None
