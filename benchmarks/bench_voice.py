@@ -453,9 +453,11 @@ async def run_set(url: str, clips: list[Clip], kind: str, args: argparse.Namespa
 
 
 def print_line(m: Measure) -> None:
-    """One session's line: first audio, the voice, what was heard and answered."""
+    """One session's line: first audio, the voice, what was heard and answered (and when a call was decided)."""
     total = f"{m.first_audio:5.2f} s" if m.first_audio is not None else " none  "
+    decided = m.milestones.get("call decided")
     flags = "".join([" EARLY" if m.early else "", f" calls={m.client_calls}" if m.client_calls else "",
+                     f" decided={decided:.2f} s" if decided is not None else "",
                      f" error={m.error}" if m.error else ""])
     print(f"  [{m.kind}] {total}  {m.voice:18} {m.transcript!r} → {m.answer[:50]!r}{flags}", flush=True)
 

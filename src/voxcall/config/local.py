@@ -36,6 +36,11 @@ class LocalModelSettings(BaseModel):
     translate them, "Boston" → "Boston, MA", 厨房 → "kitchen"; see the README for the figures). A string whose
     description prescribes a form ("in the format of 'City, State'") is written by every model whose catalog entry
     says it can (``CatalogModel.writes_forms``)."""
+    jump_forward: bool = True
+    """Whether the text a call's grammar forces (the rest of a tool's name, an argument's name, ``')</code>``) is
+    given to the model as prompt instead of sampled token by token, each call then written a token per request, so
+    that a call is decided sooner (see the README for the figures; False: every token sampled from one stream, for
+    a server where a request costs more than a token)."""
     acknowledge_after_ms: int | None = Field(default=300, ge=0, le=60_000)
     """A spoken reply whose prompt the model still has more than this to read (a session's first turn with tools of
     its own, when the user stopped before their warm was done) opens with a short phrase in the user's language

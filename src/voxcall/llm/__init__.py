@@ -128,6 +128,7 @@ def local_options(model: str | None, local: LocalModelSettings | None = None) ->
     weighs = entry is None or entry.weighs_calls
     return ReplyOptions(call_threshold=settings.call_threshold, max_prompt_tools=settings.max_prompt_tools,
                         acknowledge_after_ms=settings.acknowledge_after_ms, copy_strings=settings.copy_strings,
+                        jump_forward=settings.jump_forward,
                         own_format=entry is None or entry.tool_syntax == "template",
                         write_forms=entry is None or entry.writes_forms,
                         unrelated_threshold=UNRELATED_CALL_THRESHOLD if weighs else None,

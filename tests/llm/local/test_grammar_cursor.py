@@ -66,6 +66,13 @@ def test_the_grammar_of_the_rest_admits_what_the_whole_grammar_admits_after_the_
     assert any(whole.admits(prefix + text) for text in rests) and not all(whole.admits(prefix + t) for t in rests)
 
 
+def test_the_alternatives_of_a_value_are_one_group_before_the_rest_of_the_call() -> None:
+    cursor = GrammarCursor.start(calls_grammar([ORDER, WEATHER], SAID)).after("lookup_order_7cfa3b(order_number='")
+    assert cursor is not None and len(cursor.stacks) > 5
+    root = cursor.grammar().splitlines()[0]
+    assert root.startswith('root ::= ("') and root.count('")</code>"') == 1
+
+
 def test_a_rest_that_may_end_is_optional() -> None:
     cursor = GrammarCursor.start(calls_grammar([STOP])).after("stop_music()</code>")
     assert cursor is not None

@@ -138,10 +138,10 @@ async def test_the_text_a_grammar_forces_is_sent_as_prompt_not_sampled(server: F
     assert Recogniser(named["grammar"]).admits("='Oslo')</code>")  # the grammar of the rest, from there
     assert not Recogniser(named["grammar"]).admits("get_weather(city='Oslo')</code>")
     assert valued["prompt"] == named["prompt"] + vocabulary.tokenize("='")
-    # after the value, "')</code" is forced: the next run goes on after it
+    # after the value, "')</code>" is forced: all of it but ">" is jumped over, and the model writes ">" (or ">\n")
     assert closed["prompt"] == first["prompt"] + vocabulary.tokenize("<code>get_weather(city='Oslo')</code")
     assert Recogniser(closed["grammar"]).admits(">")
-    assert Recogniser(closed["grammar"]).admits("> <code>get_weather(city='Oslo')</code>")
+    assert Recogniser(closed["grammar"]).admits(">\n<code>get_weather(city='Oslo')</code>")
     jumped = len(vocabulary.tokenize("get_weather(city")) + len(vocabulary.tokenize("')</code"))
     assert events[-2] == Usage(len(first["prompt"]), jumped + 3, 0)
 

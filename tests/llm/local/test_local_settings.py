@@ -25,7 +25,7 @@ def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> 
     config.write_text("llm: llamacpp\nthinker:\n  model: off\n"
                       "local:\n  n_ctx: 1024\n  threads: 1\n  state_cache_bytes: 0\n"
                       "  max_prompt_tools: 3\n  call_threshold: 0.7\n  acknowledge_after_ms: null\n"
-                      "  copy_strings: false\n",
+                      "  copy_strings: false\n  jump_forward: false\n",
                       encoding="utf-8")
     backend = build_backend(ServerSettings.load(config))
     try:
@@ -34,7 +34,8 @@ def test_the_local_section_reaches_the_model_and_the_planner(tmp_path: Path) -> 
         assert (backend.server.options.threads, backend.server.options.cache_mib) == (1, 0)
         options = backend.planner.options
         assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (3, 0.7, None)
-        assert options.copy_strings is False
+        assert options.copy_strings is False and options.jump_forward is False
+        assert not backend.planner.plan(BOSTON, [WEATHER]).jumps
         plan = backend.planner.plan(BOSTON, [WEATHER])  # the city is any string, not only the words said
         assert plan.call_grammar is not None and "said-enum" not in plan.call_grammar
     finally:
@@ -61,6 +62,7 @@ def test_without_the_section_the_settings_defaults_apply_to_the_default_pair() -
             assert (options.max_prompt_tools, options.call_threshold, options.acknowledge_after_ms) == (
                 defaults.max_prompt_tools, defaults.call_threshold, defaults.acknowledge_after_ms)
             assert options.copy_strings is defaults.copy_strings is True
+            assert options.jump_forward is defaults.jump_forward is True
             plan = model.planner.plan(BOSTON, [WEATHER])
             assert plan.call_grammar is not None and "said-enum" in plan.call_grammar  # a span of the words
             assert "\"'Boston'\"" in plan.call_grammar

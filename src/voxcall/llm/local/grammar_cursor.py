@@ -322,10 +322,17 @@ class GrammarCursor:
         return "".join(forced), cursor
 
     def grammar(self) -> str:
-        """The GBNF grammar of what may follow this place: its root the stacks' rests, then the rules they reach."""
+        """The GBNF grammar of what may follow this place: its root the stacks' rests (those that share the places
+        below their tops written once: the alternatives of a value are one group before the rest of the call), then
+        the rules they reach."""
         rules = self.rules
         names = _names(rules)
-        rests = sorted(" ".join(_elements(rules, names, stack)) or '""' for stack in self.stacks if stack)
+        tops: dict[Stack, list[str]] = {}  # the stacks by the places below their tops, which they share
+        for stack in self.stacks:
+            if stack:
+                tops.setdefault(stack[:-1], []).append(" ".join(_elements(rules, names, stack[-1:])) or '""')
+        rests = sorted(" ".join([sorted(alike)[0] if len(alike) == 1 else f"({' | '.join(sorted(alike))})",
+                                 *_elements(rules, names, below)]) for below, alike in tops.items())
         root = " | ".join(rests)
         if () in self.stacks:
             root = f"({root})?"

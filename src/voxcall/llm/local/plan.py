@@ -128,7 +128,7 @@ class ReplyOptions:
     lift: bool = True
     """Whether words unrelated to every tool may call the tool they lift (:mod:`voxcall.llm.local.lift`) with the
     plain threshold, rather than needing ``unrelated_threshold`` (for ``<code>`` calls under the grammar)."""
-    jump_forward: bool = True
+    jump_forward: bool = LOCAL_DEFAULTS.jump_forward
     """Whether the text a grammar forces (the rest of a tool's name, ``(city=``, ``')</code>``) is given to the
     model as prompt rather than sampled token by token (:mod:`voxcall.llm.local.grammar_cursor`)."""
     optional_share: float | None = OPTIONAL_SHARE
