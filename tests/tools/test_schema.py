@@ -359,8 +359,22 @@ def test_code_prompt_with_summary_only() -> None:
 
 
 def test_code_prompt_args_without_summary() -> None:
-    tool = Tool("t", "", {"properties": {"a": {"type": "integer", "description": "An a."}}})
-    assert tool.to_code_prompt() == 'def t(a: int = None):\n    """Args:\n        a: An a.\n    """'
+    tool = Tool("t", "", {"properties": {"a": {"type": "integer", "description": "An age."}}})
+    assert tool.to_code_prompt() == 'def t(a: int = None):\n    """Args:\n        a: An age.\n    """'
+
+
+def test_code_prompt_leaves_out_descriptions_that_restate_the_name() -> None:
+    tool = Tool("send", "Send a message.", {"properties": {
+        "contact": {"type": "string", "description": "the contact"},
+        "orderNumber": {"type": "string", "description": "The order number."},
+        "body": {"type": "string", "description": "the body of the message"},
+        "to": {"type": "string", "description": "A to"},
+    }})
+    prompt = tool.to_code_prompt()
+    assert prompt.split("Args:")[1].splitlines()[1:] == ["        body: the body of the message", '    """']
+    ast.parse(prompt)
+    alone = Tool("t", "", {"properties": {"city": {"type": "string", "description": "City"}}})
+    assert alone.to_code_prompt() == "def t(city: str = None): ..."
 
 
 def test_code_prompt_keeps_multiline_text_indented_and_parseable() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 import types
 import typing
 from collections.abc import Collection, Mapping
@@ -67,13 +68,27 @@ def render_stub(name: str, description: str, signature: inspect.Signature,
                 arg_docs: Mapping[str, str]) -> str:
     """A compact ``def`` stub: the signature and a Google-style docstring (summary, then ``Args:``).
 
-    ``arg_docs`` maps parameter names to descriptions; only those parameters are listed under ``Args:``, and a
-    docstring that would be empty is left out (the body is then ``...``).
+    ``arg_docs`` maps parameter names to descriptions; only those parameters are listed under ``Args:``, but for
+    a description that only restates its parameter's name (:func:`restates_name`), and a docstring that would be
+    empty is left out (the body is then ``...``).
     """
     params = ", ".join(_format_parameter(p) for p in signature.parameters.values())
     head = f"def {name}({params}):"
     doc = _docstring(description, arg_docs)
     return f"{head}\n{doc}" if doc else f"{head} ..."
+
+
+def restates_name(name: str, description: str) -> bool:
+    """Whether ``description`` says no more than the parameter ``name`` (``contact``: "the contact",
+    ``orderNumber``: "The order number."): a local model reads such a line as prompt tokens before every fresh
+    session's first reply (about seven each) and learns nothing from it that the signature does not say."""
+    words = _words(description)
+    return bool(words) and (words[1:] if words[0] in ("the", "a", "an") else words) == _words(name)
+
+
+def _words(text: str) -> list[str]:
+    """``text``'s words in lower case: ``order_number``, ``orderNumber`` and "Order number." alike."""
+    return re.sub(r"[^a-z0-9]+", " ", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", text).lower()).split()
 
 
 # -- parameters ----------------------------------------------------------------------------------------------
@@ -198,7 +213,8 @@ def resolve_pointer(ref: Any, root: Mapping[str, Any]) -> Any:
 def _docstring(description: str, arg_docs: Mapping[str, str]) -> str:
     """The indented docstring block, or ``""`` when there is nothing to say."""
     lines = description.strip().splitlines()
-    documented = {name: text.strip() for name, text in arg_docs.items() if text.strip()}
+    documented = {name: text.strip() for name, text in arg_docs.items()
+                  if text.strip() and not restates_name(name, text)}
     if documented:
         lines += [""] * bool(lines) + ["Args:"]
         for name, text in documented.items():

@@ -122,6 +122,28 @@ async def test_a_likely_opener_makes_the_reply_a_call_written_under_the_grammar(
     assert events[-2] == Usage(len(first["prompt"]), 2, 12) and events[-1] == Done("tool_calls")
 
 
+async def test_each_request_is_a_line_of_the_engines_timeline_at_debug(
+        server: FakeServer, caplog: pytest.LogCaptureFixture) -> None:
+    """The decision's answer and the call's stream each leave a line: prompt tokens, kept, read (with the
+    server's time), generated, asked; what a fresh session's latency is read from (``--log-level debug``)."""
+    backend = await backend_for(server)
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    timed = {"content": "", "timings": {"cache_n": 30, "prompt_n": 12, "prompt_ms": 96.0, "predicted_n": 1,
+                                        "predicted_ms": 88.0}, "completion_probabilities": [
+        {"id": opener, "logprob": math.log(0.9), "top_logprobs": [{"id": opener, "logprob": math.log(0.9)}]}]}
+    server.replies.extend([json_reply(timed), streamed("get_weather(city='Oslo')", "</code>")])
+    with caplog.at_level("DEBUG", logger="voxcall.llm.local.server_engine"):
+        await collect(backend.stream(RELATED))
+    await backend.aclose()
+    first, second = completions(server)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("llama request")]
+    assert len(lines) == 2
+    assert lines[0].startswith(f"llama request: {len(first['prompt'])} prompt tokens, 30 kept, 12 read in 96 ms; "
+                               "1 generated in 88 ms (asked 1);")
+    assert lines[1].startswith(f"llama request: {len(second['prompt'])} prompt tokens, 7 kept,")
+    assert f"(asked {second['n_predict']})" in lines[1]
+
+
 async def test_the_text_a_grammar_forces_is_sent_as_prompt_not_sampled(server: FakeServer) -> None:
     backend = await backend_for(server, options=ReplyOptions())
     vocabulary = backend.planner.vocabulary

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import random
 import time
@@ -60,6 +61,8 @@ from voxcall.llm.local.lift import Likely, Weights
 from voxcall.llm.local.plan import Plan
 from voxcall.llm.local.sent_prompts import SentPrompts
 from voxcall.llm.local.vocabulary import Vocabulary
+
+log = logging.getLogger(__name__)
 
 DECISION_CANDIDATES = 40
 """Top tokens the server reports for the call/answer decision (the opener's probability is summed over them)."""
@@ -347,6 +350,7 @@ async def _reach(client: httpx2.AsyncClient, sent: SentPrompts, prompt: list[int
 
 async def _complete(client: httpx2.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
     """One completion, not streamed: the server's answer."""
+    sent = time.monotonic()
     try:
         response = await client.post("/completion", json={"cache_prompt": True, **body})
     except httpx2.TimeoutException as exc:
@@ -355,22 +359,42 @@ async def _complete(client: httpx2.AsyncClient, body: dict[str, Any]) -> dict[st
         raise LLMError("llama-server is unavailable", code="unavailable") from exc
     _check(response.status_code, response.content)
     answer: dict[str, Any] = response.json()
+    _log_request(body, answer, sent)
     return answer
 
 
 async def _chunks(client: httpx2.AsyncClient, body: dict[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
     """The chunks of one streamed completion (server-sent events)."""
+    sent, last = time.monotonic(), None
     try:
         async with client.stream("POST", "/completion", json=body) as response:
             if response.status_code != 200:
                 _check(response.status_code, await response.aread())
             async for line in response.aiter_lines():
                 if line.startswith("data: "):
-                    yield json.loads(line[len("data: "):])
+                    last = json.loads(line[len("data: "):])
+                    yield last
     except httpx2.TimeoutException as exc:
         raise LLMError("llama-server timed out", code="timeout") from exc
     except httpx2.HTTPError as exc:
         raise LLMError("llama-server is unavailable", code="unavailable") from exc
+    finally:
+        if last is not None:  # also a stream closed early: its last chunk's timings are the server's so far
+            _log_request(body, last, sent)
+
+
+def _log_request(body: dict[str, Any], answer: dict[str, Any], sent: float) -> None:
+    """A request's line of the engine's timeline, at DEBUG (``--log-level debug``): the prompt's tokens, those the
+    server kept and those it read (with the time), the tokens generated (with the time), and the whole request's
+    time as voxcall saw it. Where a fresh session's reply spends its time is read from these lines."""
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    timings = answer.get("timings") or {}
+    log.debug("llama request: %d prompt tokens, %d kept, %d read in %.0f ms; %d generated in %.0f ms "
+              "(asked %s); %.0f ms in all", len(body.get("prompt") or ()), int(timings.get("cache_n", 0)),
+              int(timings.get("prompt_n", 0)), float(timings.get("prompt_ms", 0.0)),
+              int(timings.get("predicted_n", 0)), float(timings.get("predicted_ms", 0.0)),
+              body.get("n_predict"), (time.monotonic() - sent) * 1000)
 
 
 def _check(status: int, content: bytes) -> None:
