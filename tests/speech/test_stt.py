@@ -59,10 +59,10 @@ def test_the_sized_window_settles_a_short_question_itself(whisper: WhisperSTT, p
     assert any(settled)
 
 
-def test_words_whisper_is_unsure_of_stay_on_the_sized_window(whisper: WhisperSTT) -> None:
+def test_words_the_english_model_is_unsure_of_stay_on_the_sized_window(whisper: WhisperSTT) -> None:
     """espeak-ng's British voice saying a sum: Whisper tiny.en hears it with an average log probability near -1.3
-    on either window; the sized window's transcript is kept rather than sampled again on the 30 s window (which
-    took up to 1.9 s for such utterances and heard them no better: benchmarks/bench_stt.py)."""
+    on either window; the sized window's transcript is kept rather than sampled again at rising temperatures on the
+    30 s window (which took up to 1.9 s for such utterances and heard them no better: bench_stt.py)."""
     require_program("espeak-ng")  # CI installs it
     tts = EspeakTTS("en-gb")
     audio = resample(np.concatenate(list(tts.synthesize("What is 81 divided by 9?"))), tts.sample_rate,

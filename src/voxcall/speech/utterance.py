@@ -10,16 +10,14 @@ when the decoder closed it with a timestamp within the budget, no segment starts
 before, and it does not compress like a loop (faster-whisper's own measure). Otherwise
 :meth:`UtteranceDecoder.decode` answers None and the caller runs the padded path, as before.
 
-A decode that passes these checks is kept even when Whisper was unsure of its words (an average log probability
-under faster-whisper's -1.0): unclear speech is not a window artifact, and the padded path can do no better with it.
-There, faster-whisper samples again at rising temperatures, five hypotheses each, and keeps the likeliest: on the
-19–20 such utterances among 330 (five voices, ``bench_voice.py``'s and ``bench_stt.py``'s requests), the sized
-window's own transcripts had 51–52 word errors, the padded path's 44 in one run and 63 in the next (random
-samples), and one greedy padded pass 59; the padded path took 0.28–1.87 s each against the sized window's 0.05 s,
-and in ``bench_voice.py`` such a fallback made the slowest first audio of eight sessions (1.14–1.27 s). In
-Chinese (``bench_chinese_speech.py``, Whisper base) the ``baker`` voice's character error rate did not change;
-espeak-ng's Mandarin, heard badly either way, went from 61.9 to 70.1 % (development half), transcribed twelve
-times faster.
+A decode that passes these checks but that Whisper was unsure of (an average log probability under
+faster-whisper's -1.0: :attr:`Decoded.sure` false) is not sent down faster-whisper's own path, which samples such
+words again at rising temperatures, five hypotheses each: on the 19–20 such utterances among 330 (five voices,
+``bench_voice.py``'s and ``bench_stt.py``'s requests) that took 0.28–1.87 s each against the sized window's 0.05 s,
+and heard no better (word errors: sized window 51–52; the retries 44 in one run and 63 in the next, being random;
+one greedy pass on the 30 s window 59), and in ``bench_voice.py`` it made the slowest first audio of eight sessions
+(1.14–1.27 s). The caller keeps it from an English-only model; a multilingual model's still takes the padded
+path, where it was measured to hear better (:mod:`voxcall.speech.stt`).
 
 With a multilingual model and no language given, the language is detected on the same encoded window; a guess
 below :data:`_DETECTION_CONFIDENCE` leaves the decision to the padded path (the short window hears languages
@@ -30,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -44,7 +43,8 @@ MAX_FRAMES = 3000
 
 # faster-whisper's defaults for WhisperModel.transcribe, so both paths judge a decode alike.
 _COMPRESSION_RATIO_THRESHOLD = 2.4
-_LOG_PROB_THRESHOLD = -1.0
+LOG_PROB_THRESHOLD = -1.0
+"""faster-whisper's: a decode below this average log probability per token is unsure."""
 _NO_SPEECH_THRESHOLD = 0.6
 _MAX_LENGTH = 448  # Whisper's decoder context
 # Budget (``max_length`` past the prompt): fast speech is ~5 text tokens/s and timestamps add two per segment, but
@@ -54,6 +54,18 @@ _MAX_LENGTH = 448  # Whisper's decoder context
 _TOKENS_PER_SECOND = 20
 _MIN_TOKENS = 32
 _DETECTION_CONFIDENCE = 0.5  # measured: espeak's Spanish on an 8 s window, "th" 0.43 then "es" 0.24; 30 s: "es"
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A settled decode of the sized window: the text ("" for silence), its language, Whisper's average log
+    probability per token (faster-whisper's measure), and whether that is sure enough by faster-whisper's threshold
+    (silence is: faster-whisper skips it without retrying)."""
+
+    text: str
+    language: str
+    avg_logprob: float
+    sure: bool
 
 
 class UtteranceDecoder:
@@ -66,9 +78,9 @@ class UtteranceDecoder:
         self._multilingual = bool(model.model.is_multilingual)
         self._prompts: dict[str, tuple[Any, list[int], list[int]]] = {}  # by language: its token is in the prompt
 
-    def decode(self, audio: npt.NDArray[np.float32], language: str | None) -> tuple[str, str] | None:
-        """The text of ``audio`` (16 kHz float32, "" for silence) and its language, or None when the padded path
-        must decide. ``language`` None: detected from the encoded window (multilingual models; English otherwise)."""
+    def decode(self, audio: npt.NDArray[np.float32], language: str | None) -> Decoded | None:
+        """What ``audio`` (16 kHz float32) says, or None when the padded path must decide. ``language`` None:
+        detected from the encoded window (multilingual models; English otherwise)."""
         import ctranslate2  # type: ignore[import-untyped]  # comes with faster-whisper
 
         features = self._model.feature_extractor(audio)  # (n_mels, frames + 1); the last frame is padding
@@ -94,16 +106,18 @@ class UtteranceDecoder:
             return_no_speech_prob=True, suppress_blank=True, suppress_tokens=suppress)[0]
         tokens: list[int] = result.sequences_ids[0]
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # as faster-whisper computes it
-        if result.no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob < _LOG_PROB_THRESHOLD:
-            return "", language  # the padded path skips such a segment as silence
+        if result.no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob < LOG_PROB_THRESHOLD:
+            return Decoded("", language, avg_logprob, sure=True)  # the padded path skips it as silence
         # Whisper closes a finished segment with a timestamp; a decode that stops without one was cut short
         # (measured: "turn off the lights in the living" and nothing more) or ran out of budget. A low average log
-        # probability alone is kept (see the module's docstring).
+        # probability alone is the caller's to weigh (see the module's docstring).
         closed = bool(tokens) and tokens[-1] >= tokenizer.timestamp_begin and len(tokens) < budget
         if not closed or self._repeats(tokens, frames / 100, tokenizer):
             return None
         text: str = tokenizer.decode(tokens).strip()
-        return None if _compression_ratio(text) > _COMPRESSION_RATIO_THRESHOLD else (text, language)
+        if _compression_ratio(text) > _COMPRESSION_RATIO_THRESHOLD:
+            return None
+        return Decoded(text, language, avg_logprob, sure=avg_logprob >= LOG_PROB_THRESHOLD)
 
     def _prompt(self, language: str) -> tuple[Any, list[int], list[int]]:
         """faster-whisper's tokenizer for transcribing ``language``, its prompt (timestamp mode: no
