@@ -43,8 +43,7 @@ MAX_FRAMES = 3000
 
 # faster-whisper's defaults for WhisperModel.transcribe, so both paths judge a decode alike.
 _COMPRESSION_RATIO_THRESHOLD = 2.4
-LOG_PROB_THRESHOLD = -1.0
-"""faster-whisper's: a decode below this average log probability per token is unsure."""
+_LOG_PROB_THRESHOLD = -1.0
 _NO_SPEECH_THRESHOLD = 0.6
 _MAX_LENGTH = 448  # Whisper's decoder context
 # Budget (``max_length`` past the prompt): fast speech is ~5 text tokens/s and timestamps add two per segment, but
@@ -58,13 +57,12 @@ _DETECTION_CONFIDENCE = 0.5  # measured: espeak's Spanish on an 8 s window, "th"
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    """A settled decode of the sized window: the text ("" for silence), its language, Whisper's average log
-    probability per token (faster-whisper's measure), and whether that is sure enough by faster-whisper's threshold
-    (silence is: faster-whisper skips it without retrying)."""
+    """A settled decode of the sized window: the text ("" for silence), its language, and whether Whisper was
+    sure of it by faster-whisper's threshold on the average log probability per token (silence is: faster-whisper
+    skips it without retrying)."""
 
     text: str
     language: str
-    avg_logprob: float
     sure: bool
 
 
@@ -106,8 +104,8 @@ class UtteranceDecoder:
             return_no_speech_prob=True, suppress_blank=True, suppress_tokens=suppress)[0]
         tokens: list[int] = result.sequences_ids[0]
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # as faster-whisper computes it
-        if result.no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob < LOG_PROB_THRESHOLD:
-            return Decoded("", language, avg_logprob, sure=True)  # the padded path skips it as silence
+        if result.no_speech_prob > _NO_SPEECH_THRESHOLD and avg_logprob < _LOG_PROB_THRESHOLD:
+            return Decoded("", language, sure=True)  # the padded path skips it as silence
         # Whisper closes a finished segment with a timestamp; a decode that stops without one was cut short
         # (measured: "turn off the lights in the living" and nothing more) or ran out of budget. A low average log
         # probability alone is the caller's to weigh (see the module's docstring).
@@ -117,7 +115,7 @@ class UtteranceDecoder:
         text: str = tokenizer.decode(tokens).strip()
         if _compression_ratio(text) > _COMPRESSION_RATIO_THRESHOLD:
             return None
-        return Decoded(text, language, avg_logprob, sure=avg_logprob >= LOG_PROB_THRESHOLD)
+        return Decoded(text, language, sure=avg_logprob >= _LOG_PROB_THRESHOLD)
 
     def _prompt(self, language: str) -> tuple[Any, list[int], list[int]]:
         """faster-whisper's tokenizer for transcribing ``language``, its prompt (timestamp mode: no
