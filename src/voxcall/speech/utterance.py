@@ -11,8 +11,8 @@ before, and it does not compress like a loop (faster-whisper's own measure). Oth
 :meth:`UtteranceDecoder.decode` answers None and the caller runs the padded path, as before.
 
 A decode that passes these checks but that Whisper was unsure of (an average log probability under
-faster-whisper's -1.0: :attr:`Decoded.sure` false) is not sent down faster-whisper's own path, which samples such
-words again at rising temperatures, five hypotheses each: on the 19–20 such utterances among 330 (five voices,
+faster-whisper's -1.0: :attr:`Decoded.sure` false) is still answered: faster-whisper's own path samples such
+words again at rising temperatures, five hypotheses each, and on the 19–20 such utterances among 330 (five voices,
 ``bench_voice.py``'s and ``bench_stt.py``'s requests) that took 0.28–1.87 s each against the sized window's 0.05 s,
 and heard no better (word errors: sized window 51–52; the retries 44 in one run and 63 in the next, being random;
 one greedy pass on the 30 s window 59), and in ``bench_voice.py`` it made the slowest first audio of eight sessions

@@ -69,7 +69,7 @@ def render_stub(name: str, description: str, signature: inspect.Signature,
     """A compact ``def`` stub: the signature and a Google-style docstring (summary, then ``Args:``).
 
     ``arg_docs`` maps parameter names to descriptions; only those parameters are listed under ``Args:``, but for
-    a description that only restates its parameter's name (:func:`restates_name`), and a docstring that would be
+    a description that only restates its parameter's name (:func:`_restates_name`), and a docstring that would be
     empty is left out (the body is then ``...``).
     """
     params = ", ".join(_format_parameter(p) for p in signature.parameters.values())
@@ -78,7 +78,7 @@ def render_stub(name: str, description: str, signature: inspect.Signature,
     return f"{head}\n{doc}" if doc else f"{head} ..."
 
 
-def restates_name(name: str, description: str) -> bool:
+def _restates_name(name: str, description: str) -> bool:
     """Whether ``description`` says no more than the parameter ``name`` (``contact``: "the contact",
     ``orderNumber``: "The order number."): a local model reads such a line as prompt tokens before every fresh
     session's first reply (about seven each) and learns nothing from it that the signature does not say."""
@@ -214,7 +214,7 @@ def _docstring(description: str, arg_docs: Mapping[str, str]) -> str:
     """The indented docstring block, or ``""`` when there is nothing to say."""
     lines = description.strip().splitlines()
     documented = {name: text.strip() for name, text in arg_docs.items()
-                  if text.strip() and not restates_name(name, text)}
+                  if text.strip() and not _restates_name(name, text)}
     if documented:
         lines += [""] * bool(lines) + ["Args:"]
         for name, text in documented.items():
