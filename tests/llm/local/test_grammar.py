@@ -206,6 +206,16 @@ def test_a_choice_said_in_other_words_is_passed(checker: GrammarChecker) -> None
     assert not checker.accepts(calls_grammar([CALCULATOR], "7减5等于多少"), "calculator(op='add', a=7, b=5)</code>")
 
 
+def test_an_operation_a_word_says_with_its_number_is_passed_with_it(checker: GrammarChecker) -> None:
+    multiplying = tool("calculator", {"op": {"type": "string", "enum": ["add", "mul"]}, "a": {"type": "number"},
+                                      "b": {"type": "number"}}, ["op", "a", "b"])
+    grammar = calls_grammar([multiplying], "Double 37 for me.")  # "double" says mul, and the 2
+    assert checker.accepts(grammar, "calculator(op='mul', a=37, b=2)</code>")
+    assert not checker.accepts(grammar, "calculator(op='add', a=37, b=2)</code>")
+    assert not checker.accepts(calls_grammar([multiplying], "Book a double room for 3 nights."),
+                               "calculator(op='mul', a=3, b=2)</code>")  # "double" before a word says none
+
+
 def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> None:
     grammar = calls_grammar([WEATHER, SEND], said="What's the weather in New York?")
     assert "said-enum" in rules(grammar)

@@ -20,6 +20,7 @@ from voxcall.llm.local.lexicon import (
     WEAK_JOINERS,
     covered,
     glosses,
+    implied,
     inner_edges,
     is_small_talk,
     numbers,
@@ -52,6 +53,7 @@ RULES: dict[str, Callable[[str], object]] = {
     "said numbers": said_numbers,
     "small talk": is_small_talk,
     "computed": computed,
+    "implied": implied,
 }
 
 ROWS: list[tuple[str, str, str, object]] = [
@@ -139,6 +141,21 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("computed", "en", "100 divided by 0", None),
     ("computed", "en", "Play 5 songs", None),
     ("computed", "zh", "十二乘以八等于多少？", "12乘以8等于96。"),
+    ("computed", "en", "Subtract 9 from 30.", "30 minus 9 is 21."),  # the second minus the first
+    ("computed", "en", "From 30 subtract 9.", "30 minus 9 is 21."),
+    ("computed", "en", "Add 15 and 27.", "15 plus 27 is 42."),
+    ("computed", "en", "What is the sum of four and five?", "4 plus 5 is 9."),
+    ("computed", "en", "What's the product of 6 and 7?", "6 times 7 is 42."),
+    ("computed", "en", "What's 9 lots of 7?", "9 times 7 is 63."),
+    ("computed", "en", "Split 120 four ways.", "120 divided by 4 is 30."),
+    ("computed", "en", "Double 37 for me.", "37 times 2 is 74."),
+    ("computed", "en", "What is half of 90?", "90 divided by 2 is 45."),
+    ("computed", "en", "Double 3 plus 4", None),  # two operations
+    ("computed", "en", "I'd like a double room for 3 nights.", None),  # "double" says no number before a word
+    ("computed", "zh", "37的两倍是多少？", "37乘以2等于74。"),
+    ("implied", "en", "Double 37 and triple 5", [("mul", 2), ("mul", 3)]),
+    ("implied", "en", "half of ninety", [("div", 2)]),
+    ("implied", "en", "a double room for 3 nights, half an hour", []),
 ]
 
 

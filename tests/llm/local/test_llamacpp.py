@@ -263,8 +263,10 @@ async def test_create_backend_knows_llamacpp_and_aclose_ends_open_streams() -> N
 
 
 async def test_arithmetic_without_a_tool_for_it_is_computed_not_invented(backend: LlamaCppBackend) -> None:
-    for tools in ([], [WEATHER]):
-        events = await collect(backend.stream(ask("What is twelve times eight?", tools=tools)))
-        ends_properly(events)
-        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "12 times 8 is 96."
-        assert not [e for e in events if isinstance(e, ToolCall)]
+    for words, answer in (("What is twelve times eight?", "12 times 8 is 96."),
+                          ("Subtract 9 from 30.", "30 minus 9 is 21."), ("Double 37 for me.", "37 times 2 is 74.")):
+        for tools in ([], [WEATHER]):
+            events = await collect(backend.stream(ask(words, tools=tools)))
+            ends_properly(events)
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
+            assert not [e for e in events if isinstance(e, ToolCall)]

@@ -2,9 +2,10 @@
 
 A 135M model asked "What is twelve times eight?" with no calculator among its tools answered "12 times 8 is 8*8 =
 64": it cannot compute. A request that says exactly two numbers and one operation (in words or digits, in any
-language of :mod:`voxcall.llm.local.lexicon`: "twelve times eight", "7 minus 10", "十二乘以八") is answered with the
-result, in the request's language; anything else (a third number, a second operation, "half of ten") is left to
-the model.
+language of :mod:`voxcall.llm.local.lexicon`: "twelve times eight", "7 minus 10", "the sum of 4 and 5", "9 lots of
+7", "十二乘以八"), or one number and a word that says the operation and the other ("double 37", "half of 90"), is
+answered with the result, in the request's language; a subtraction said from its second number on ("subtract 9
+from 30") is the second minus the first. Anything else (a third number, a second operation) is left to the model.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import operator
 from collections.abc import Callable
 
 from voxcall.language import language_of
-from voxcall.llm.local.lexicon import CHINESE, ENGLISH, Lexicon, glosses, said_numbers
+from voxcall.llm.local.lexicon import CHINESE, ENGLISH, REVERSING, Lexicon, glosses, implied, number_spans
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}
@@ -26,11 +27,14 @@ def computed(said: str) -> str | None:
     """The answer to the arithmetic ``said`` asks for (see the module's docstring), or None when it asks for no
     single operation on two numbers (or divides by zero)."""
     named = {gloss for gloss in glosses(said) if gloss in OPERATIONS}
-    values = said_numbers(said)
+    spans = number_spans(said)
+    values = [value for _, _, value in spans] + [value for _, value in implied(said)]
     if len(named) != 1 or len(values) != 2:
         return None
     name = named.pop()
     a, b = values
+    if name == "sub" and len(spans) == 2 and REVERSING.search(said[spans[0][1]:spans[1][0]]):
+        a, b = b, a  # "subtract 9 from 30"
     if name == "div" and b == 0:
         return None
     lexicon = _language(said)

@@ -56,6 +56,12 @@ class Lexicon:
     unit_half: str = ""  # a half more, after the number or the unit ("two and a half hours", 一个半小时)
     unit_joiners: tuple[str, ...] = ()  # what may join the parts of one length ("an hour and 15 minutes")
     result: str = "{a} {op} {b} is {result}."  # how a computed result is said
+    implied: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # words that say an operation and its
+    # second number, read right before a number only ("double 37": mul 2; "a double room for 3" says none)
+    reversing: tuple[str, ...] = ()  # words between a subtraction's two numbers that put the second first
+    # ("subtract 9 from 30": 30 minus 9)
+    articles: frozenset[str] = frozenset()  # words a value may begin with ("The Beatles") but never ends with, as
+    # written (lower case: "Vitamin A" ends with a letter)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -97,8 +103,10 @@ ENGLISH = Lexicon(
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices); the
     # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot");
     # an order said in full, glossed with the short choices schemas spell it with ("descending": "DESC")
-    glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "plus": "add", "minus": "sub",
-             "subtract": "sub", "divided": "div", "divide": "div", "descending": "desc", "ascending": "asc",
+    glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "product": "mul", "lots of": "mul",
+             "plus": "add", "add": "add", "added": "add", "sum": "add", "minus": "sub", "subtract": "sub",
+             "take away": "sub", "difference": "sub", "divided": "div", "divide": "div", "split": "div",
+             "descending": "desc", "ascending": "asc",
              **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
                               "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
@@ -120,6 +128,10 @@ ENGLISH = Lexicon(
     unit_links=("-",),
     unit_half="and a half",
     unit_joiners=("and", ","),
+    implied={"double": ("mul", 2), "twice": ("mul", 2), "triple": ("mul", 3), "half of": ("div", 2),
+             "half": ("div", 2)},
+    reversing=("from",),
+    articles=_words("the a an"),
 )
 
 CHINESE = Lexicon(
@@ -149,10 +161,10 @@ CHINESE = Lexicon(
              "音乐": "music", "歌": "song music", "播放": "play", "音量": "volume", "声音": "volume sound",
              "计时器": "timer", "定时": "timer", "倒计时": "timer countdown", "闹钟": "alarm", "灯": "light",
              "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
-             "乘以": "times mul", "乘": "times mul", "除以": "divided div", "加上": "plus add", "加": "plus add",
-             "减去": "minus sub", "减": "minus sub", "摄氏": "celsius", "华氏": "fahrenheit", "公制": "metric",
-             "英制": "imperial", "城市": "city", "地点": "location place", "位置": "location", "房间": "room",
-             "分钟": "minutes", "名字": "name", "日期": "date", "数字": "number"},
+             "乘以": "times mul", "乘": "times mul", "倍": "times mul", "除以": "divided div", "加上": "plus add",
+             "加": "plus add", "减去": "minus sub", "减": "minus sub", "摄氏": "celsius", "华氏": "fahrenheit",
+             "公制": "metric", "英制": "imperial", "城市": "city", "地点": "location place", "位置": "location",
+             "房间": "room", "分钟": "minutes", "名字": "name", "日期": "date", "数字": "number"},
     small_talk=("你好", "您好", "嗨", "早上好", "下午好", "晚上好", "晚安", "谢谢", "谢谢你", "多谢", "再见", "拜拜",
                 "你好吗", "你今天怎么样", "最近怎么样", "你是谁", "你叫什么名字", "你叫什么", "你能做什么", "好的",
                 "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),
@@ -171,6 +183,7 @@ LEXICONS = (ENGLISH, CHINESE)
 
 JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS))
 UNSPACED_JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXICONS if not lexicon.spaced))
+ARTICLES = frozenset().union(*(lexicon.articles for lexicon in LEXICONS))
 """The joining words of unspaced languages, which a span may begin or end with without a space after or before."""
 STOP_WORDS = frozenset().union(*(lexicon.stop_words for lexicon in LEXICONS))
 TIME_WORDS = frozenset().union(*(lexicon.time_words for lexicon in LEXICONS))
@@ -337,8 +350,29 @@ _GLOSSED = [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), gloss.sp
 def glosses(text: str) -> list[str]:
     """The words the glossed words in ``text`` mean, in the order of the tables' rows: a spaced language's word
     as a whole word ("12 times 8": "mul"), an unspaced language's anywhere ("北京的天气" holds 天气: "weather
-    forecast")."""
-    return [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
+    forecast"); then the operations :func:`implied` reads ("double 37": "mul")."""
+    found = [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
+    return [*found, *(operation for operation, _ in implied(text))]
+
+
+_IMPLIED = [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), said)
+            for lexicon in LEXICONS for word, said in lexicon.implied.items()]
+
+
+def implied(text: str) -> list[tuple[str, int]]:
+    """The operations ``text`` names with a word that also says their second number (a table's ``implied``), each
+    with that number, where a number follows the word at once ("double 37": ``("mul", 2)``; "half of 90": ``("div",
+    2)``), in the order said; none where a word follows ("a double room")."""
+    matches = [(match, said) for pattern, said in _IMPLIED for match in pattern.finditer(text)]
+    starts = {start for start, _, _ in number_spans(text)} if matches else set()
+    found = sorted((match.start(), said) for match, said in matches
+                   if match.end() + len(text[match.end():]) - len(text[match.end():].lstrip()) in starts)
+    return [said for _, said in found]
+
+
+REVERSING = re.compile("|".join(alternatives(lexicon, lexicon.reversing) for lexicon in LEXICONS
+                                if lexicon.reversing), re.IGNORECASE)
+"""A word between a subtraction's numbers that puts the second first (:attr:`Lexicon.reversing`)."""
 
 
 _WORD_GLOSSES = {word.casefold(): gloss.split() for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()}

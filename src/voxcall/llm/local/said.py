@@ -3,8 +3,9 @@
 A tiny model asked for a call writes placeholders (``loc='text'``) and identifiers instead of what the user said,
 so the calls grammar (:mod:`voxcall.llm.local.grammar`) admits only what the words hold: a plain string argument is
 a **span** of them (:func:`spans`), a number one of the **numbers** said (:func:`~voxcall.llm.local.lexicon.
-numbers`; for a count of a unit of time, the lengths of time said in that unit: :meth:`Said.numbers_for`), a
-choice one the words name (a span, or what the lexicon glosses a word as: "times" → ``mul``).
+numbers`, and those words such as "double" imply: :func:`~voxcall.llm.local.lexicon.implied`; for a count of a
+unit of time, the lengths of time said in that unit: :meth:`Said.numbers_for`), a choice one the words name (a
+span, or what the lexicon glosses a word as: "times" → ``mul``).
 
 For one tool, :meth:`Said.strings` are the spans a plain string argument may be: each with a content word (not
 only stop words: "the", 怎么样), none of the tool's choice words ("the weather in Moscow in Celsius": the city is
@@ -24,6 +25,7 @@ from typing import Any
 
 from voxcall.llm.local.duration import durations, outside, unit_of
 from voxcall.llm.local.lexicon import (
+    ARTICLES,
     JOINING_WORDS,
     LIST_ENDING,
     STOP_WORDS,
@@ -31,6 +33,7 @@ from voxcall.llm.local.lexicon import (
     UNSPACED_JOINING_WORDS,
     covered,
     glosses,
+    implied,
     inner_edges,
     joined,
     numbers,
@@ -46,7 +49,7 @@ MAX_SPAN_WORDS = 8
 (a message, a note, an answer: "saying the train is stuck near the bridge so dinner will wait an hour")."""
 TIMED = frozenset({"date", "time", "day", "when", "hour", "datetime", "timestamp"})
 """Words of a parameter's name or description (besides the lexicon's time words) that say it takes a time."""
-_SPAN_EDGE = " \t\n.,;:!?\"'()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
+_SPAN_EDGE = " \t\n.,;:!?\"'`()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
@@ -103,7 +106,7 @@ class Said:
 
     def __init__(self, text: str) -> None:
         self.spans = spans(text)
-        self.numbers = numbers(text)
+        self.numbers = list(dict.fromkeys([*numbers(text), *(value for _, value in implied(text))]))  # "double 37"
         self._durations = durations(text)
         self._outside = outside(text, self._durations) if self._durations else []  # numbers no length holds
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
@@ -183,9 +186,11 @@ def _qualified(words: list[str], rest: list[str]) -> bool:
 
 def _joins(span: str) -> bool:
     """Whether ``span`` begins or ends with a joining word (an unspaced language's may be several letters:
-    "或者")."""
+    "或者"), or ends with an article ("goal in the")."""
     edges = span.split()
     if any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
+        return True
+    if edges[-1].strip(_SPAN_EDGE) in ARTICLES:
         return True
     return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
 
