@@ -152,6 +152,7 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("computed", "en", "What is half of 90?", "90 divided by 2 is 45."),
     ("computed", "en", "Double 3 plus 4", None),  # two operations
     ("computed", "en", "I'd like a double room for 3 nights.", None),  # "double" says no number before a word
+    ("computed", "en", "What's the difference between 1990 and 2000?", None),  # not 1990 minus 2000
     ("computed", "zh", "37的两倍是多少？", "37乘以2等于74。"),
     ("implied", "en", "Double 37 and triple 5", [("mul", 2), ("mul", 3)]),
     ("implied", "en", "half of ninety", [("div", 2)]),
