@@ -20,9 +20,11 @@ from voxcall.llm.local.lexicon import (
     WEAK_JOINERS,
     covered,
     glosses,
+    hinted,
     implied,
     inner_edges,
     is_small_talk,
+    names_one,
     numbers,
     said_numbers,
     singular,
@@ -50,6 +52,8 @@ RULES: dict[str, Callable[[str], object]] = {
     "singular": singular,
     "words": lambda text: [word for word, _ in tokens(text)],
     "glosses": glosses,
+    "hinted": hinted,
+    "names one": names_one,
     "said numbers": said_numbers,
     "small talk": is_small_talk,
     "computed": computed,
@@ -121,7 +125,16 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "en", "What is 12 times 8?", ["mul"]),
     ("glosses", "en", "Sometimes it rains", []),  # a whole word only
     ("glosses", "en", "Will it rain in Berlin?", ["weather"]),  # as 下雨 is
-    ("glosses", "en", "Is it cold in Moscow?", []),  # "cold" has other senses: a cold drink, a cold
+    ("glosses", "en", "A cold drink, please.", []),  # "cold" has other senses: a cold drink, a cold
+    ("glosses", "en", "Is it cold in Moscow?", ["weather"]),  # but asked of "it", the weather ...
+    ("hinted", "en", "Is it cold in Moscow?", ["weather"]),  # ... as a hint only: see "names one"
+    ("hinted", "en", "Do I need an umbrella in Seattle?", ["weather"]),
+    ("hinted", "en", "Will it rain in Berlin?", []),  # a gloss, no hint
+    ("hinted", "zh", "北京冷不冷？", ["weather"]),
+    ("names one", "en", "Is it cold in Moscow?", True),
+    ("names one", "en", "How cold is space? I wonder.", False),  # a sentence's first word is no name
+    ("names one", "en", "How cold is it, I wonder", False),  # nor "I"
+    ("names one", "zh", "今天冷不冷？", True),  # no capitals to tell names by
     ("glosses", "zh", "北京的天气怎么样？", ["weather", "forecast"]),
     ("glosses", "zh", "把音量调到百分之三十", ["volume"]),
     ("glosses", "en", "Sort them in descending order", ["desc"]),  # the choice a schema spells "DESC"

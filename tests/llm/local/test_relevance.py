@@ -40,6 +40,15 @@ def test_the_weathers_own_words_name_the_weather_in_english_too() -> None:
     assert relevance("Is the coffee hot?", WEATHER).hits == 0  # a word of other senses is not glossed
 
 
+def test_a_phrase_that_asks_about_the_weather_names_it_only_with_a_name_said() -> None:
+    for said in ("Is it cold in Moscow?", "How hot is it in Cairo?", "Do I need an umbrella in Seattle?",
+                 "北京冷不冷？"):
+        assert relevance(said, WEATHER).evident, said
+    for said in ("How cold is space?", "How hot is the surface of the sun?", "What is an umbrella term?"):
+        found = relevance(said, WEATHER)
+        assert not found.evident and found.hits == 1, said  # not evident, but not unrelated either
+
+
 CALCULATOR = _tool("calculator", "Calculate a op b.", {"op": {"type": "string", "enum": ["add", "sub", "mul", "div"]},
                                                      "a": {"type": "number"}, "b": {"type": "number"}},
                    ["op", "a", "b"])

@@ -94,6 +94,8 @@ def test_a_plain_string_is_a_span_with_a_content_word_that_neither_chooses_nor_n
     assert Said("打开厨房的灯").strings(tool("set_lights", {"room": {"type": "string"}}, ["room"])) != []
     assert Said("天气怎么样？").strings(WEATHER) == []  # the weather named, and words that ask
     assert set(Said("上海天气怎么样？").strings(WEATHER)) == {"上海", "上", "海"}  # a name no table knows: any part
+    assert Said("Is it going to be hot tomorrow?").strings(WEATHER) == []  # a word of a phrase that asks it
+    assert "outside" not in Said("How's it looking outside in Chicago?").strings(WEATHER)
 
 
 def test_a_time_is_a_value_only_of_a_tool_that_takes_one() -> None:

@@ -43,6 +43,9 @@ class Lexicon:
     # value of a parameter that takes no time
     glosses: Mapping[str, str] = field(default_factory=dict)  # words with the English content words they mean, so
     # that a request in this language is matched to tools named and described in English ("天气" → "weather")
+    indirect: Mapping[str, str] = field(default_factory=dict)  # phrases that ask about what a word means without
+    # saying it, with that word ("is it cold" → "weather"): read as glosses, but weaker evidence (only with a name
+    # said: :func:`names_one`), for they ask it of other things too ("How cold is space?")
     small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
     fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
     operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
@@ -102,7 +105,8 @@ ENGLISH = Lexicon(
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices; not
     # "difference": "the difference between 1990 and 2000" is no 1990 minus 2000); the
-    # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot");
+    # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot":
+    # but see ``indirect``);
     # an order said in full, glossed with the short choices schemas spell it with ("descending": "DESC")
     glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "product": "mul", "lots of": "mul",
              "plus": "add", "add": "add", "added": "add", "sum": "add", "minus": "sub", "subtract": "sub",
@@ -110,6 +114,11 @@ ENGLISH = Lexicon(
              "descending": "desc", "ascending": "asc",
              **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
                               "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},
+    # how it feels outside, asked ("is it cold", "how hot": of a place, the weather; of the sun or a bath, not),
+    # and what one takes for it ("an umbrella in Seattle"; "an umbrella term" is none)
+    indirect=dict.fromkeys((*(f"{asked} {feel}" for asked in ("is it", "will it be", "going to be", "how")
+                              for feel in ("cold", "hot", "warm", "chilly", "freezing")),
+                            "like outside", "looking outside", "umbrella", "raincoat"), "weather"),
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
                 "thank you", "thank you so much", "bye", "goodbye", "see you", "see you later", "how are you",
                 "how are you doing", "how is it going", "how's it going", "what's up", "who are you",
@@ -159,13 +168,15 @@ CHINESE = Lexicon(
     time_words=_words("今天 明天 后天 昨天 今晚 明晚 早上 上午 中午 下午 晚上 周末 这周 本周 下周 星期一 星期二 星期三 "
                       "星期四 星期五 星期六 星期天 星期日"),
     glosses={"天气": "weather forecast", "气温": "temperature weather", "下雨": "rain weather", "温度": "temperature",
-             "音乐": "music", "歌": "song music", "播放": "play", "音量": "volume", "声音": "volume sound",
+             "下雪": "snow weather", "晴天": "sunny weather", "刮风": "windy weather", "音乐": "music",
+             "歌": "song music", "播放": "play", "音量": "volume", "声音": "volume sound",
              "计时器": "timer", "定时": "timer", "倒计时": "timer countdown", "闹钟": "alarm", "灯": "light",
              "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
              "乘以": "times mul", "乘": "times mul", "倍": "times mul", "除以": "divided div", "加上": "plus add",
              "加": "plus add", "减去": "minus sub", "减": "minus sub", "摄氏": "celsius", "华氏": "fahrenheit",
              "公制": "metric", "英制": "imperial", "城市": "city", "地点": "location place", "位置": "location",
              "房间": "room", "分钟": "minutes", "名字": "name", "日期": "date", "数字": "number"},
+    indirect=dict.fromkeys(("冷不冷", "热不热", "冷吗", "热吗", "雨伞", "带伞"), "weather"),
     small_talk=("你好", "您好", "嗨", "早上好", "下午好", "晚上好", "晚安", "谢谢", "谢谢你", "多谢", "再见", "拜拜",
                 "你好吗", "你今天怎么样", "最近怎么样", "你是谁", "你叫什么名字", "你叫什么", "你能做什么", "好的",
                 "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),
@@ -344,16 +355,37 @@ def is_small_talk(said: str) -> bool:
     return found > 0 and all(word.casefold() in _FILLERS for word, _ in tokens(rest))
 
 
-_GLOSSED = [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())
-            for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()]
+def _glossed(table: Callable[[Lexicon], Mapping[str, str]]) -> list[tuple[re.Pattern[str], list[str]]]:
+    return [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())
+            for lexicon in LEXICONS for word, gloss in table(lexicon).items()]
 
 
-def glosses(text: str) -> list[str]:
+_GLOSSED = _glossed(lambda lexicon: lexicon.glosses)
+_INDIRECT = _glossed(lambda lexicon: lexicon.indirect)
+
+
+def glosses(text: str, *, hints: bool = True) -> list[str]:
     """The words the glossed words in ``text`` mean, in the order of the tables' rows: a spaced language's word
     as a whole word ("12 times 8": "mul"), an unspaced language's anywhere ("北京的天气" holds 天气: "weather
-    forecast"); then the operations :func:`implied` reads ("double 37": "mul")."""
+    forecast"); then, with ``hints``, what its :func:`hinted` phrases ask about; then the operations
+    :func:`implied` reads ("double 37": "mul")."""
     found = [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
-    return [*found, *(operation for operation, _ in implied(text))]
+    return [*found, *(hinted(text) if hints else ()), *(operation for operation, _ in implied(text))]
+
+
+def hinted(text: str) -> list[str]:
+    """What the phrases of a table's ``indirect`` in ``text`` ask about without saying it ("Is it cold in
+    Moscow?": "weather")."""
+    return [meaning for pattern, gloss in _INDIRECT if pattern.search(text) for meaning in gloss]
+
+
+_NAME = re.compile(rf"(?<![.!?。！？]\s)(?<!^)\b[A-Z][\w'’-]*|[{_UNSPACED}]")
+
+
+def names_one(text: str) -> bool:
+    """Whether ``text`` says a name: a capitalised word that does not open a sentence ("Is it cold in Moscow?"),
+    but "I"; or any letter of an unspaced script, which has no capitals to tell names by."""
+    return any(match.group() not in ("I", "I'm", "I’m") for match in _NAME.finditer(text.strip()))
 
 
 _IMPLIED = [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), said)
@@ -376,12 +408,15 @@ REVERSING = re.compile("|".join(alternatives(lexicon, lexicon.reversing) for lex
 """A word between a subtraction's numbers that puts the second first (:attr:`Lexicon.reversing`)."""
 
 
-_WORD_GLOSSES = {word.casefold(): gloss.split() for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()}
+_WORD_GLOSSES = {**{part.casefold(): gloss.split() for lexicon in LEXICONS for phrase, gloss in lexicon.indirect.items()
+                    for part in (phrase, *phrase.split()) if part.casefold() not in STOP_WORDS},
+                 **{word.casefold(): gloss.split() for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()}}
 
 
 def word_gloss(word: str) -> list[str]:
-    """What one word of a table is glossed as (``temperature``, 气温: ``["weather"]``), by lookup; none for a word
-    no table glosses."""
+    """What one word of a table is glossed as (``temperature``, 气温: ``["weather"]``), or a content word of an
+    ``indirect`` phrase stands for ("cold", "outside": ``["weather"]``), by lookup; none for a word no table
+    glosses."""
     return _WORD_GLOSSES.get(word.casefold(), [])
 
 

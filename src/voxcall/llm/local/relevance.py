@@ -21,16 +21,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.llm.local.duration import durations, unit_of
-from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, glosses, numbers, singular
+from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, glosses, names_one, numbers, singular
 from voxcall.tools.schema import Tool
 
 
-def words(text: str) -> list[str]:
+def words(text: str, *, hints: bool = True) -> list[str]:
     """The content words of ``text``: lowercased, split at case changes, underscores and punctuation, a plural
     ``s`` removed, stop words dropped; then the English words its glossed words mean (another language's request:
-    :func:`~voxcall.llm.local.lexicon.glosses`)."""
+    :func:`~voxcall.llm.local.lexicon.glosses`), with ``hints`` those its phrases ask about without saying them
+    ("is it cold": "weather")."""
     found = []
-    for word in [*LATIN_WORD.findall(text), *glosses(text)]:
+    for word in [*LATIN_WORD.findall(text), *glosses(text, hints=hints)]:
         word = singular(word.lower())
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
             found.append(word)
@@ -66,12 +67,15 @@ class Relevance:
 
 
 def relevance(request: str, tool: Tool) -> Relevance:
-    """How well the words of ``request`` match ``tool``."""
+    """How well the words of ``request`` match ``tool``. What a phrase asks about without saying it ("is it cold":
+    "weather", :func:`~voxcall.llm.local.lexicon.hinted`) names the tool only when the request says a name too
+    ("Is it cold in Moscow?"; "How cold is space?" asks no weather tool), but relates the request to it always."""
     said = set(words(request))
     name = set(words(tool.name))
+    naming = said if names_one(request) else set(words(request, hints=False))
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
     share, choices = _values_held(request, tool)
-    return Relevance(name_hits=len(said & name), hits=len(said & described), values=share, choices=choices)
+    return Relevance(name_hits=len(naming & name), hits=len(said & described), values=share, choices=choices)
 
 
 def most_relevant(request: str, tools: Sequence[Tool], limit: int, keep: Collection[str] = ()) -> list[Tool]:
