@@ -220,7 +220,7 @@ def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> N
     grammar = calls_grammar([WEATHER, SEND], said="What's the weather in New York?")
     assert "said-enum" in rules(grammar)
     assert checker.accepts(grammar, "get_weather(city='New York')</code>")
-    assert checker.accepts(grammar, "get_weather(city='New York', unit='f')</code>")  # an enum stays an enum
+    assert not checker.accepts(grammar, "get_weather(city='New York', unit='f')</code>")  # no choice named
     assert not checker.accepts(grammar, "get_weather(city='text')</code>")
     assert not checker.accepts(grammar, "get_weather(city='new_york')</code>")
     assert checker.accepts(grammar, "get_weather(city='York')</code> <code>get_weather(city='New York')</code>")
@@ -241,7 +241,7 @@ def test_a_string_whose_description_prescribes_a_form_is_written_not_copied(chec
     assert not checker.accepts(copying, "get_current_weather(location='Boston, MA')</code>")
 
 
-def test_an_optional_choice_not_named_is_its_declared_default(checker: GrammarChecker) -> None:
+def test_an_optional_choice_not_named_is_its_declared_default_or_left_out(checker: GrammarChecker) -> None:
     forecast = tool("get_current_weather", {"location": {"type": "string"}, "unit": {
         "type": "string", "enum": ["celsius", "fahrenheit"], "default": "fahrenheit"}}, ["location"])
     grammar = calls_grammar([forecast], "What's the weather in Boston?")
@@ -253,8 +253,13 @@ def test_an_optional_choice_not_named_is_its_declared_default(checker: GrammarCh
     servers = tool("list_servers", {"type": {"type": "string", "enum": ["all", "mtna"], "default": "all"}}, [])
     both = calls_grammar([servers], "Show me all of my MTNA servers")  # both said: the model picks
     assert checker.accepts(both, "list_servers(type='mtna')</code>")
-    # without a declared default (WEATHER's unit) the model still picks among the choices
-    assert checker.accepts(calls_grammar([WEATHER], "Weather in Oslo"), "get_weather(city='Oslo', unit='c')</code>")
+    # without a declared default (WEATHER's unit) a choice none named is left to the tool
+    oslo = calls_grammar([WEATHER], "Weather in Oslo")
+    assert checker.accepts(oslo, "get_weather(city='Oslo')</code>")
+    assert not checker.accepts(oslo, "get_weather(city='Oslo', unit='c')</code>")
+    in_f = calls_grammar([WEATHER], "Weather in Oslo, in F")
+    assert checker.accepts(in_f, "get_weather(city='Oslo', unit='f')</code>")
+    assert checker.accepts(calls_grammar([WEATHER]), "get_weather(city='Oslo', unit='c')</code>")  # nothing said
 
 
 def test_numbers_are_numbers_said_when_some_were(checker: GrammarChecker) -> None:

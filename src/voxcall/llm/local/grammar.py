@@ -22,7 +22,8 @@ is one of them (an integer one, one of the whole numbers), not a recomputed or d
 in a unit of time takes the lengths of time said in its unit ("two hours": ``minutes=120``;
 :meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
-choice the user did not name is its declared default if it has one (not a choice the user never made). Which tools
+choice the user did not name is its declared default if it has one, and left out if not (not a choice the user
+never made). Which tools
 the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
 grammar admits what it is given.
 
@@ -213,7 +214,7 @@ class _Builder:
         """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
         then a value of the property's schema; required ones first, then any of the optional ones. A choice the
         user said alone among its values (:meth:`_said_choices`) is required, with that value; an optional one
-        none of whose values was said is its declared default, if it has one; a plain string is one of
+        none of whose values was said is its declared default, if it has one, else left out; a plain string is one of
         :meth:`Said.strings` (none of the tool's choice words nor only words of its name: "uber pitada" stays a
         restaurant of ``uber.eat.order``, the name may be part of a value), or any span when there is none (a call
         the request must make although the words hold no value)."""
@@ -225,8 +226,10 @@ class _Builder:
             said = said_choices.get(prop, [])
             if len(said) == 1:
                 value = self._literals(said, f"{name}-{alias}-said")
-            elif (self.said.names and not said and prop not in tool.required
-                  and (default := _choice_default(tool.properties.get(prop)))):
+            elif self.said.names and not said and prop not in tool.required and prop in said_choices:
+                default = _choice_default(tool.properties.get(prop))
+                if default is None:
+                    continue  # none named, none declared: left to the tool, not a choice the user never made
                 value = self._literals([default], f"{name}-{alias}-default")  # none named: the tool's default
             else:
                 schema = tool.properties.get(prop)
@@ -245,7 +248,7 @@ class _Builder:
         found: dict[str, list[str]] = {}
         for prop, schema in tool.properties.items():
             choices = schema.get("enum") if isinstance(schema, Mapping) else None
-            if isinstance(choices, list):
+            if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
                 found[prop] = [c for c in choices if isinstance(c, str) and c and c.casefold() in self.said.names]
         return found
 
