@@ -270,3 +270,12 @@ async def test_arithmetic_without_a_tool_for_it_is_computed_not_invented(backend
             ends_properly(events)
             assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer
             assert not [e for e in events if isinstance(e, ToolCall)]
+
+
+async def test_a_question_about_a_places_weather_that_does_not_name_it_calls_the_weather_tool(
+        backend: LlamaCppBackend) -> None:
+    for words, city in (("Is it cold in Moscow?", "Moscow"), ("How hot is it in Cairo?", "Cairo"),
+                        ("Do I need an umbrella in Seattle?", "Seattle")):
+        events = await collect(backend.stream(ask(words)))
+        ends_properly(events)
+        assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [("get_weather", {"city": city})]
