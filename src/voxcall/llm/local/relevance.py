@@ -16,6 +16,7 @@ is specific to a tool.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,18 +25,27 @@ from voxcall.llm.local.duration import durations, unit_of
 from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, glosses, names_one, numbers, singular
 from voxcall.tools.schema import Tool
 
+WORDS_MEMORY = 4096
+"""Texts whose content words are remembered (requests, and tools' names and descriptions)."""
+
 
 def words(text: str, *, hints: bool = True) -> list[str]:
     """The content words of ``text``: lowercased, split at case changes, underscores and punctuation, a plural
     ``s`` removed, stop words dropped; then the English words its glossed words mean (another language's request:
     :func:`~voxcall.llm.local.lexicon.glosses`), with ``hints`` those its phrases ask about without saying them
     ("is it cold": "weather")."""
+    return list(_content_words(text, hints))
+
+
+@functools.lru_cache(maxsize=WORDS_MEMORY)
+def _content_words(text: str, hints: bool) -> tuple[str, ...]:
+    """:func:`words`, remembered: a request's words are read once per tool weighed, a tool's at every request."""
     found = []
     for word in [*LATIN_WORD.findall(text), *glosses(text, hints=hints)]:
         word = singular(word.lower())
         if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
             found.append(word)
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
