@@ -1,5 +1,6 @@
-"""Parallel calls on the local path: values the user listed for the call just made open another block
-(:mod:`voxcall.llm.local.parallel`), pure rules first, then with the real SmolLM2-135M."""
+"""Parallel calls on the local path: values the user listed for the call just made, or words after it asking
+another tool, open another block (:mod:`voxcall.llm.local.parallel`), pure rules first, then with the real
+SmolLM2-135M."""
 
 from __future__ import annotations
 
@@ -40,6 +41,29 @@ def test_the_next_call_is_of_the_same_tool_from_the_words_after_the_first() -> N
     assert next_call("<code>get_weather(city='Paris')</code>", [WEATHER, TIMER], "Weather in Paris?") is None
 
 
+@pytest.mark.parametrize(("block", "said", "tool", "rest"), [
+    ("<code>set_timer(minutes=10)</code>", "Set a timer for 10 minutes and tell me the weather in Oslo.",
+     "get_weather", "tell me the weather in Oslo."),
+    ("<code>get_weather(city='Oslo')</code>", "Weather in Oslo, please, and a timer for 5 minutes",
+     "set_timer", "a timer for 5 minutes"),  # the last joiner that leaves the words asking for one tool
+    ("<code>get_weather(city='Oslo')</code>", "Weather in Oslo and set a timer", None, ""),  # no minutes said
+    ("<code>get_weather(city='Oslo')</code>", "Weather in Oslo and what is the time", None, ""),  # no tool's
+    ("<code>set_timer(minutes=5)</code>", "The weather is bad, set a timer for 5 minutes", None, ""),  # before it
+    ("<code>get_weather(city='Oslo')</code>", "Weather in Oslo and the weather in Rome", None, ""),  # not again
+])
+def test_the_next_call_may_be_another_tool_the_words_after_the_first_ask_for(
+        block: str, said: str, tool: str | None, rest: str) -> None:
+    found = next_call(block, [WEATHER, TIMER], said)
+    assert (found.tool.name, found.said) == (tool, rest) if found else tool is None
+
+
+def test_a_tool_the_reply_called_already_is_not_asked_again() -> None:
+    said = "Set a timer for 5 minutes and tell me the weather in Oslo"
+    found = next_call("<code>set_timer(minutes=5)</code>", [WEATHER, TIMER], said)
+    assert found is not None and found.tool is WEATHER
+    assert next_call("<code>set_timer(minutes=5)</code>", [WEATHER, TIMER], said, {"get_weather"}) is None
+
+
 @pytest.fixture(scope="module")
 def backend() -> Iterator[LlamaCppBackend]:
     model = LlamaCppBackend(n_ctx=2048)
@@ -52,6 +76,8 @@ def backend() -> Iterator[LlamaCppBackend]:
                                                   ("get_weather", {"city": "Rome"})]),
     ("Set timers for 5 and 10 minutes.", [("set_timer", {"minutes": 5}), ("set_timer", {"minutes": 10})]),
     ("What's the weather in Paris?", [("get_weather", {"city": "Paris"})]),
+    ("Set a timer for 10 minutes and tell me the weather in Oslo.", [("set_timer", {"minutes": 10}),
+                                                                     ("get_weather", {"city": "Oslo"})]),
 ])
 async def test_listed_values_make_several_calls(backend: LlamaCppBackend, said: str,
                                                 calls: list[tuple[str, object]]) -> None:

@@ -25,8 +25,9 @@ It returns an :class:`Outcome`. What it decides, from the request's :class:`~vox
 - when a call could close and the model's likeliest choice there is a comma, the comma is kept only with enough of
   the probability (:mod:`voxcall.llm.local.optional`); otherwise the call is closed and the rest written under
   the grammar of what follows a call;
-- when a call's block closes and the user listed a further value for it (:mod:`voxcall.llm.local.parallel`),
-  another block is opened for that tool alone, its values taken from the words after the first;
+- when a call's block closes and the user listed a further value for it, or asked another tool for something
+  after it (:mod:`voxcall.llm.local.parallel`), another block is opened for that tool alone, its values taken
+  from the words after the first;
 - a relayed result (the plan's ``complete``): the prefill is the whole reply, nothing is sampled;
 - under a grammar (with the plan's ``jumps``), text the grammar forces is not sampled: all of it but its last token
   is said and added to the prompt (:mod:`voxcall.llm.local.grammar_cursor`), and the run goes on, a token at a
@@ -47,7 +48,7 @@ from voxcall.llm.local.grammar_cursor import GrammarCursor, GrammarSyntaxError
 from voxcall.llm.local.lift import Likely, Weights
 from voxcall.llm.local.optional import CANDIDATES, CLOSE, COMMA, may_close
 from voxcall.llm.local.parallel import NextCall, last_block, next_call
-from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
+from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 
 if TYPE_CHECKING:
     from voxcall.llm.local.plan import Plan
@@ -241,9 +242,13 @@ def _cursor(grammar: str | None, plan: Plan) -> GrammarCursor | None:
 
 
 def listed_call(plan: Plan, reply: str) -> NextCall | None:
-    """The call the user listed a further value for, after the last block of ``reply`` (see
-    :mod:`voxcall.llm.local.parallel`); None when ``plan`` allows no such call."""
-    return next_call(last_block(reply), plan.listed, plan.said) if plan.listed else None
+    """The further call the user asked for after the last block of ``reply``: a further value listed for it, or
+    another tool none of the reply's calls called (see :mod:`voxcall.llm.local.parallel`); None when ``plan``
+    allows no such call."""
+    if not plan.listed:
+        return None
+    called = {call.name for call in parse_code_calls(reply, plan.listed).calls}
+    return next_call(last_block(reply), plan.listed, plan.said, called, write_forms=plan.write_forms)
 
 
 def _until(text: str, piece: str, opener: str) -> tuple[str, bool]:

@@ -1,4 +1,5 @@
-"""Whether a local model's reply holds another call: the user listed a further value for the call just made.
+"""Whether a local model's reply holds another call: the user listed a further value for the call just made, or
+asked another tool for something after it.
 
 A tiny model stops after one ``<code>`` block even when the request asks for several: SmolLM2-135M made one call
 for every one of the 30 requests of BFCL's parallel categories ("the weather in Boston and in San Francisco").
@@ -11,7 +12,10 @@ the model decides, as before.
 
 "The same shape": a number after a number, a capitalised word after a capitalised value, a lowercase word after a
 lowercase one (so "Paris and tell me a joke" is no list); and never a word of a tool's name ("order pizza and set
-a timer" asks for another tool, which this does not guess). Nothing here is written for a particular tool.
+a timer" asks for another tool). Another tool is called where the words after the call's last value, from a
+joiner on, plainly ask for it (:func:`asked_after`): "Add 1 and 2 together and also tell me the time in Berlin"
+is ``sum`` then the time, "Set a timer for 10 minutes and play some jazz" a timer and the music; the model, after a
+first call, stopped. Nothing here is written for a particular tool.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.llm.local.lexicon import LIST_ENDING, LIST_JOINER, STOP_WORDS, WEAK_JOINERS, numbers
-from voxcall.llm.local.relevance import words
+from voxcall.llm.local.relevance import relevance, words
+from voxcall.llm.local.said import Said
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 from voxcall.tools.schema import Tool
 
@@ -47,10 +52,13 @@ def last_block(reply: str) -> str:
     return reply[start:end + len(CLOSE_TAG)] if start >= 0 and end >= 0 else ""
 
 
-def next_call(block: str, tools: Sequence[Tool], said: str) -> NextCall | None:
-    """The further call of the same tool that ``said`` lists after a value of the one call in ``block`` (a closed
-    ``<code>`` block of calls to ``tools``), or None: no single valid call, or no argument of it followed by a
-    listed value (:func:`listed_after`)."""
+def next_call(block: str, tools: Sequence[Tool], said: str, called: Collection[str] = (), *,
+              write_forms: bool = True) -> NextCall | None:
+    """The further call that ``said`` asks for after the one call in ``block`` (a closed ``<code>`` block of
+    calls to ``tools``): of the same tool where it lists a further value after one of the call's
+    (:func:`listed_after`), else of another tool that the words after the call's values ask for
+    (:func:`asked_after`; none of ``called``, the tools the reply called already); None: no single valid call, or
+    neither."""
     calls = parse_code_calls(block, tools).calls
     if len(calls) != 1:
         return None
@@ -62,6 +70,30 @@ def next_call(block: str, tools: Sequence[Tool], said: str) -> NextCall | None:
         rest = listed_after(said, value, names, used)
         if rest:
             return NextCall(tool, rest)
+    others = [t for t in tools if t.name not in {tool.name, *called}]
+    return asked_after(said, used, others, write_forms=write_forms) if others else None
+
+
+def asked_after(said: str, values: Sequence[str], tools: Sequence[Tool], *, write_forms: bool = True
+                ) -> NextCall | None:
+    """The call to one of ``tools`` (tools not called yet) that ``said`` asks for after the last of ``values``
+    (those of the call made, as said): the words from a joiner after it on that plainly ask for one tool alone (its
+    name said and its values held: :attr:`~voxcall.llm.local.relevance.Relevance.evident`,
+    :meth:`~voxcall.llm.local.said.Said.holds`), the last such joiner ("Set a timer for 10 minutes, please, and
+    play some jazz": "play some jazz"). None when no value of the call was said as written, or no words after it
+    ask for one tool. A tool called already is not asked again: a word of its name after its value is seldom a
+    request of its own ("the answer is not in the text, therefore I cannot answer" for ``answer.string``)."""
+    ends = [at + len(value) for value in values if value and (at := said.lower().find(value.lower())) >= 0]
+    if not ends:
+        return None
+    rest = said[max(ends):]
+    for joiner in reversed(list(LIST_JOINER.finditer(rest))):
+        clause = rest[joiner.end():]
+        heard = Said(clause)
+        asked = [tool for tool in tools
+                 if relevance(clause, tool).evident and heard.holds(tool, write_forms=write_forms)]
+        if len(asked) == 1:
+            return NextCall(asked[0], clause)
     return None
 
 
