@@ -275,6 +275,25 @@ async def test_a_listed_value_closes_the_stream_and_the_next_call_gets_its_own_g
     assert events[-1] == Done("tool_calls")
 
 
+async def test_words_asking_another_tool_after_a_call_open_a_block_for_that_tool(server: FakeServer) -> None:
+    backend = await backend_for(server)
+    opener = backend.planner.vocabulary.tokenize("<code>")[0]
+    both = LLMRequest(items=[Message("user", "Weather in Paris and set a timer for 5 minutes.")],
+                      tools=[WEATHER, TIMER])
+    server.replies.extend([decision((opener, 0.9)), streamed("get_weather(city='Paris')", "</code>", hold=True),
+                           streamed("set_timer(minutes=5)", "</code>")])
+    events = await collect(backend.stream(both))
+    async with asyncio.timeout(5):
+        await server.disconnected.wait()  # the first call's request was dropped when its block closed
+    await backend.aclose()
+    assert [(e.name, e.arguments) for e in events if isinstance(e, ToolCall)] == [
+        ("get_weather", {"city": "Paris"}), ("set_timer", {"minutes": 5})]
+    third = completions(server)[2]
+    assert "set_timer(" in third["grammar"] and "get_weather(" not in third["grammar"]  # that tool alone
+    assert "'Paris'" not in third["grammar"]  # its values from the words after the first call's
+    assert events[-1] == Done("tool_calls")
+
+
 TIMER = Tool("set_timer", "Start a countdown timer.",
              {"type": "object", "properties": {"minutes": {"type": "number"}, "label": {"type": "string"}},
               "required": ["minutes"]})
