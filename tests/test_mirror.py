@@ -76,6 +76,7 @@ ELSEWHERE: dict[str, str] = {
     "llm/history": "tests/llm/test_base.py",
     "llm/openai_client": "tests/llm/test_openai_chat.py",
     "llm/local/arithmetic": "tests/llm/local/test_lexicon.py",
+    "llm/local/meanings": "tests/llm/local/test_lexicon.py",
     "llm/local/backend": "tests/llm/local/test_llamacpp.py",
     "llm/local/driver": "tests/llm/local/test_listed_calls.py",
     "llm/local/engine": "tests/llm/local/test_engines.py",

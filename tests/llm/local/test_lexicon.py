@@ -19,17 +19,14 @@ from voxcall.llm.local.lexicon import (
     TIME_WORDS,
     WEAK_JOINERS,
     covered,
-    glosses,
-    hinted,
-    implied,
     inner_edges,
     is_small_talk,
-    names_one,
     numbers,
     said_numbers,
     singular,
     tokens,
 )
+from voxcall.llm.local.meanings import glosses, hinted, implied, names_one
 from voxcall.llm.scripted import digits_for_words
 
 

@@ -14,7 +14,8 @@ import operator
 from collections.abc import Callable
 
 from voxcall.language import language_of
-from voxcall.llm.local.lexicon import CHINESE, ENGLISH, REVERSING, Lexicon, glosses, implied, number_spans
+from voxcall.llm.local.lexicon import CHINESE, ENGLISH, Lexicon, number_spans
+from voxcall.llm.local.meanings import REVERSING, glosses, implied
 
 OPERATIONS: dict[str, Callable[[float, float], float]] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv}

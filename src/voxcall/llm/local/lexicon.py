@@ -9,7 +9,8 @@ a request in either is read without first guessing its language.
 
 Numbers said in words are read by one rule for every table (:func:`number_runs`): a run of number words is
 composed from its table's values, multipliers and groups ("two hundred fifty" = 250, "二十五" = 25, "一万二千" =
-12000).
+12000). What words mean beyond themselves (glosses, hints, implied operations) is read from the tables by
+:mod:`voxcall.llm.local.meanings`.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Lexicon:
     # that a request in this language is matched to tools named and described in English ("天气" → "weather")
     indirect: Mapping[str, str] = field(default_factory=dict)  # phrases that ask about what a word means without
     # saying it, with that word ("is it cold" → "weather"): read as glosses, but weaker evidence (only with a name
-    # said: :func:`names_one`), for they ask it of other things too ("How cold is space?")
+    # said: :func:`~voxcall.llm.local.meanings.names_one`), for they ask it of other things too ("How cold is space?")
     small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
     fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
     operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
@@ -202,9 +203,10 @@ TIME_WORDS = frozenset().union(*(lexicon.time_words for lexicon in LEXICONS))
 WEAK_JOINERS = frozenset().union(*(lexicon.weak_joiners for lexicon in LEXICONS))
 
 
-_UNSPACED = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)
-_TOKEN = re.compile(rf"[{_UNSPACED}]|[^\s{_UNSPACED}]+")
-_UNSPACED_RUN = re.compile(rf"[{_UNSPACED}]+")
+UNSPACED_SCRIPT = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)
+"""The letters of the unspaced languages, as a regex class body: each is a word of its own."""
+_TOKEN = re.compile(rf"[{UNSPACED_SCRIPT}]|[^\s{UNSPACED_SCRIPT}]+")
+_UNSPACED_RUN = re.compile(rf"[{UNSPACED_SCRIPT}]+")
 _UNSPACED_WORDS = frozenset(word for lexicon in LEXICONS if not lexicon.spaced
                             for word in (*lexicon.glosses, *lexicon.stop_words, *lexicon.joining, *lexicon.time_words))
 """The words an unspaced language's tables know: a value never cuts one (:func:`inner_edges`)."""
@@ -353,79 +355,6 @@ def is_small_talk(said: str) -> bool:
     text = _PUNCTUATION.sub(" ", said.replace("’", "'"))
     rest, found = _SMALL_TALK.subn(" ", text)
     return found > 0 and all(word.casefold() in _FILLERS for word, _ in tokens(rest))
-
-
-def _glossed(table: Callable[[Lexicon], Mapping[str, str]]) -> list[tuple[re.Pattern[str], list[str]]]:
-    return [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), gloss.split())
-            for lexicon in LEXICONS for word, gloss in table(lexicon).items()]
-
-
-_GLOSSED = _glossed(lambda lexicon: lexicon.glosses)
-_INDIRECT = _glossed(lambda lexicon: lexicon.indirect)
-
-
-def glosses(text: str, *, hints: bool = True) -> list[str]:
-    """The words the glossed words in ``text`` mean, in the order of the tables' rows: a spaced language's word
-    as a whole word ("12 times 8": "mul"), an unspaced language's anywhere ("北京的天气" holds 天气: "weather
-    forecast"); then, with ``hints``, what its :func:`hinted` phrases ask about; then the operations
-    :func:`implied` reads ("double 37": "mul")."""
-    found = [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
-    return [*found, *(hinted(text) if hints else ()), *(operation for operation, _ in implied(text))]
-
-
-def hinted(text: str) -> list[str]:
-    """What the phrases of a table's ``indirect`` in ``text`` ask about without saying it ("Is it cold in
-    Moscow?": "weather")."""
-    return [meaning for pattern, gloss in _INDIRECT if pattern.search(text) for meaning in gloss]
-
-
-_NAME = re.compile(rf"(?<![.!?。！？]\s)(?<!^)\b[A-Z][\w'’-]*|[{_UNSPACED}]")
-
-
-def names_one(text: str) -> bool:
-    """Whether ``text`` says a name: a capitalised word that does not open a sentence ("Is it cold in Moscow?"),
-    but "I"; or any letter of an unspaced script, which has no capitals to tell names by."""
-    return any(match.group() not in ("I", "I'm", "I’m") for match in _NAME.finditer(text.strip()))
-
-
-_IMPLIED = [(re.compile(alternatives(lexicon, (word,)), re.IGNORECASE), said)
-            for lexicon in LEXICONS for word, said in lexicon.implied.items()]
-
-
-def implied(text: str) -> list[tuple[str, int]]:
-    """The operations ``text`` names with a word that also says their second number (a table's ``implied``), each
-    with that number, where a number follows the word at once ("double 37": ``("mul", 2)``; "half of 90": ``("div",
-    2)``), in the order said; none where a word follows ("a double room")."""
-    matches = [(match, said) for pattern, said in _IMPLIED for match in pattern.finditer(text)]
-    starts = {start for start, _, _ in number_spans(text)} if matches else set()
-    found = sorted((match.start(), said) for match, said in matches
-                   if match.end() + len(text[match.end():]) - len(text[match.end():].lstrip()) in starts)
-    return [said for _, said in found]
-
-
-REVERSING = re.compile("|".join(alternatives(lexicon, lexicon.reversing) for lexicon in LEXICONS
-                                if lexicon.reversing), re.IGNORECASE)
-"""A word between a subtraction's numbers that puts the second first (:attr:`Lexicon.reversing`)."""
-
-
-_WORD_GLOSSES = {**{part.casefold(): gloss.split() for lexicon in LEXICONS for phrase, gloss in lexicon.indirect.items()
-                    for part in (phrase, *phrase.split()) if part.casefold() not in STOP_WORDS},
-                 **{word.casefold(): gloss.split() for lexicon in LEXICONS for word, gloss in lexicon.glosses.items()}}
-
-
-def word_gloss(word: str) -> list[str]:
-    """What one word of a table is glossed as (``temperature``, 气温: ``["weather"]``), or a content word of an
-    ``indirect`` phrase stands for ("cold", "outside": ``["weather"]``), by lookup; none for a word no table
-    glosses."""
-    return _WORD_GLOSSES.get(word.casefold(), [])
-
-
-def word_for(english: str, language: str) -> str:
-    """``english`` (a parameter's name in words: "city") in ``language``, where that language's table glosses a word
-    as it (城市 in Chinese); else ``english`` itself."""
-    wanted = singular(english.lower())
-    return next((word for lexicon in LEXICONS if lexicon.language == language and lexicon is not ENGLISH
-                 for word, gloss in lexicon.glosses.items() if singular(gloss.split()[0]) == wanted), english)
 
 
 def singular(word: str) -> str:

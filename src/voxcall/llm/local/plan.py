@@ -45,8 +45,8 @@ from voxcall.llm.base import FunctionOutputItem, LLMError, LLMRequest, Message
 from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
-from voxcall.llm.local.lexicon import word_for
 from voxcall.llm.local.lift import Lift, UnaskedPrompts
+from voxcall.llm.local.meanings import word_for
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
@@ -433,7 +433,7 @@ def _offered_tools(request: LLMRequest) -> list[Tool]:
 def _spoken_name(tool: Tool, name: str, said: str) -> str:
     """How a question to a user who ``said`` something names parameter ``name`` of ``tool``: its description when
     that is a short noun phrase ("The first number." → "first number"), else its name in words (``user_id`` → "user
-    id"), in the user's language where the lexicon knows the word (:func:`~voxcall.llm.local.lexicon.word_for`:
+    id"), in the user's language where the lexicon knows the word (:func:`~voxcall.llm.local.meanings.word_for`:
     "city" → 城市)."""
     schema = tool.properties.get(name)
     description = str(schema.get("description", "")) if isinstance(schema, Mapping) else ""

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.llm.local.duration import durations, unit_of
-from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, glosses, names_one, numbers, singular
+from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, numbers, singular
+from voxcall.llm.local.meanings import glosses, names_one
 from voxcall.tools.schema import Tool
 
 WORDS_MEMORY = 4096
@@ -32,7 +33,7 @@ WORDS_MEMORY = 4096
 def words(text: str, *, hints: bool = True) -> list[str]:
     """The content words of ``text``: lowercased, split at case changes, underscores and punctuation, a plural
     ``s`` removed, stop words dropped; then the English words its glossed words mean (another language's request:
-    :func:`~voxcall.llm.local.lexicon.glosses`), with ``hints`` those its phrases ask about without saying them
+    :func:`~voxcall.llm.local.meanings.glosses`), with ``hints`` those its phrases ask about without saying them
     ("is it cold": "weather")."""
     return list(_content_words(text, hints))
 
@@ -78,7 +79,7 @@ class Relevance:
 
 def relevance(request: str, tool: Tool) -> Relevance:
     """How well the words of ``request`` match ``tool``. What a phrase asks about without saying it ("is it cold":
-    "weather", :func:`~voxcall.llm.local.lexicon.hinted`) names the tool only when the request says a name too
+    "weather", :func:`~voxcall.llm.local.meanings.hinted`) names the tool only when the request says a name too
     ("Is it cold in Moscow?"; "How cold is space?" asks no weather tool), but relates the request to it always."""
     said = set(words(request))
     name = set(words(tool.name))

@@ -3,7 +3,7 @@
 A tiny model asked for a call writes placeholders (``loc='text'``) and identifiers instead of what the user said,
 so the calls grammar (:mod:`voxcall.llm.local.grammar`) admits only what the words hold: a plain string argument is
 a **span** of them (:func:`spans`), a number one of the **numbers** said (:func:`~voxcall.llm.local.lexicon.
-numbers`, and those words such as "double" imply: :func:`~voxcall.llm.local.lexicon.implied`; for a count of a
+numbers`, and those words such as "double" imply: :func:`~voxcall.llm.local.meanings.implied`; for a count of a
 unit of time, the lengths of time said in that unit: :meth:`Said.numbers_for`), a choice one the words name (a
 span, or what the lexicon glosses a word as: "times" → ``mul``).
 
@@ -32,15 +32,13 @@ from voxcall.llm.local.lexicon import (
     TIME_WORDS,
     UNSPACED_JOINING_WORDS,
     covered,
-    glosses,
-    implied,
     inner_edges,
     joined,
     numbers,
     singular,
     tokens,
-    word_gloss,
 )
+from voxcall.llm.local.meanings import glosses, implied, word_gloss
 from voxcall.llm.local.relevance import words
 from voxcall.tools.schema import Tool
 
