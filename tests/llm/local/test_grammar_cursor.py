@@ -34,9 +34,10 @@ def test_the_rest_of_a_name_its_told_apart_by_is_forced_with_the_argument_up_to_
 
 
 def test_nothing_is_forced_where_the_grammar_may_end_or_the_model_chooses() -> None:
-    grammar = calls_grammar([WEATHER], SAID)
+    grammar = calls_grammar([WEATHER])  # nothing said: the optional unit is the model's to take or leave
     assert forced(grammar, "get_weather(city='4,512')</code>") == ""  # the end, or another block
     assert forced(grammar, "get_weather(city='4,512'") == ""  # ")" or ", unit="
+    assert forced(calls_grammar([WEATHER], SAID), "get_weather(city='4,512'") == ")</code>"  # no unit named: none
     assert forced('root ::= "ab" | "ac"', "") == "a"
     assert forced('root ::= "a" "b"*', "a") == ""
     assert forced('root ::= . "b"', "\u4e0a") == "b"
