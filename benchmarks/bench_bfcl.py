@@ -26,9 +26,9 @@ correct, false calls, leaks and first-event time per K.
                                     [--tools 1,3,7] [--warm] [--text] [-v] [backend options of bench_local_tools]
 
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
-all (a plain string argument one of the grammar's spans of the user's words, a number one the user said, or a
-length of time said, in the argument's unit: ``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how
-many it would admit without those two rules. The first figure is the ceiling of the embedded path on that slice,
+all (a plain string argument one of the grammar's spans of the user's words, a place named in the form its
+description shows (``Said.places``), a number one the user said, or a length of time said, in the argument's unit:
+``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how many it would admit without those rules. The first figure is the ceiling of the embedded path on that slice,
 whatever the model; the gap between them is what copying costs. (The grammar's choice rules are not counted: they
 pass a choice the user named and an unnamed optional choice's default, and keep a choice word out of a plain
 string.)
@@ -312,6 +312,8 @@ def admitted(value: Any, schema: Any, said: str, *, copied: bool, name: str = ""
         return all(admitted(item, schema.get("items"), said, copied=copied, name=name) for item in value)
     if not copied:
         return True
+    if kind == "string" and isinstance(value, str) and (places := Said(said).places(schema)):
+        return _norm(value) in {_norm(place) for place in places}  # a place named, in the form the tool shows
     if kind == "string" and isinstance(value, str) and copied_string(schema):
         return _norm(value) in {_norm(span) for span in spans(said)}
     said_numbers = Said(said).numbers_for(name, schema) if kind in ("number", "integer") else []
@@ -346,7 +348,7 @@ def run_reach(folder: Path, args: argparse.Namespace) -> None:
         copied = sum(reachable(c, copied=True) for c in cases)
         free = sum(reachable(c, copied=False) for c in cases)
         print(f"{category:>12}: the grammar admits the right calls in {copied}/{len(cases)} = "
-              f"{copied / len(cases):.0%}; without the span and number rules {free}/{len(cases)} = "
+              f"{copied / len(cases):.0%}; without the span, place and number rules {free}/{len(cases)} = "
               f"{free / len(cases):.0%}", flush=True)
         if args.verbose:
             for case in cases:

@@ -33,6 +33,7 @@ from voxcall.llm.calls import CallLimit, announce_call, finish_reason
 from voxcall.llm.local.duet import spoken
 from voxcall.llm.local.engine import Engine, Finished, Item, Sink
 from voxcall.llm.local.lexicon import is_small_talk
+from voxcall.llm.local.places import read_forms
 from voxcall.llm.local.plan import Plan, Planner, ReplyOptions
 from voxcall.tools.calls import ToolCall
 from voxcall.tools.codecalls.events import TextDelta
@@ -111,6 +112,8 @@ class LocalBackend:
         only those. Returns when that prefix is evaluated, or early when a ``stream()`` arrives (or the backend
         closes)."""
         await self._evaluate(self.planner.prefix, request)
+        if not self._closed:  # then the forms its tools want places in (the first reads the table of places)
+            await asyncio.get_running_loop().run_in_executor(self._planning, read_forms, request.tools)
 
     async def warm_shared(self, request: LLMRequest) -> None:
         """Evaluate ahead of time what every tools prompt of ``request``'s settings shares, whatever tools a

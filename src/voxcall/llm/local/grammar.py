@@ -284,6 +284,8 @@ class _Builder:
                 return "array"
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
+        if kind == "string" and (places := self.said.places(schema)):
+            return self._literals(places, f"{hint}-place")  # "Boston, MA": where the place is, not a guess
         if kind == "string" and self.said.spans and copied_string(schema, write_forms=self.write_forms):
             return self._literals(self._strings or self.said.spans, "said")
         said_numbers = self._numbers if self._numbers is not None else self.said.numbers

