@@ -43,6 +43,15 @@ def test_no_span_ends_with_an_article_or_keeps_a_quote_mark_at_its_ends() -> Non
     assert "Vitamin A" in spans("Tell me about Vitamin A")  # a capital letter is no article
 
 
+def test_an_escaped_line_break_parts_words_and_emphasis_marks_are_no_part_of_a_span() -> None:
+    """Text escaped twice ("question:\\n\\n**Logistic ...**"): the answer it holds is a span, and a Windows path's
+    letters stay together."""
+    said = r"Here is the answer:\n\n**Logistic regression is not in the text, so I cannot answer.**"
+    assert "Logistic regression is not in the text, so I cannot answer" in spans(said)
+    assert not [span for span in spans(said) if "\\n" in span or span.startswith("*") or span.endswith("*")]
+    assert r"C:\new_folder\notes.txt" in spans(r"open C:\new_folder\notes.txt now")
+
+
 @pytest.mark.parametrize(("said", "whole", "part"), [
     ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
     ("I'm at London, UK in fahrenheit", "London, UK", "London"),

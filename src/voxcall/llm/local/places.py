@@ -57,7 +57,7 @@ _NOT_PLACES = (ENGLISH.stop_words | ENGLISH.joining | ENGLISH.time_words | ENGLI
                | {m.casefold() for m in (*calendar.month_name, *calendar.day_name) if m})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class City:
     """One city of the table: its English name, ISO country code, first-level division (a US state's code)."""
 

@@ -48,7 +48,10 @@ MAX_SPAN_WORDS = 8
 (a message, a note, an answer: "saying the train is stuck near the bridge so dinner will wait an hour")."""
 TIMED = frozenset({"date", "time", "day", "when", "hour", "datetime", "timestamp"})
 """Words of a parameter's name or description (besides the lexicon's time words) that say it takes a time."""
-_SPAN_EDGE = " \t\n.,;:!?\"'`()[]，。、；：！？“”‘’（）《》"  # stripped from the ends of a span
+_SPAN_EDGE = " \t\n.,;:!?\"'`()[]*，。、；：！？“”‘’（）《》"  # stripped from the ends of a span (emphasis marks too)
+_ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[\s*#>-]|$)")
+"""A line break written as its escape (``\\n``, as text escaped twice arrives) before a space, another break or a
+mark that opens a line: a space between words (a path's ``C:\\new`` keeps its letters)."""
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
@@ -65,7 +68,7 @@ def spans(said: str) -> list[str]:
     in", "and I", "Can", "北京的") — no value is, and a tiny model picks them; none that cuts a word the lexicon
     knows (:func:`~voxcall.llm.local.lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows
     (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out."""
-    found_words = tokens(said)
+    found_words = tokens(_ESCAPED_BREAK.sub(" ", said))
     plain = [word for word, _ in found_words]
     cuts = inner_edges(found_words)
     ends = _sentence_ends(plain)
