@@ -28,8 +28,9 @@ correct, false calls, leaks and first-event time per K.
 ``--reach`` runs no model: per category it counts the requests whose right calls the call grammar admits at
 all (a plain string argument one of the grammar's spans of the user's words, a place named in the form its
 description shows (``Said.places``), a number one the user said, or a length of time said, in the argument's unit:
-``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how many it would admit without those rules. The first figure is the ceiling of the embedded path on that slice,
-whatever the model; the gap between them is what copying costs. (The grammar's choice rules are not counted: they
+``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how many it would admit without those rules. The
+first figure is the ceiling of the embedded path on that slice, whatever the model; the gap between them is what
+copying costs. (The grammar's choice rules are not counted: they
 pass a choice the user named and an unnamed optional choice's default, and keep a choice word out of a plain
 string.)
 
