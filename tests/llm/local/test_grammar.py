@@ -81,6 +81,24 @@ def test_nested_arrays_loose_objects_and_recursive_refs() -> None:
     assert found["tree-node-ref-list"] == '"[" (tree-node-ref (", " tree-node-ref)*)? "]"'
 
 
+def test_an_object_whose_properties_are_named_takes_those_keys_alone(checker: GrammarChecker) -> None:
+    drink = tool("change_drink", {"drink_id": {"type": "string"}, "preferences": {
+        "type": "object", "required": ["size"], "properties": {
+            "size": {"type": "string", "enum": ["small", "large"]},
+            "milk_type": {"type": "string", "enum": ["regular", "coconut"]},
+            "note": {"type": "string"}}}}, ["drink_id", "preferences"])
+    grammar = calls_grammar([drink], said="Make my latte large with coconut milk")
+    assert checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'large'})</code>")
+    assert checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'large', "
+                                    "'milk_type': 'coconut', 'note': 'coconut milk'})</code>")
+    assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'coconut milk': 'true'})</code>")
+    assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'milk_type': 'coconut'})</code>")
+    assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'huge'})</code>")
+    call, = parse_code_calls("<code>change_drink(drink_id='latte', preferences={'size': 'large', "
+                             "'milk_type': 'coconut'})</code>", [drink]).calls
+    assert call.arguments["preferences"] == {"size": "large", "milk_type": "coconut"}
+
+
 def test_type_unions() -> None:
     found = rules(calls_grammar([NULLABLE]))
     assert found["note-text-union"] == "string | null"
@@ -225,6 +243,15 @@ def test_plain_strings_are_spans_of_the_words_said(checker: GrammarChecker) -> N
     assert not checker.accepts(grammar, "get_weather(city='new_york')</code>")
     assert checker.accepts(grammar, "get_weather(city='York')</code> <code>get_weather(city='New York')</code>")
     assert calls_grammar([WEATHER]) == calls_grammar([WEATHER], said="")
+
+
+def test_a_span_with_an_apostrophe_may_be_written_in_either_quotes(checker: GrammarChecker) -> None:
+    grammar = calls_grammar([WEATHER], said="Weather for Son's town")
+    assert checker.accepts(grammar, "get_weather(city='Son\\'s town')</code>")  # a model that opens with '
+    assert checker.accepts(grammar, 'get_weather(city="Son\'s town")</code>')  # repr's quotes
+    assert not checker.accepts(grammar, "get_weather(city='Son's town')</code>")  # not Python
+    calls = parse_code_calls("<code>get_weather(city='Son\\'s town')</code>", [WEATHER]).calls
+    assert calls[0].arguments == {"city": "Son's town"}
 
 
 def test_a_string_whose_description_prescribes_a_form_is_written_not_copied(checker: GrammarChecker) -> None:

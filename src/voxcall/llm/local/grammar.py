@@ -85,10 +85,12 @@ _BLOCK_GAP = r'[ \n]?'  # what may separate one call block from the next
 
 @dataclass(frozen=True, slots=True)
 class _Dialect:
-    """How literals are written: the shared rules, a literal value's text, and what separates arguments."""
+    """How literals are written: the shared rules, the texts a literal value may be written as, and what separates
+    arguments."""
 
     rules: Mapping[str, str]
-    literal: Callable[[Any], str]
+    writings: Callable[[Any], tuple[str, ...]]
+    key: Callable[[str], str]
     separator: str = ", "
 
 
@@ -103,9 +105,21 @@ def _gemma_literal(value: Any) -> str:
     return json.dumps(value)
 
 
-_PYTHON = _Dialect(_BASE_RULES, python_literal)
-_JSON = _Dialect(_JSON_RULES, lambda value: json.dumps(value, ensure_ascii=False))
-_GEMMA = _Dialect(_GEMMA_RULES, _gemma_literal, ",")
+def _python_writings(value: Any) -> tuple[str, ...]:
+    """``value`` as the Python literals the parser reads back to it: ``repr``'s, and for a string with an apostrophe
+    (which ``repr`` puts in double quotes: "Son's latest goal") the same in single quotes with the apostrophe
+    escaped, which is how a model that opens every string with ``'`` goes on (else it could only pick a value
+    without one: "latest goal")."""
+    written = python_literal(value)
+    if isinstance(value, str) and written.startswith('"') and "'" in value:
+        return written, "'" + written[1:-1].replace("'", "\\'") + "'"
+    return (written,)
+
+
+_PYTHON = _Dialect(_BASE_RULES, _python_writings, lambda key: f"{python_literal(key)}: ")
+_JSON = _Dialect(_JSON_RULES, lambda value: (json.dumps(value, ensure_ascii=False),),
+                 lambda key: f"{json.dumps(key, ensure_ascii=False)}: ")
+_GEMMA = _Dialect(_GEMMA_RULES, lambda value: (_gemma_literal(value),), lambda key: f"{key}:", ",")
 
 
 def gbnf_literal(text: str) -> str:
@@ -284,6 +298,8 @@ class _Builder:
                 return "array"
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
+        if kind == "object" and isinstance(schema.get("properties"), Mapping) and schema["properties"]:
+            return self._object(schema, root, hint, depth)
         if kind == "string" and (places := self.said.places(schema)):
             return self._literals(places, f"{hint}-place")  # "Boston, MA": where the place is, not a guess
         if kind == "string" and self.said.spans and copied_string(schema, write_forms=self.write_forms):
@@ -298,9 +314,23 @@ class _Builder:
             return kind
         return "value"
 
+    def _object(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
+        """An object whose schema names its properties: those keys alone, the required ones first, then any in-order
+        subset of the others, each with a value of its own schema (left loose, a tiny model makes keys of the
+        user's words: ``{'coconut milk': 'true'}`` for a drink's ``milk_type``)."""
+        listed = schema.get("required")
+        required = listed if isinstance(listed, list) else []
+        needed: list[str] = []
+        optional: list[str] = []
+        for prop, member in schema["properties"].items():
+            value = self.value(member, root, f"{hint}-{prop}", depth + 1)
+            (needed if prop in required else optional).append(f"{gbnf_literal(self.dialect.key(str(prop)))} {value}")
+        inner = _argument_list(needed, optional, self.dialect.separator)
+        return self.add(f"{hint}-object", f'"{{" {inner} "}}"' if inner else '"{" "}"')
+
     def _literals(self, values: Iterable[Any], hint: str) -> str:
-        """A rule admitting exactly ``values``, each written as the Python literal the parser reads back."""
-        alternatives = list(dict.fromkeys(gbnf_literal(self.dialect.literal(v)) for v in values))
+        """A rule admitting exactly ``values``, each written as a literal the parser reads back to it."""
+        alternatives = list(dict.fromkeys(gbnf_literal(w) for v in values for w in self.dialect.writings(v)))
         return self.add(f"{hint}-enum", " | ".join(alternatives))
 
     def _union(self, members: list[str], hint: str) -> str:
