@@ -7,7 +7,16 @@ import pytest
 
 from tests.llm.local.gbnf import GrammarChecker
 from voxcall.llm.local.grammar import calls_grammar
-from voxcall.llm.local.places import PlaceForm, place_form, places_for, read_forms, said_places, written
+from voxcall.llm.local.places import (
+    PlaceForm,
+    mentions_place,
+    place_form,
+    places_for,
+    read_forms,
+    said_places,
+    written,
+)
+from voxcall.llm.local.said import Said
 from voxcall.tools import Tool
 
 STATES = "The city, in the format of 'City, State', such as 'Berkeley, CA' or 'New York, NY'."
@@ -78,3 +87,25 @@ def test_the_forms_of_a_sessions_tools_are_read_at_its_warm_up() -> None:
     before = place_form.cache_info()
     assert place_form(STATES) == PlaceForm(states=True)
     assert place_form.cache_info().hits == before.hits + 1
+
+
+@pytest.mark.parametrize(("said", "mentions"), [
+    ("weather in san francisco please", True),  # in any case
+    ("How warm is it in Boston?", True),
+    ("北京天气怎么样", True),
+    ("the weather in Yosemite, which is at Mariposa, CA", True),  # too small for the table, but qualified
+    ("Can I get a VirusTotal report for 10.10.0.0 using my API key RST495?", False),
+    ("Can you fetch the domain report of amazon.com on VirusTotal?", False),
+    ("What's the weather like today?", False),
+])
+def test_words_mention_a_place_when_some_run_of_them_names_a_city(said: str, mentions: bool) -> None:
+    assert mentions_place(said) is mentions
+
+
+def test_a_place_in_a_form_is_missing_where_the_words_could_name_no_city() -> None:
+    forecast = Tool("get_current_weather", "Get the weather.", {"type": "object", "required": ["location"],
+                                                                "properties": {"location": {"type": "string",
+                                                                                            "description": STATES}}})
+    assert Said("Get a VirusTotal report for 10.10.0.0").missing(forecast) == ["location"]
+    assert Said("What's the weather in Berkeley?").missing(forecast) == []
+    assert Said("what's the weather in berkeley").missing(forecast) == []

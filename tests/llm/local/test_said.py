@@ -52,6 +52,16 @@ def test_an_escaped_line_break_parts_words_and_emphasis_marks_are_no_part_of_a_s
     assert r"C:\new_folder\notes.txt" in spans(r"open C:\new_folder\notes.txt now")
 
 
+def test_a_phrase_in_quotes_is_a_span_whatever_is_glued_to_it() -> None:
+    """A quoted phrase is the value as the user wants it written, also where a Korean particle is glued to its
+    closing quote; an apostrophe inside a word opens no quote."""
+    said = "인터넷에서 '임진왜란'이라는 키워드로 검색해 주세요."
+    assert "임진왜란" in spans(said)
+    assert "임진왜란" not in spans("인터넷에서 임진왜란이라는 키워드로 검색해 주세요.")
+    assert "Son's latest goal" in spans("news about `Son's latest goal` in sports")
+    assert "s book, and Tom" not in spans("Ann's book, and Tom's pen")
+
+
 @pytest.mark.parametrize(("said", "whole", "part"), [
     ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
     ("I'm at London, UK in fahrenheit", "London, UK", "London"),
@@ -133,6 +143,14 @@ def test_a_tool_is_held_when_the_words_hold_every_value_a_call_copies(
     tools = {t.name: t for t in (WEATHER, TIMER, MUSIC, DATED)}
     assert all(said.holds(tools[name]) for name in held)
     assert not any(said.holds(tools[name]) for name in not_held)
+
+
+def test_an_address_is_held_only_where_one_is_said() -> None:
+    fetch = Tool("requests_get", "Send a GET request.", {"type": "object", "required": ["url"],
+                                                         "properties": {"url": {"type": "string"}}})
+    assert Said("Get https://api.example.com/v1/data for me").holds(fetch)
+    assert Said("Fetch the report of paypal.com").holds(fetch) and Said("Query 192.168.1.1 now").holds(fetch)
+    assert Said("I want to see last year's stock prices").missing(fetch) == ["url"]
 
 
 def test_a_length_of_time_holds_a_count_of_its_unit() -> None:

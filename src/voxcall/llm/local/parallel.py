@@ -108,6 +108,7 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
     at = said.lower().find(text.lower())
     if at < 0:
         return ""
+    text = said[at:at + len(text)]  # as said: "music or theater" lists two, although the choice is "Music"
     after = said[at + len(text):]
     joiner = LIST_JOINER.match(after)
     if not joiner:

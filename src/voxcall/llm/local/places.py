@@ -48,6 +48,8 @@ _UNSPACED = re.compile(rf"[{UNSPACED_SCRIPT}]+")
 _LATIN_NAME = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’.\- ]+")
 # a capitalised word (letters, apostrophes, dots and hyphens inside), or a lower-case particle of a name ("de")
 _WORD = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-ſḀ-ỿ][\w'’.\-]*|\b(?:de|del|da|do|la|le|los|las)\b")
+_QUALIFIED = re.compile(r"\b[A-Z][\w'’.\-]*,\s*([A-Z][\w'’.\-]*(?:\s+[A-Z][\w'’.\-]*)?)")  # "Mariposa, CA"
+_PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
 # words after a name that make it a street's ("2020 Addison Street"), not a city's
@@ -88,10 +90,12 @@ class PlaceForm:
 
 @dataclass(frozen=True)
 class _Table:
-    """The cities by every name they are read by (casefolded; the most populous of a name), the countries' names."""
+    """The cities by every name they are read by (casefolded; the most populous of a name), the countries' names,
+    and what qualifies a place (the US states' codes, the countries' names)."""
 
     cities: Mapping[str, City]
     countries: Mapping[str, str]
+    regions: frozenset[str] = frozenset()
 
 
 def _plain(name: str) -> str:
@@ -128,7 +132,8 @@ def _table() -> _Table:
             if _read_by(name, alternate) and (key not in cities or cities[key].population < city.population):
                 cities[key] = city
     countries = {code: country["name"] for code, country in cache.get_countries().items()}
-    return _Table(cities, countries)
+    states = {city.division for city in cities.values() if city.country == "US"}
+    return _Table(cities, countries, frozenset({*states, *countries.values(), "UK", "USA"}))
 
 
 def _city(name: str) -> City | None:
@@ -155,9 +160,11 @@ def place_form(description: str) -> PlaceForm | None:
     return PlaceForm(states, spellings) if found else None
 
 
-def said_places(text: str) -> list[Place]:
+@functools.lru_cache(maxsize=64)
+def said_places(text: str) -> tuple[Place, ...]:
     """The places ``text`` names, in order: each run of capitalised words one name (:func:`_names`: "New York", not
-    "York"), then the runs of an unspaced script, longest name first (:func:`_letters`)."""
+    "York"), then the runs of an unspaced script, longest name first (:func:`_letters`). Read once per text (a
+    request's string arguments each ask)."""
     found: list[Place] = []
     for run in re.finditer(rf"(?:{_WORD.pattern})(?:\s+(?:{_WORD.pattern}))*", text):
         if found and found[-1].qualified and run.start() < text.find(found[-1].qualified) + len(found[-1].qualified):
@@ -165,7 +172,22 @@ def said_places(text: str) -> list[Place]:
         found += _names(text, run.group().split(), run.start())
     for run in _UNSPACED.finditer(text):
         found += _letters(run.group())
-    return found
+    return tuple(found)
+
+
+def mentions_place(text: str) -> bool:
+    """Whether ``text`` could name a city, in any case: a place it names (:func:`said_places`), or a run of up to
+    :data:`MAX_NAME_WORDS` of its words that is a city's name ("weather in san francisco"), none of them only a
+    word that opens sentences or names a time, or a capitalised name qualified by a US state's code or a country
+    ("Mariposa, CA"). "A VirusTotal report for 10.10.0.0" names none. True where no city
+    is known (a server without the ``local`` extra): nothing tells."""
+    if not _table().cities or said_places(text):
+        return True
+    if any(region.strip() in _table().regions for region in _QUALIFIED.findall(text)):
+        return True  # a town too small for the table, qualified: "Mariposa, CA"
+    plain = _PLAIN_WORD.findall(text)
+    return any(_city(" ".join(plain[start:start + size]).strip(".'’")) is not None
+               for size in range(1, MAX_NAME_WORDS + 1) for start in range(len(plain) - size + 1))
 
 
 def _names(text: str, words: list[str], start: int) -> list[Place]:

@@ -39,7 +39,7 @@ from voxcall.llm.local.lexicon import (
     tokens,
 )
 from voxcall.llm.local.meanings import glosses, implied, word_gloss
-from voxcall.llm.local.places import places_for
+from voxcall.llm.local.places import mentions_place, place_form, places_for
 from voxcall.llm.local.relevance import words
 from voxcall.tools.schema import Tool
 
@@ -52,6 +52,12 @@ _SPAN_EDGE = " \t\n.,;:!?\"'`()[]*，。、；：！？“”‘’（）《》"
 _ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[\s*#>-]|$)")
 """A line break written as its escape (``\\n``, as text escaped twice arrives) before a space, another break or a
 mark that opens a line: a space between words (a path's ``C:\\new`` keeps its letters)."""
+_QUOTED = re.compile(r"""(?<![\w'"`])(?:'([^'\n]+)'|"([^"\n]+)"|`([^`\n]+)`|‘([^’\n]+)’|“([^”\n]+)”)""")
+"""A phrase in quotes, which may be glued to the word after it (Korean's '임진왜란'이라는: "called '임진왜란'")."""
+_ADDRESS_NAME = re.compile(r"(?:^|[_\W])(?i:url|uri|endpoint)$|[a-z](?:Url|Uri|Endpoint)$")  # takes an address
+_ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://\S+|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b",
+                      re.IGNORECASE)
+"""An address: a URL, an IP address or a host name ("https://api.example.com/v1", "192.168.1.1", "paypal.com")."""
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
@@ -67,8 +73,11 @@ def spans(said: str) -> list[str]:
     preposition, conjunction, pronoun or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston
     in", "and I", "Can", "北京的") — no value is, and a tiny model picks them; none that cuts a word the lexicon
     knows (:func:`~voxcall.llm.local.lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows
-    (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out."""
-    found_words = tokens(_ESCAPED_BREAK.sub(" ", said))
+    (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out. What the user put in quotes
+    is a span, whatever its length or the word glued to it (:data:`_QUOTED`): it is a value as the user wants it
+    written."""
+    said = _ESCAPED_BREAK.sub(" ", said)
+    found_words = tokens(said)
     plain = [word for word, _ in found_words]
     cuts = inner_edges(found_words)
     ends = _sentence_ends(plain)
@@ -76,7 +85,8 @@ def spans(said: str) -> list[str]:
              for end in [*range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1),
                          *((ends[start],) if ends[start] > start + MAX_SPAN_WORDS else ())]
              if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:]))
-    return list(dict.fromkeys(span for span in found if span and not _joins(span)))
+    quoted = (phrase.strip(_SPAN_EDGE) for match in _QUOTED.finditer(said) for phrase in match.groups() if phrase)
+    return list(dict.fromkeys([*(span for span in found if span and not _joins(span)), *filter(None, quoted)]))
 
 
 def _sentence_ends(words: list[str]) -> list[int]:
@@ -156,8 +166,11 @@ class Said:
 
     def missing(self, tool: Tool, *, write_forms: bool = True) -> list[str]:
         """The required parameters of ``tool`` whose value a call copies and the words do not hold: a plain string
-        (:func:`copied_string`) with none of :meth:`strings`, a number with no number said. Empty when nothing was
-        said (the strings are not copied)."""
+        (:func:`copied_string`) with none of :meth:`strings`, a number with no number said, a place in a form of its
+        own ("such as 'Berkeley, CA'") where the words could name no city
+        (:func:`~voxcall.llm.local.places.mentions_place`: a domain, an address of numbers), an address (a ``url``,
+        ``uri`` or ``endpoint``) where they hold none (:data:`_ADDRESS`). Empty when nothing was said (the strings are
+        not copied)."""
         if not self.spans:
             return []
         lacking: list[str] = []
@@ -166,8 +179,14 @@ class Said:
             schema = tool.properties.get(name)
             if not isinstance(schema, Mapping) or "enum" in schema or "const" in schema:
                 continue
-            kind = schema.get("type")
-            if kind == "string" and copied_string(schema, write_forms=write_forms):
+            kind, description = schema.get("type"), schema.get("description")
+            if kind == "string" and isinstance(description, str) and place_form(description) is not None:
+                if not mentions_place(self.text):
+                    lacking.append(name)  # a place in a form ("Berkeley, CA") and no city said: "10.10.0.0"
+            elif kind == "string" and (_ADDRESS_NAME.search(name) or schema.get("format") in ("uri", "url")):
+                if not _ADDRESS.search(self.text):
+                    lacking.append(name)  # an address and none said: "the movies in NYC" is no url
+            elif kind == "string" and copied_string(schema, write_forms=write_forms):
                 strings = self.strings(tool) if strings is None else strings
                 if not strings:
                     lacking.append(name)
