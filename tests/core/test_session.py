@@ -51,6 +51,7 @@ async def test_default_instructions_reach_the_backend_with_the_tool_rules() -> N
         await h.wait("response.done")
     [request] = backend.requests
     assert request.instructions == DEFAULT_INSTRUCTIONS
+    assert request.heard_at is None  # asked for, not spoken: no speech ended before it
     for rule in ("use it rather than guessing", "say a short sentence", "If a tool fails, say so plainly",
                  "do not repeat the call", "short"):
         assert rule in request.instructions

@@ -37,7 +37,8 @@ class ThinkerSettings(BaseModel):
     api_key: SecretStr | None = None
     """Its server's key (env ``VOXCALL_THINKER__API_KEY``)."""
     acknowledge_after_ms: int = Field(default=500, ge=0, le=60_000)
-    """With no word from the thinker this long after the request, the voice says a short acknowledgement."""
+    """With no word from the thinker this long after the end of the user's speech (a request no speech ended: after
+    the request), the voice says a short acknowledgement."""
     deadline_s: float = Field(default=20.0, gt=0, le=600)
     """A thinker still silent this long after the request is stopped and the voice says it could not answer."""
 

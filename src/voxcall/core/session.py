@@ -368,14 +368,17 @@ class Session:
                 hidden: str | None = None) -> ResponseRun:
         """A response generated with ``settings`` from ``context``: its items go to ``history``, its events to
         ``emit``; ``hidden``: the kind of a hidden one."""
+        timing = timing or ResponseTiming()
+        heard_at = timing.origin if timing.trigger is Trigger.SPEECH else None  # the end of the speech it answers
         return ResponseRun(ResponseInputs(
-            self._context, self._request(settings, context), settings, history, emit, metadata,
+            self._context, self._request(settings, context, heard_at), settings, history, emit, metadata,
             tts=self._speaking(settings), toolbox=self.tools.toolbox, acknowledge_after=self.acknowledge_after,
-            timing=timing or ResponseTiming(), hidden=hidden))
+            timing=timing, hidden=hidden))
 
-    def _request(self, settings: SessionSettings, context: list[Item]) -> LLMRequest:
+    def _request(self, settings: SessionSettings, context: list[Item], heard_at: float | None = None) -> LLMRequest:
         toolbox = self.tools.toolbox
-        return llm_request(settings, context, toolbox.tools if toolbox is not None else [], media_of(self.backend))
+        return llm_request(settings, context, toolbox.tools if toolbox is not None else [], media_of(self.backend),
+                           heard_at)
 
     def _speaking(self, settings: SessionSettings) -> TTS | None:
         """The voice ``settings`` speak with (see :meth:`Voice.speaking`); None: the server does not speak."""

@@ -162,6 +162,9 @@ class LLMRequest:
     voice: bool = False
     parallel_tool_calls: bool = True
     """Whether the model may make several tool calls in one reply; False: at most one."""
+    heard_at: float | None = None
+    """When the user's words this answers were spoken, the end of their speech (``time.monotonic()``); None for a
+    request no speech ended (a typed message, a ``response.create``). A voice's waits are the user's from there."""
 
     def __post_init__(self) -> None:
         self.tool_choice = normalize_tool_choice(self.tool_choice)  # fail here, where the caller can fix it

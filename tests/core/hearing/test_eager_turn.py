@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 
 import numpy as np
 import pytest
@@ -62,6 +63,8 @@ async def test_the_answer_prepared_at_the_pause_is_claimed_when_the_turn_ends(vo
         # a pause between two words may have started (and dropped) an answer to the words before it
         assert eager(h, "claimed") == 1 and eager(h, "started") == 1 + eager(h, "discarded")
         assert "time" in backend.requests[-1].items[-1].text.lower()
+        heard_at = backend.requests[-1].heard_at  # the end of the speech answered: a voice's waits count from it
+        assert heard_at is not None and heard_at < time.monotonic()
         kinds = [e["type"] for e in h.events]
         # the client sees the turn end, its item and transcript, then the answer: never the other way round
         assert (kinds.index("input_audio_buffer.speech_stopped") < kinds.index("input_audio_buffer.committed")

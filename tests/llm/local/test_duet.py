@@ -5,6 +5,7 @@ calls anything."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -132,6 +133,12 @@ async def test_a_slow_decision_is_acknowledged_then_the_call_follows_in_the_same
 async def test_a_quick_thinker_needs_no_acknowledgement() -> None:
     both, _, _ = duet(acknowledge_after_s=0.5)
     assert text(await collect(both.stream(ask("What is the capital of Italy?")))) == "Rome."
+
+
+async def test_the_wait_before_an_acknowledgement_is_counted_from_the_end_of_the_users_speech() -> None:
+    both, _, _ = duet(acknowledge_after_s=0.5)  # the thinker above answers well within it after the request
+    spoken = ask("What is the capital of Italy?", heard_at=time.monotonic() - 0.6)  # but the user has waited
+    assert text(await collect(both.stream(spoken))) == "One moment. Rome."
 
 
 async def test_the_deadline_stops_the_thinker_with_a_spoken_fallback() -> None:

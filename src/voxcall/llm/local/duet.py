@@ -18,8 +18,10 @@ the session's tool ledger:
   ledger runs (or hands the client) exactly the calls the thinker made; a response cancelled or discarded before
   the thinker finished (a barge-in, a speculation dropped) closes the thinker's stream, and no call it had not made
   yet ever exists.
-- The voice never waits silently on the thinker: with no word from it ``acknowledge_after_s`` after the request,
-  the reply opens with a short **acknowledgement** in the user's language ("One moment, I'm checking."), then the
+- The voice never waits silently on the thinker: with no word from it ``acknowledge_after_s`` after the end of
+  the user's speech (:attr:`~voxcall.llm.base.LLMRequest.heard_at`: the user's wait, which began before the
+  request, with the turn's silence and its transcription; a request no speech ended: after the request), the reply
+  opens with a short **acknowledgement** in the user's language ("One moment, I'm checking."), then the
   thinker's reply follows in the same response. A thinker still silent at ``deadline_s`` is stopped and the reply
   says a **spoken fallback**; so does a thinker that fails after the acknowledgement was said (before, its error
   is the response's).
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -185,6 +188,8 @@ class Duet:
         said = request.last_user_text
         deadline = loop.time() + self.options.deadline_s
         acknowledge_at = loop.time() + self.options.acknowledge_after_s
+        if request.heard_at is not None:  # a spoken turn: the user has waited since the end of their speech
+            acknowledge_at -= time.monotonic() - request.heard_at
         acknowledged = False
         try:
             while True:
