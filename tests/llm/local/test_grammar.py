@@ -97,6 +97,9 @@ def test_an_object_whose_properties_are_named_takes_those_keys_alone(checker: Gr
     call, = parse_code_calls("<code>change_drink(drink_id='latte', preferences={'size': 'large', "
                              "'milk_type': 'coconut'})</code>", [drink]).calls
     assert call.arguments["preferences"] == {"size": "large", "milk_type": "coconut"}
+    headers = tool("fetch", {"headers": {"type": "object", "properties": {"Accept": {"type": "string"}},
+                                         "additionalProperties": {"type": "string"}}}, ["headers"])
+    assert checker.accepts(calls_grammar([headers]), "fetch(headers={'Authorization': 'Bearer x'})</code>")
 
 
 def test_type_unions() -> None:

@@ -298,7 +298,8 @@ class _Builder:
                 return "array"
             sep = gbnf_literal(self.dialect.separator)
             return self.add(f"{hint}-list", f'"[" ({item} ({sep} {item})*)? "]"')
-        if kind == "object" and isinstance(schema.get("properties"), Mapping) and schema["properties"]:
+        if (kind == "object" and isinstance(schema.get("properties"), Mapping) and schema["properties"]
+                and schema.get("additionalProperties") in (None, False)):
             return self._object(schema, root, hint, depth)
         if kind == "string" and (places := self.said.places(schema)):
             return self._literals(places, f"{hint}-place")  # "Boston, MA": where the place is, not a guess
@@ -315,9 +316,10 @@ class _Builder:
         return "value"
 
     def _object(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
-        """An object whose schema names its properties: those keys alone, the required ones first, then any in-order
-        subset of the others, each with a value of its own schema (left loose, a tiny model makes keys of the
-        user's words: ``{'coconut milk': 'true'}`` for a drink's ``milk_type``)."""
+        """An object whose schema names its properties and says nothing of others (or forbids them): those keys
+        alone, the required ones first, then any in-order subset of the others, each with a value of its own schema
+        (left loose, a tiny model makes keys of the user's words: ``{'coconut milk': 'true'}`` for a drink's
+        ``milk_type``). One that admits other properties (``additionalProperties``) stays loose."""
         listed = schema.get("required")
         required = listed if isinstance(listed, list) else []
         needed: list[str] = []
