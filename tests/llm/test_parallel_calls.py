@@ -42,6 +42,20 @@ def test_call_limit_rejects_a_call_made_twice_in_a_reply() -> None:
     assert isinstance(made[1], RejectedCall) and "same call" in made[1].reason and not made[1].repairable
 
 
+def test_call_limit_rejects_a_call_made_again_with_arguments_added_or_left_out() -> None:
+    limit = CallLimit(parallel=True)
+    weather = ToolCall("weather", {"city": "Seoul", "units": "metric"})
+    added = ToolCall("weather", {"city": "Seoul", "units": "metric", "api_key": "South Korea"})
+    fewer = ToolCall("weather", {"city": "Seoul"})
+    other = ToolCall("weather", {"city": "Busan", "units": "metric"})
+    made = limit.apply([weather, added, fewer, other])
+    assert made[0] is weather and made[3] is other  # another city is a call of its own
+    assert all(isinstance(r, RejectedCall) and "added or left out" in r.reason for r in made[1:3])
+    bare = CallLimit(parallel=True)
+    assert not isinstance(bare.apply([ToolCall("now", {}), ToolCall("now", {"zone": "UTC"})])[1], RejectedCall)
+    assert not isinstance(bare.apply([ToolCall("now", {"zone": "CET"})])[0], RejectedCall)
+
+
 async def test_code_path_runs_a_repeated_call_once(calculator_tool: Tool) -> None:
     twice = "<code>calculator(op='add', a=1, b=2)</code><code>calculator(op='add', a=1, b=2)</code>"
     events = await collect(CodeFormatBackend(ScriptedBackend({"default": twice})).stream(

@@ -22,6 +22,7 @@ from voxcall.tools.codecalls.segments import ToolIndex
 
 _ONE_CALL = "parallel tool calls are off for this request: only the first call of a reply runs"
 _REPEATED = "the same call, with the same arguments, was made earlier in this reply: it runs once"
+_EXTENDED = "the same call, its arguments but for ones added or left out, was made earlier in this reply: it runs once"
 _NOT_A_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
 
@@ -121,13 +122,16 @@ def finish_reason(reported: str, made_calls: bool) -> str:
 class CallLimit:
     """The calls a reply read from text may make (cloud APIs are sent ``parallel_tool_calls`` itself): one when
     ``parallel`` is False, and never the same call twice, name and arguments alike (a small model that loops writes
-    its call again: Qwen2.5-Coder-0.5B wrote ``uber.ride(...)`` twice for one ride). Each call past the limit
+    its call again: Qwen2.5-Coder-0.5B wrote ``uber.ride(...)`` twice for one ride), nor again with arguments added
+    or left out, the ones both have alike (it wrote a weather call again with ``api_key='South Korea'`` added: a
+    second run of the same request, not a request of its own). Each call past the limit
     becomes a :class:`RejectedCall`, so the client sees why it did not run; a call meant twice is asked for in two
     replies."""
 
     def __init__(self, parallel: bool) -> None:
         self._parallel = parallel
         self._made: set[tuple[str, str]] = set()
+        self._calls: list[ToolCall] = []
 
     def check(self, call: ToolCall) -> ToolCall | RejectedCall:
         """``call`` itself, or its rejection when it repeats a call made, or when a call was made and only one is
@@ -135,11 +139,21 @@ class CallLimit:
         made = (call.name, json.dumps(call.arguments, sort_keys=True))
         if made in self._made:
             return RejectedCall(name=call.name, source=call.arguments_json, reason=_REPEATED)
+        if any(_extends(call, earlier) or _extends(earlier, call) for earlier in self._calls):
+            return RejectedCall(name=call.name, source=call.arguments_json, reason=_EXTENDED)
         if self._made and not self._parallel:
             return RejectedCall(name=call.name, source=call.arguments_json, reason=_ONE_CALL)
         self._made.add(made)
+        self._calls.append(call)
         return call
 
     def apply(self, events: list[CodeCallEvent]) -> list[CodeCallEvent]:
         """``events`` with every call passed through :meth:`check`."""
         return [self.check(ev) if isinstance(ev, ToolCall) else ev for ev in events]
+
+
+def _extends(call: ToolCall, earlier: ToolCall) -> bool:
+    """Whether ``call`` is ``earlier`` with arguments added: the same tool, every one of ``earlier``'s arguments
+    (there is one at least) with the same value."""
+    return (call.name == earlier.name and bool(earlier.arguments)
+            and earlier.arguments.items() <= call.arguments.items())
