@@ -130,20 +130,17 @@ class CallLimit:
 
     def __init__(self, parallel: bool) -> None:
         self._parallel = parallel
-        self._made: set[tuple[str, str]] = set()
-        self._calls: list[ToolCall] = []
+        self._calls: list[ToolCall] = []  # the calls made
 
     def check(self, call: ToolCall) -> ToolCall | RejectedCall:
         """``call`` itself, or its rejection when it repeats a call made, or when a call was made and only one is
         allowed."""
-        made = (call.name, json.dumps(call.arguments, sort_keys=True))
-        if made in self._made:
+        if any((earlier.name, earlier.arguments) == (call.name, call.arguments) for earlier in self._calls):
             return RejectedCall(name=call.name, source=call.arguments_json, reason=_REPEATED)
         if any(_extends(call, earlier) or _extends(earlier, call) for earlier in self._calls):
             return RejectedCall(name=call.name, source=call.arguments_json, reason=_EXTENDED)
-        if self._made and not self._parallel:
+        if self._calls and not self._parallel:
             return RejectedCall(name=call.name, source=call.arguments_json, reason=_ONE_CALL)
-        self._made.add(made)
         self._calls.append(call)
         return call
 

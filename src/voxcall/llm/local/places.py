@@ -48,7 +48,8 @@ _UNSPACED = re.compile(rf"[{UNSPACED_SCRIPT}]+")
 _LATIN_NAME = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’.\- ]+")
 # a capitalised word (letters, apostrophes, dots and hyphens inside), or a lower-case particle of a name ("de")
 _WORD = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-ſḀ-ỿ][\w'’.\-]*|\b(?:de|del|da|do|la|le|los|las)\b")
-_QUALIFIED = re.compile(r"\b[A-Z][\w'’.\-]*,\s*([A-Z][\w'’.\-]*(?:\s+[A-Z][\w'’.\-]*)?)")  # "Mariposa, CA"
+_CAPITALISED = r"[A-Z][\w'’.\-]*"  # a Latin word with a capital, as names and their qualifiers are written
+_QUALIFIED = re.compile(rf"\b{_CAPITALISED},\s*({_CAPITALISED}(?:\s+{_CAPITALISED})?)")  # "Mariposa, CA"
 _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
@@ -212,7 +213,7 @@ def _names(text: str, words: list[str], start: int) -> list[Place]:
 def _qualifier(text: str, said: str, end: int) -> str:
     """``said`` with what qualifies it when a comma and capitalised words follow it ("Naples, Florida", "Boston,
     MA"; not "Riga, Latvia, Can you ...": "Can" opens a question), else empty."""
-    following = re.match(r",\s*((?:[A-Z][\w'’.\-]*)(?:\s+[A-Z][\w'’.\-]*)*)", text[end:])
+    following = re.match(rf",\s*({_CAPITALISED}(?:\s+{_CAPITALISED})*)", text[end:])
     if following is None:
         return ""
     words = following.group(1).split()
