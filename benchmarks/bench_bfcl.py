@@ -10,8 +10,9 @@ is not a dependency: install it with ``pip install --no-deps bfcl-eval``, or unp
 Each category is split once and for all: every fifth request (index % 5 == 4, in file order) is **held out**,
 never looked at while tuning; ``--held-out`` runs that slice instead of the development one. A reply is correct
 when its calls match the ground truth as BFCL's checker does (the name; each argument one of the accepted values,
-strings compared without case, spaces or punctuation; an argument left out only where "" is accepted; parallel
-calls in any order). Per category it prints correct calls, wrong calls (a call, not the right one), no calls,
+strings compared without case, spaces or punctuation, an object key by key, each key's value one of its accepted
+ones; an argument, or an object's key, left out only where "" is accepted; parallel calls in any order). Per
+category it prints correct calls, wrong calls (a call, not the right one), no calls,
 false calls (irrelevance), replies with several calls, syntax leaks in the words, and the median and 90th
 percentile of the time to the first event, with the machine's load average at the start and the end. A reply may
 run to the local path's default length (``ReplyOptions.max_output_tokens``, 256 tokens, as in a session that sets
@@ -153,6 +154,20 @@ def _norm(value: Any) -> Any:
     return value
 
 
+def _accepted(value: Any, accepted: Any) -> bool:
+    """Whether ``value`` is the accepted value ``accepted``, as BFCL's checker compares them: an object against a
+    truth object of accepted values per key (each key said one of them, a key left out only where "" is
+    accepted: ``dict_checker``), a list of objects object by object (``list_dict_checker``), anything else
+    normalized (:func:`_norm`)."""
+    if isinstance(value, dict) and isinstance(accepted, dict) and all(isinstance(v, list) for v in accepted.values()):
+        return (all(key in accepted and _norm(item) in [_norm(a) for a in accepted[key]] for key, item in value.items())
+                and all(key in value or "" in values for key, values in accepted.items()))
+    if (isinstance(value, list) and isinstance(accepted, list) and accepted and len(value) == len(accepted)
+            and all(isinstance(a, dict) for a in accepted)):
+        return all(_accepted(item, a) for item, a in zip(value, accepted, strict=True))
+    return bool(_norm(value) == _norm(accepted))
+
+
 def call_matches(call: ToolCall, truth: dict[str, dict[str, list[Any]]]) -> bool:
     """One call against one ground-truth entry ``{name: {param: [accepted values]}}``."""
     (name, params), = truth.items()
@@ -162,7 +177,7 @@ def call_matches(call: ToolCall, truth: dict[str, dict[str, list[Any]]]) -> bool
         if param not in call.arguments:
             if "" not in accepted:
                 return False
-        elif _norm(call.arguments[param]) not in [_norm(a) for a in accepted if a != "" or accepted == [""]]:
+        elif not any(_accepted(call.arguments[param], a) for a in accepted if a != "" or accepted == [""]):
             return False
     return True
 
