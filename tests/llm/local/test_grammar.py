@@ -88,9 +88,10 @@ def test_an_object_whose_properties_are_named_takes_those_keys_alone(checker: Gr
             "milk_type": {"type": "string", "enum": ["regular", "coconut"]},
             "note": {"type": "string"}}}}, ["drink_id", "preferences"])
     grammar = calls_grammar([drink], said="Make my latte large with coconut milk")
-    assert checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'large'})</code>")
     assert checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'large', "
                                     "'milk_type': 'coconut', 'note': 'coconut milk'})</code>")
+    # the choice said ("coconut") is required inside the object as among a call's arguments
+    assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'large'})</code>")
     assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'coconut milk': 'true'})</code>")
     assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'milk_type': 'coconut'})</code>")
     assert not checker.accepts(grammar, "change_drink(drink_id='latte', preferences={'size': 'huge'})</code>")
@@ -100,6 +101,50 @@ def test_an_object_whose_properties_are_named_takes_those_keys_alone(checker: Gr
     headers = tool("fetch", {"headers": {"type": "object", "properties": {"Accept": {"type": "string"}},
                                          "additionalProperties": {"type": "string"}}}, ["headers"])
     assert checker.accepts(calls_grammar([headers]), "fetch(headers={'Authorization': 'Bearer x'})</code>")
+
+
+def test_a_choice_said_inside_an_object_is_required(checker: GrammarChecker) -> None:
+    settings = {"type": "object", "properties": {
+        "job_mode": {"type": "string", "enum": ["AIR_CLEAN", "COOL", "AIR_DRY"], "default": "COOL"},
+        "wind": {"type": "string", "enum": ["LOW", "MID", "HIGH"], "default": "MID"},
+        "target": {"type": "integer"}}}
+    aircon = tool("aircon", {"body": settings}, ["body"])
+    grammar = calls_grammar([aircon], said="Switch the air conditioner to air dry mode at 24 degrees")
+    assert checker.accepts(grammar, "aircon(body={'job_mode': 'AIR_DRY'})</code>")  # "air dry" is AIR_DRY
+    assert checker.accepts(grammar, "aircon(body={'job_mode': 'AIR_DRY', 'target': 24})</code>")
+    assert not checker.accepts(grammar, "aircon(body={})</code>")  # the mode said is not left out
+    assert not checker.accepts(grammar, "aircon(body={'job_mode': 'COOL'})</code>")
+    assert not checker.accepts(grammar, "aircon(body={'job_mode': 'AIR_DRY', 'wind': 'MID'})</code>")  # unsaid
+    assert not checker.accepts(grammar, "aircon(body={'job_mode': 'AIR_DRY', 'target': 22})</code>")
+    fan = tool("fan", {"mode": {"type": "string", "enum": ["AIR_CLEAN", "AIR_DRY"]}}, [])
+    assert checker.accepts(calls_grammar([fan], said="start the air clean mode"), "fan(mode='AIR_CLEAN')</code>")
+    assert not checker.accepts(calls_grammar([fan], said="start the air clean mode"), "fan()</code>")
+
+
+def test_an_optional_number_or_flag_the_words_do_not_give_is_left_out(checker: GrammarChecker) -> None:
+    aircon = tool("aircon", {"mode": {"type": "string"}, "target": {"type": "integer"},
+                             "power_save": {"type": "boolean"}}, ["mode"])
+    plain = calls_grammar([aircon], said="Switch the air conditioner to dry mode")
+    assert checker.accepts(plain, "aircon(mode='dry')</code>")
+    assert not checker.accepts(plain, "aircon(mode='dry', target=22)</code>")  # no number said
+    assert not checker.accepts(plain, "aircon(mode='dry', power_save=True)</code>")  # nothing said of it
+    given = calls_grammar([aircon], said="Switch the air conditioner to dry mode at 24 with power save")
+    assert checker.accepts(given, "aircon(mode='dry', target=24, power_save=True)</code>")
+    assert checker.accepts(given, "aircon(mode='dry')</code>")  # still optional
+
+
+def test_numbers_are_used_as_often_as_said(checker: GrammarChecker) -> None:
+    calc = tool("calculator", {"op": {"type": "string", "enum": ["add", "mul"]}, "a": {"type": "number"},
+                               "b": {"type": "number"}}, ["op", "a", "b"])
+    double = calls_grammar([calc], said="Double 37 for me.")  # 37 once, and the 2 "double" says
+    assert checker.accepts(double, "calculator(op='mul', a=37, b=2)</code>")
+    assert checker.accepts(double, "calculator(op='mul', a=2, b=37)</code>")
+    assert not checker.accepts(double, "calculator(op='mul', a=37, b=37)</code>")
+    square = calls_grammar([calc], said="What is 5 times 5?")  # said twice: used twice
+    assert checker.accepts(square, "calculator(op='mul', a=5, b=5)</code>")
+    sides = tool("resize", {"width": {"type": "integer"}, "height": {"type": "integer"}}, ["width", "height"])
+    both = calls_grammar([sides], said="Make both sides 10")  # no way to count: the numbers said, as before
+    assert checker.accepts(both, "resize(width=10, height=10)</code>")
 
 
 def test_type_unions() -> None:
@@ -271,12 +316,13 @@ def test_a_string_whose_description_prescribes_a_form_is_written_not_copied(chec
     assert not checker.accepts(copying, "get_current_weather(location='Boston, MA')</code>")
 
 
-def test_an_optional_choice_not_named_is_its_declared_default_or_left_out(checker: GrammarChecker) -> None:
+def test_an_optional_choice_not_named_is_left_out(checker: GrammarChecker) -> None:
     forecast = tool("get_current_weather", {"location": {"type": "string"}, "unit": {
         "type": "string", "enum": ["celsius", "fahrenheit"], "default": "fahrenheit"}}, ["location"])
     grammar = calls_grammar([forecast], "What's the weather in Boston?")
     assert checker.accepts(grammar, "get_current_weather(location='Boston')</code>")
-    assert checker.accepts(grammar, "get_current_weather(location='Boston', unit='fahrenheit')</code>")
+    # the declared default is the tool's to apply, not a choice to write
+    assert not checker.accepts(grammar, "get_current_weather(location='Boston', unit='fahrenheit')</code>")
     assert not checker.accepts(grammar, "get_current_weather(location='Boston', unit='celsius')</code>")
     named = calls_grammar([forecast], "What's the weather in Boston in celsius?")
     assert checker.accepts(named, "get_current_weather(location='Boston', unit='celsius')</code>")

@@ -29,6 +29,7 @@ NAMES = {"get", "weather", "set", "timer"}
     ("Weather in Paris", "Paris", ""),
     ("Add 1 and 2", 1, ""),  # 2 is the call's own other value
     ("Find music or theater events in San Diego", "Music", "theater events in San Diego"),  # the shape as said
+    ("What's the snow like in Paris and Bordeaux?", "Paris, France", "Bordeaux?"),  # a place written in a form
 ])
 def test_a_value_is_listed_after_another_of_the_same_shape(said: str, value: object, rest: str) -> None:
     assert listed_after(said, value, NAMES, used=["1", "2"] if said.startswith("Add") else []) == rest

@@ -94,6 +94,10 @@ def test_the_forms_of_a_sessions_tools_are_read_at_its_warm_up() -> None:
     ("How warm is it in Boston?", True),
     ("北京天气怎么样", True),
     ("the weather in Yosemite, which is at Mariposa, CA", True),  # too small for the table, but qualified
+    ("the weather in Mariposa, California", True),  # by a state's name
+    ("the weather conditions in El Gastor, Andalusia?", True),  # by a province the table does not hold
+    ("Hello, Can you fetch amazon.com?", False),  # "Can" qualifies nothing
+    ("Today, I want the weather for 37.8651 N, 119.5383 W", False),
     ("Can I get a VirusTotal report for 10.10.0.0 using my API key RST495?", False),
     ("Can you fetch the domain report of amazon.com on VirusTotal?", False),
     ("What's the weather like today?", False),

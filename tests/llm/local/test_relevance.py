@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voxcall.llm.local.relevance import most_relevant, relevance, words
+from voxcall.llm.local.relevance import most_relevant, readable, relevance, words
 from voxcall.tools import Tool
 
 
@@ -24,6 +24,23 @@ def test_a_request_naming_a_tool_with_its_values_is_evident() -> None:
     found = relevance("What's the weather in Oslo?", WEATHER)
     assert found.name_hits == 1 and found.values == 1.0
     assert relevance("Tell me a joke.", WEATHER).hits == 0
+
+
+def test_a_word_of_the_name_in_another_form_names_the_tool() -> None:
+    multiply = _tool("multiply", "Multiply two numbers.", {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                     ["a", "b"])
+    assert relevance("What is the multiplication of 3 and 2", multiply).evident
+    assert relevance("I'm searching for a recipe", _tool("search_recipe", "", {}, [])).name_hits == 2
+    lights = _tool("set_lights", "Turn the lights on or off.", {"room": {"type": "string"}}, ["room"])
+    assert relevance("Was that lightning?", lights).name_hits == 0  # a stem too short to tell
+    assert relevance("Make a playlist", _tool("play_music", "", {}, [])).name_hits == 0
+
+
+def test_latin_words_are_read_as_english_where_enough_of_them_are_its_stop_words() -> None:
+    assert readable("Can you fetch the domain report of amazon.com on VirusTotal?")
+    assert readable("Got any Bob Marley?")  # too few words to tell
+    assert not readable("¿Podrías decirme las condiciones actuales del clima en Cancún?")
+    assert not readable("Qual a temperatura atual em Divinópolis, MG?")
 
 
 def test_a_chinese_request_is_matched_through_its_glosses() -> None:

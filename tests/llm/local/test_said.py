@@ -170,3 +170,22 @@ def test_every_tool_is_held_when_nothing_was_said_or_nothing_is_copied() -> None
     assert Said("").holds(WEATHER) and Said("").holds(TIMER)  # strings not copied: the planner passes no words
     no_values = tool("stop_music", {}, [])
     assert Said("Stop it.").holds(no_values)
+
+
+@pytest.mark.parametrize(("said", "name", "schema", "gives"), [
+    ("Switch the air conditioner to air dry mode", "targetTemperature", {"type": "integer"}, False),
+    ("Set it to cool mode at 24 degrees", "targetTemperature", {"type": "integer"}, True),
+    ("Set a timer for two hours", "minutes", {"type": "integer"}, True),  # a length of time in its unit
+    ("set it to 'AIR_CLEAN' mode, with monitoring", "monitoringEnabled", {"type": "boolean"}, True),
+    ("Switch the air conditioner to air dry mode", "powerSaveEnabled", {"type": "boolean"}, False),
+    ("Close the project and make sure it's archived", "archive", {"type": "boolean"}, True),  # in another form
+    ("Switch the air conditioner to air dry mode", "note", {"type": "string"}, True),  # a string: the model's
+    ("Switch the air conditioner to air dry mode", "speed", {"type": "integer", "enum": [1, 2]}, True),
+    ("The weather in Seoul, South Korea in Celsius", "api_key", {"type": "string"}, False),  # never invented
+    ("Get me the report, my API key is RST495", "api_key", {"type": "string"}, True),
+    ("The temperature in Boston, MA", "url", {"type": "string"}, False),  # no address said
+    ("Fetch https://example.org/feed for me", "url", {"type": "string"}, True),
+])
+def test_an_optional_number_or_flag_is_given_only_by_words_for_it(said: str, name: str, schema: dict[str, Any],
+                                                                   gives: bool) -> None:
+    assert Said(said).gives(name, schema) is gives

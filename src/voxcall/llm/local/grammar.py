@@ -22,8 +22,7 @@ is one of them (an integer one, one of the whole numbers), not a recomputed or d
 in a unit of time takes the lengths of time said in its unit ("two hours": ``minutes=120``;
 :meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
-choice the user did not name is its declared default if it has one, and left out if not (not a choice the user
-never made). Which tools
+choice the user did not name is left out (the tool's default applies: not a choice the user never made). Which tools
 the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
 grammar admits what it is given.
 
@@ -226,44 +225,92 @@ class _Builder:
 
     def _arguments(self, tool: Tool, keys: list[tuple[str, str, str]], name: str) -> str:
         """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
-        then a value of the property's schema; required ones first, then any of the optional ones. A choice the
-        user said alone among its values (:meth:`_said_choices`) is required, with that value; an optional one
-        none of whose values was said is its declared default, if it has one, else left out; a plain string is one of
-        :meth:`Said.strings` (none of the tool's choice words nor only words of its name: "uber pitada" stays a
-        restaurant of ``uber.eat.order``, the name may be part of a value), or any span when there is none (a call
-        the request must make although the words hold no value)."""
-        said_choices = self._said_choices(tool)
+        then a value of the property's schema (:meth:`_member`); required ones first, then any of the optional ones.
+        A plain string is one of :meth:`Said.strings` (none of the tool's choice words nor only words of its name:
+        "uber pitada" stays a restaurant of ``uber.eat.order``, the name may be part of a value), or any span when
+        there is none (a call the request must make although the words hold no value)."""
         self._strings = self.said.strings(tool)
+        listed = self._members([(prop, key, f"{name}-{alias}") for prop, alias, key in keys], tool.properties,
+                               tool.required, tool.parameters, 0)
+        self._strings = []
+        return listed
+
+    def _members(self, keys: list[tuple[str, str, str]], properties: Mapping[str, Any], required: Sequence[str],
+                 root: Mapping[str, Any], depth: int) -> str:
+        """The members of a call or an object: for each ``(property, key literal, rule hint)`` of ``keys``, the key
+        then its value (:meth:`_member`), the required ones and the choices said first, then any of the others."""
+        said_choices = self._said_choices(properties)
         needed: list[str] = []
         optional: list[str] = []
-        for prop, alias, key in keys:
-            said = said_choices.get(prop, [])
-            if len(said) == 1:
-                value = self._literals(said, f"{name}-{alias}-said")
-            elif self.said.names and not said and prop not in tool.required and prop in said_choices:
-                default = _choice_default(tool.properties.get(prop))
-                if default is None:
-                    continue  # none named, none declared: left to the tool, not a choice the user never made
-                value = self._literals([default], f"{name}-{alias}-default")  # none named: the tool's default
-            else:
-                schema = tool.properties.get(prop)
-                self._numbers = self.said.numbers_for(prop, schema if isinstance(schema, Mapping) else None)
-                value = self.value(schema, tool.parameters, f"{name}-{alias}", 0)
-                self._numbers = None
-            (needed if prop in tool.required or len(said) == 1 else optional).append(f"{key} {value}")
-        self._strings = []
-        return _argument_list(needed, optional, self.dialect.separator)
+        counted: list[tuple[int, str, list[int | float]]] = []  # required numbers: where, key, what they may be
+        for prop, key, hint in keys:
+            schema = properties.get(prop)
+            value = self._member(prop, schema, said_choices, prop in required, root, hint, depth)
+            if value is None:
+                continue
+            if prop in required and (numbers := self._said_numbers(prop, schema)):
+                counted.append((len(needed), key, numbers))
+            (needed if prop in required or len(said_choices.get(prop, [])) == 1 else optional).append(
+                f"{key} {value}")
+        return _argument_list(self._counted(needed, counted), optional, self.dialect.separator)
 
-    def _said_choices(self, tool: Tool) -> dict[str, list[str]]:
-        """The parameters of ``tool`` with a choice of strings (``enum``), each with the choices the user said word
-        for word, as the schema spells them. One said alone among its choices ("in fahrenheit" →
-        ``unit='fahrenheit'``) is the value the argument must take: a tiny model leaves optional choices out even
-        when they were said."""
+    def _said_numbers(self, prop: str, schema: Any) -> list[int | float]:
+        """The numbers said that number parameter ``prop`` (of ``schema``) may take; empty for another kind."""
+        if not self.said.spans or not isinstance(schema, Mapping) or "enum" in schema:
+            return []
+        kind = schema.get("type")
+        said = self.said.numbers_for(prop, schema) if kind in ("number", "integer") else []
+        return [n for n in said if isinstance(n, int)] if kind == "integer" else said
+
+    def _counted(self, needed: list[str], counted: list[tuple[int, str, list[int | float]]]) -> list[str]:
+        """``needed`` (required members, written ``key value``), where two or more are numbers (``counted``), as one
+        alternative for each way of giving them numbers no more often than said (:meth:`Said.each_as_said`)."""
+        ways = self.said.each_as_said([numbers for _, _, numbers in counted]) if len(counted) > 1 else []
+        if not ways:
+            return needed
+        sep = gbnf_literal(self.dialect.separator)
+        alternatives = []
+        for way in ways:
+            members = list(needed)
+            for (index, key, _), number in zip(counted, way, strict=True):
+                members[index] = f"{key} {self._literals([number], 'said-number')}"
+            alternatives.append(f" {sep} ".join(members))
+        return ["(" + " | ".join(f"({members})" for members in alternatives) + ")"]
+
+    def _member(self, prop: str, schema: Any, said_choices: Mapping[str, list[str]], required: bool,
+                root: Mapping[str, Any], hint: str, depth: int) -> str | None:
+        """The value rule of property ``prop`` (of ``schema``) of a call or of an object in one, or None when it is
+        left out. A choice the user said alone among its values (``said_choices``: :meth:`_said_choices`) is that
+        value (its caller makes it required); an optional one none of whose values was said is left out (the tool
+        applies its own default; the 0.5B model wrote ``unit='celsius'`` for "the temperature in Boston", which the
+        tool's default says no better and a checker that wants the argument left or 'fahrenheit' counts wrong), as
+        is an optional number or flag the words give no value (:meth:`Said.gives`); anything else a value of its
+        schema, a number one said for it (:meth:`Said.numbers_for`)."""
+        said = said_choices.get(prop, [])
+        if len(said) == 1:
+            return self._literals(said, f"{hint}-said")
+        if self.said.names and not said and not required and prop in said_choices:
+            return None  # none named: left to the tool (its default), not a choice the user never made
+        if self.said.spans and not required and isinstance(schema, Mapping) and not self.said.gives(prop, schema):
+            return None  # a number or a flag the words do not give: the tool's own
+        outer, self._numbers = self._numbers, self.said.numbers_for(prop, schema if isinstance(schema, Mapping)
+                                                                    else None)
+        value = self.value(schema, root, hint, depth)
+        self._numbers = outer
+        return value
+
+    def _said_choices(self, properties: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The ``properties`` with a choice of strings (``enum``), each with the choices the user said word for
+        word, as the schema spells them, an underscore read as a space (``AIR_DRY``: "air dry"). One said alone
+        among its choices ("in fahrenheit" → ``unit='fahrenheit'``) is the value the argument must take: a tiny
+        model leaves optional choices out even when they were said."""
         found: dict[str, list[str]] = {}
-        for prop, schema in tool.properties.items():
+        names = self.said.names
+        for prop, schema in properties.items():
             choices = schema.get("enum") if isinstance(schema, Mapping) else None
             if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
-                found[prop] = [c for c in choices if isinstance(c, str) and c and c.casefold() in self.said.names]
+                found[prop] = [c for c in choices if isinstance(c, str) and c and (
+                    c.casefold() in names or c.replace("_", " ").casefold() in names)]
         return found
 
     # -- values ----------------------------------------------------------------------------------------------
@@ -318,16 +365,14 @@ class _Builder:
     def _object(self, schema: Mapping[str, Any], root: Mapping[str, Any], hint: str, depth: int) -> str:
         """An object whose schema names its properties and says nothing of others (or forbids them): those keys
         alone, the required ones first, then any in-order subset of the others, each with a value of its own schema
-        (left loose, a tiny model makes keys of the user's words: ``{'coconut milk': 'true'}`` for a drink's
-        ``milk_type``). One that admits other properties (``additionalProperties``) stays loose."""
+        as a call's arguments have (:meth:`_member`: a choice said is required; left loose, a tiny model makes keys
+        of the user's words, ``{'coconut milk': 'true'}`` for a drink's ``milk_type``, and wrote ``{}`` for an air
+        conditioner's settings when told "set it to 'COOL' mode"). One that admits other properties
+        (``additionalProperties``) stays loose."""
         listed = schema.get("required")
-        required = listed if isinstance(listed, list) else []
-        needed: list[str] = []
-        optional: list[str] = []
-        for prop, member in schema["properties"].items():
-            value = self.value(member, root, f"{hint}-{prop}", depth + 1)
-            (needed if prop in required else optional).append(f"{gbnf_literal(self.dialect.key(str(prop)))} {value}")
-        inner = _argument_list(needed, optional, self.dialect.separator)
+        properties: Mapping[str, Any] = schema["properties"]
+        keys = [(str(prop), gbnf_literal(self.dialect.key(str(prop))), f"{hint}-{prop}") for prop in properties]
+        inner = self._members(keys, properties, listed if isinstance(listed, list) else [], root, depth + 1)
         return self.add(f"{hint}-object", f'"{{" {inner} "}}"' if inner else '"{" "}"')
 
     def _literals(self, values: Iterable[Any], hint: str) -> str:
@@ -356,14 +401,6 @@ class _Builder:
         built = self.value(target, root, name, depth + 1)
         self.rules[name] = "value" if built == name else built  # a pointer to itself accepts any literal
         return name
-
-
-def _choice_default(schema: Any) -> str | None:
-    """The default of a choice among strings (``enum``), when the schema declares one of its choices as such."""
-    if not isinstance(schema, Mapping):
-        return None
-    default, choices = schema.get("default"), schema.get("enum")
-    return default if isinstance(default, str) and isinstance(choices, list) and default in choices else None
 
 
 def _argument_list(needed: list[str], optional: list[str], separator: str = ", ") -> str:

@@ -83,7 +83,8 @@ def asked_after(said: str, values: Sequence[str], tools: Sequence[Tool], *, writ
     play some jazz": "play some jazz"). None when no value of the call was said as written, or no words after it
     ask for one tool. A tool called already is not asked again: a word of its name after its value is seldom a
     request of its own ("the answer is not in the text, therefore I cannot answer" for ``answer.string``)."""
-    ends = [at + len(value) for value in values if value and (at := said.lower().find(value.lower())) >= 0]
+    found = [_as_said(said, value) for value in values if value]
+    ends = [at + len(text) for at, text in filter(None, found)]
     if not ends:
         return None
     rest = said[max(ends):]
@@ -104,11 +105,10 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
     call took already: "add 1 and 2" is one call)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
         return ""
-    text = value if isinstance(value, str) else f"{value:g}"
-    at = said.lower().find(text.lower())
-    if at < 0:
+    found = _as_said(said, value if isinstance(value, str) else f"{value:g}")
+    if found is None:
         return ""
-    text = said[at:at + len(text)]  # as said: "music or theater" lists two, although the choice is "Music"
+    at, text = found  # as said: "music or theater" lists two, although the choice is "Music"
     after = said[at + len(text):]
     joiner = LIST_JOINER.match(after)
     if not joiner:
@@ -120,6 +120,16 @@ def listed_after(said: str, value: Any, names: Collection[str] = (), used: Colle
         # another value: "Mariposa, CA, and give me Celsius" is not one)
     listed = _value_after(rest, text, names)
     return "" if any(listed.lower().startswith(u.lower()) for u in used) else listed
+
+
+def _as_said(said: str, value: str) -> tuple[int, str] | None:
+    """Where ``value`` is in ``said``, and as it is written there: the whole value, or the name before a comma of a
+    place written in a form ("Paris, France" for "Paris and Bordeaux"); None when neither is said."""
+    for text in (value, value.split(",")[0].strip()):
+        at = said.lower().find(text.lower()) if text else -1
+        if at >= 0:
+            return at, said[at:at + len(text)]
+    return None
 
 
 def _value_after(text: str, value: str, names: Collection[str]) -> str:

@@ -49,7 +49,7 @@ _LATIN_NAME = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’.\- ]+")
 # a capitalised word (letters, apostrophes, dots and hyphens inside), or a lower-case particle of a name ("de")
 _WORD = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-ſḀ-ỿ][\w'’.\-]*|\b(?:de|del|da|do|la|le|los|las)\b")
 _CAPITALISED = r"[A-Z][\w'’.\-]*"  # a Latin word with a capital, as names and their qualifiers are written
-_QUALIFIED = re.compile(rf"\b{_CAPITALISED},\s*({_CAPITALISED}(?:\s+{_CAPITALISED})?)")  # "Mariposa, CA"
+_QUALIFIED = re.compile(rf"\b({_CAPITALISED}),\s*({_CAPITALISED}(?:\s+{_CAPITALISED})?)")  # "Mariposa, CA"
 _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
@@ -92,7 +92,7 @@ class PlaceForm:
 @dataclass(frozen=True)
 class _Table:
     """The cities by every name they are read by (casefolded; the most populous of a name), the countries' names,
-    and what qualifies a place (the US states' codes, the countries' names)."""
+    and what qualifies a place (the US states' codes and names, the countries' names)."""
 
     cities: Mapping[str, City]
     countries: Mapping[str, str]
@@ -134,7 +134,8 @@ def _table() -> _Table:
                 cities[key] = city
     countries = {code: country["name"] for code, country in cache.get_countries().items()}
     states = {city.division for city in cities.values() if city.country == "US"}
-    return _Table(cities, countries, frozenset({*states, *countries.values(), "UK", "USA"}))
+    state_names = {state["name"] for state in cache.get_us_states().values()}
+    return _Table(cities, countries, frozenset({*states, *state_names, *countries.values(), "UK", "USA"}))
 
 
 def _city(name: str) -> City | None:
@@ -179,16 +180,23 @@ def said_places(text: str) -> tuple[Place, ...]:
 def mentions_place(text: str) -> bool:
     """Whether ``text`` could name a city, in any case: a place it names (:func:`said_places`), or a run of up to
     :data:`MAX_NAME_WORDS` of its words that is a city's name ("weather in san francisco"), none of them only a
-    word that opens sentences or names a time, or a capitalised name qualified by a US state's code or a country
-    ("Mariposa, CA"). "A VirusTotal report for 10.10.0.0" names none. True where no city
-    is known (a server without the ``local`` extra): nothing tells."""
+    word that opens sentences or names a time, or a capitalised name qualified by a US state or a country
+    ("Mariposa, CA") or by another name ("El Gastor, Andalusia": :func:`_qualifies`). "A VirusTotal report for
+    10.10.0.0" names none. True where no city is known (a server without the ``local`` extra): nothing tells."""
     if not _table().cities or said_places(text):
         return True
-    if any(region.strip() in _table().regions for region in _QUALIFIED.findall(text)):
-        return True  # a town too small for the table, qualified: "Mariposa, CA"
+    if any(_qualifies(name, region.strip()) for name, region in _QUALIFIED.findall(text)):
+        return True  # a town too small for the table, qualified: "Mariposa, CA", "El Gastor, Andalusia"
     plain = _PLAIN_WORD.findall(text)
     return any(_city(" ".join(plain[start:start + size]).strip(".'’")) is not None
                for size in range(1, MAX_NAME_WORDS + 1) for start in range(len(plain) - size + 1))
+
+
+def _qualifies(name: str, region: str) -> bool:
+    """Whether ``region`` after a comma makes the capitalised word ``name`` before it a place: a US state or a
+    country ("Mariposa, CA", "Mariposa, California"), or any name when neither is a word that names nothing
+    ("Gastor, Andalusia": a province the table does not hold; not "Today, Can ...")."""
+    return region in _table().regions or not {name.casefold(), *region.casefold().split()} & _NOT_PLACES
 
 
 def _names(text: str, words: list[str], start: int) -> list[Place]:

@@ -50,7 +50,7 @@ from voxcall.llm.local.meanings import word_for
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
-from voxcall.llm.local.relevance import most_relevant, relevance, words
+from voxcall.llm.local.relevance import most_relevant, readable, relevance, words
 from voxcall.llm.local.said import Said
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import CodeCallStream
@@ -336,10 +336,11 @@ class Planner:
         ("the subdomains of paypal.com on VirusTotal", only a weather tool offered) and, refused it at the first
         token, wrote the call after a few words. False if there is nothing to weigh: the reply follows tool
         results, or the words hold none the lexicon reads (a language it has no table for: "hey do 거실 에어컨 실행"
-        is no less meant for ``ControlAppliance.execute`` for sharing no word with it)."""
+        is no less meant for ``ControlAppliance.execute`` for sharing no word with it; Spanish, whose words it would
+        read as English: :func:`~voxcall.llm.local.relevance.readable`)."""
         options = self.options
         if (not options.call_evidence or options.call_threshold is None or options.unrelated_threshold is None
-                or not words(said) or _follows_results(request)):
+                or not words(said) or not readable(said) or _follows_results(request)):
             return False
         return not any(relevance(said, tool).hits for tool in offered)
 

@@ -17,6 +17,7 @@ is specific to a tool.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,13 @@ from voxcall.tools.schema import Tool
 
 WORDS_MEMORY = 4096
 """Texts whose content words are remembered (requests, and tools' names and descriptions)."""
+STEM_LETTERS = 6
+READ_SHARE = 0.15
+"""The least share of a request's Latin words that are English stop words for the lexicon to read it as English."""
+READ_WORDS = 4
+"""Requests with fewer Latin words are read as English whatever they hold: too few to tell."""
+_LATIN = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’]+")
+"""The least stem two forms of a word share for a request to name a tool by another form of its name's word."""
 
 
 def words(text: str, *, hints: bool = True) -> list[str]:
@@ -53,11 +61,11 @@ def _content_words(text: str, hints: bool) -> tuple[str, ...]:
 class Relevance:
     """The lexical evidence that a request is meant for a tool.
 
-    ``name_hits``: content words of the tool's name the request says; ``hits``: the request's content words found
-    anywhere in the tool (name, description, parameter names and descriptions, enum values); ``values``: the
-    share of the tool's required parameters the request seems to hold a value for (1.0 when none is required);
-    ``choices``: the required choices (``enum`` parameters) whose value the request names ("add", or "plus" that
-    the lexicon glosses "add").
+    ``name_hits``: content words of the tool's name the request says, in any form (:func:`same_stem`); ``hits``:
+    the request's content words found anywhere in the tool (name, description, parameter names and descriptions,
+    enum values); ``values``: the share of the tool's required parameters the request seems to hold a value for
+    (1.0 when none is required); ``choices``: the required choices (``enum`` parameters) whose value the request
+    names ("add", or "plus" that the lexicon glosses "add").
     """
 
     name_hits: int
@@ -86,7 +94,26 @@ def relevance(request: str, tool: Tool) -> Relevance:
     naming = said if names_one(request) else set(words(request, hints=False))
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
     share, choices = _values_held(request, tool)
-    return Relevance(name_hits=len(naming & name), hits=len(said & described), values=share, choices=choices)
+    named = {word for word in name if any(same_stem(word, other) for other in naming)}
+    return Relevance(name_hits=len(named), hits=len(said & described), values=share, choices=choices)
+
+
+def same_stem(one: str, other: str) -> bool:
+    """Whether two words are one word, in one form or two: equal, or sharing a stem of at least
+    :data:`STEM_LETTERS` that lacks no more than one letter of the shorter word ("multiplication" and ``multiply``,
+    "calculation" and ``calculate``, "searching" and ``search``; not "light" and "lightning", "play" and
+    "playlist")."""
+    shorter = min(len(one), len(other))
+    stem = next((i for i, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), shorter)
+    return one == other or (stem >= STEM_LETTERS and stem >= shorter - 1)
+
+
+def readable(text: str) -> bool:
+    """Whether the lexicon reads ``text``'s Latin words as English (or it has fewer than :data:`READ_WORDS`):
+    at least :data:`READ_SHARE` of them are its stop words. "¿Podrías decirme las condiciones actuales del clima
+    en Cancún?" holds none: Spanish, whose words it would read as English words that no tool shares."""
+    found = [word.lower() for word in _LATIN.findall(text)]
+    return len(found) < READ_WORDS or sum(word in STOP_WORDS for word in found) >= READ_SHARE * len(found)
 
 
 def most_relevant(request: str, tools: Sequence[Tool], limit: int, keep: Collection[str] = ()) -> list[Tool]:

@@ -19,8 +19,11 @@ a timer of minutes the user never said.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from voxcall.llm.local.duration import durations, outside, unit_of
@@ -35,14 +38,18 @@ from voxcall.llm.local.lexicon import (
     inner_edges,
     joined,
     numbers,
+    said_numbers,
     singular,
     tokens,
 )
 from voxcall.llm.local.meanings import glosses, implied, word_gloss
 from voxcall.llm.local.places import mentions_place, place_form, places_for
-from voxcall.llm.local.relevance import words
+from voxcall.llm.local.relevance import same_stem, words
 from voxcall.tools.schema import Tool
 
+MAX_NUMBER_WAYS = 64
+"""The most ways of giving a call's number parameters the numbers said that a grammar spells out (:meth:`Said.
+each_as_said`)."""
 MAX_SPAN_WORDS = 8
 """The longest run of the user's words a string argument may be, but for one that runs to the end of its sentence
 (a message, a note, an answer: "saying the train is stuck near the bridge so dinner will wait an hour")."""
@@ -58,6 +65,7 @@ _ADDRESS_NAME = re.compile(r"(?:^|[_\W])(?i:url|uri|endpoint)$|[a-z](?:Url|Uri|E
 _ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://\S+|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b",
                       re.IGNORECASE)
 """An address: a URL, an IP address or a host name ("https://api.example.com/v1", "192.168.1.1", "paypal.com")."""
+_CREDENTIAL = frozenset({"key", "token", "password", "secret"})  # words of a parameter never to invent a value for
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
@@ -119,7 +127,9 @@ class Said:
     def __init__(self, text: str) -> None:
         self.text = text
         self.spans = spans(text)
-        self.numbers = list(dict.fromkeys([*numbers(text), *(value for _, value in implied(text))]))  # "double 37"
+        implied_numbers = [value for _, value in implied(text)]  # "double 37": 2
+        self.numbers = list(dict.fromkeys([*numbers(text), *implied_numbers]))
+        self._times = Counter([*said_numbers(text), *implied_numbers])  # how often each number is said
         self._durations = durations(text)
         self._outside = outside(text, self._durations) if self._durations else []  # numbers no length holds
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
@@ -160,6 +170,36 @@ class Said:
         counted = [length.counted_in(unit) for length in self._durations]
         return list(dict.fromkeys([*counted, *self._outside]))
 
+    def each_as_said(self, candidates: Sequence[Sequence[int | float]]) -> list[tuple[int | float, ...]]:
+        """The ways to give several number parameters each one of its ``candidates``, no number more often than the
+        words say it: "Double 37 for me" says 37 once (and 2), so ``a=37, b=2``, never the 0.5B model's ``a=37,
+        b=37``. Empty when there is no such way ("both sides 10"), or more than :data:`MAX_NUMBER_WAYS` to try:
+        then the numbers are not counted."""
+        if math.prod(len(c) for c in candidates) > MAX_NUMBER_WAYS:
+            return []
+        return [way for way in itertools.product(*candidates)
+                if all(count <= self._times[number] for number, count in Counter(way).items())]
+
+    def gives(self, name: str, schema: Mapping[str, Any]) -> bool:
+        """Whether the words give optional parameter ``name`` (of ``schema``) a value to pass: for a number, a
+        number said for it (:meth:`numbers_for`); for a flag or a credential (a ``key``, ``token``, ``password``
+        or ``secret``), a word of its name, in any form ("with monitoring": ``monitoringEnabled``; "archived":
+        ``archive``; "my API key is ...": :func:`~voxcall.llm.local.relevance.same_stem`);
+        for an address (:meth:`missing`), one said; anything else may be given. The 0.5B model set
+        ``targetTemperature=22`` and ``powerSaveEnabled=True`` for "switch the air conditioner to air dry mode",
+        ``api_key='Korea'`` and ``url='Francisco'``: values the user never gave, where left out the tool keeps its
+        own."""
+        kind = schema.get("type")
+        if kind in ("number", "integer") and "enum" not in schema:
+            return bool(self.numbers_for(name, schema))
+        named = set(words(name))
+        if kind == "boolean" or (kind == "string" and not _CREDENTIAL.isdisjoint(named)):
+            said = words(self.text)
+            return any(same_stem(word, other) for word in named for other in said)
+        if kind == "string" and _address(name, schema):
+            return _ADDRESS.search(self.text) is not None
+        return True
+
     def holds(self, tool: Tool, *, write_forms: bool = True) -> bool:
         """Whether the words hold every required value of ``tool`` that a call copies (:meth:`missing`)."""
         return not self.missing(tool, write_forms=write_forms)
@@ -183,7 +223,7 @@ class Said:
             if kind == "string" and isinstance(description, str) and place_form(description) is not None:
                 if not mentions_place(self.text):
                     lacking.append(name)  # a place in a form ("Berkeley, CA") and no city said: "10.10.0.0"
-            elif kind == "string" and (_ADDRESS_NAME.search(name) or schema.get("format") in ("uri", "url")):
+            elif kind == "string" and _address(name, schema):
                 if not _ADDRESS.search(self.text):
                     lacking.append(name)  # an address and none said: "the movies in NYC" is no url
             elif kind == "string" and copied_string(schema, write_forms=write_forms):
@@ -199,6 +239,12 @@ class Said:
         as one ("temperature" for ``get_weather``)."""
         meanings = self._meanings[span]
         return bool(meanings) and all(word in named or not named.isdisjoint(word_gloss(word)) for word in meanings)
+
+
+def _address(name: str, schema: Mapping[str, Any]) -> bool:
+    """Whether parameter ``name`` of ``schema`` takes an address: named ``url``, ``uri``, ``endpoint`` (or
+    ``…Url``), or of format ``uri``."""
+    return bool(_ADDRESS_NAME.search(name)) or schema.get("format") in ("uri", "url")
 
 
 def _qualified(words: list[str], rest: list[str]) -> bool:
