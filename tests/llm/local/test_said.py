@@ -189,3 +189,12 @@ def test_every_tool_is_held_when_nothing_was_said_or_nothing_is_copied() -> None
 def test_an_optional_number_or_flag_is_given_only_by_words_for_it(said: str, name: str, schema: dict[str, Any],
                                                                    gives: bool) -> None:
     assert Said(said).gives(name, schema) is gives
+
+
+def test_numbers_are_given_as_often_as_said() -> None:
+    double = Said("Double 37 for me.")
+    assert double.each_as_said([[37, 2], [37, 2]]) == [(37, 2), (2, 37)]
+    assert Said("What is 5 times 5?").each_as_said([[5], [5]]) == [(5, 5)]
+    assert Said("Make both sides 10").each_as_said([[10], [10]]) == []
+    # a length in another unit is no number said: not counted
+    assert Said("Remind me in two hours, twice").each_as_said([[120], [120, 2]]) == [(120, 120), (120, 2)]

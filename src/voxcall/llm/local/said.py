@@ -173,12 +173,14 @@ class Said:
     def each_as_said(self, candidates: Sequence[Sequence[int | float]]) -> list[tuple[int | float, ...]]:
         """The ways to give several number parameters each one of its ``candidates``, no number more often than the
         words say it: "Double 37 for me" says 37 once (and 2), so ``a=37, b=2``, never the 0.5B model's ``a=37,
-        b=37``. Empty when there is no such way ("both sides 10"), or more than :data:`MAX_NUMBER_WAYS` to try:
+        b=37``; a number the words say only as a length in another unit (120 ``minutes`` for "two hours") is not
+        counted. Empty when there is no such way ("both sides 10"), or more than :data:`MAX_NUMBER_WAYS` to try:
         then the numbers are not counted."""
         if math.prod(len(c) for c in candidates) > MAX_NUMBER_WAYS:
             return []
         return [way for way in itertools.product(*candidates)
-                if all(count <= self._times[number] for number, count in Counter(way).items())]
+                if all(number not in self._times or count <= self._times[number]
+                       for number, count in Counter(way).items())]
 
     def gives(self, name: str, schema: Mapping[str, Any]) -> bool:
         """Whether the words give optional parameter ``name`` (of ``schema``) a value to pass: for a number, a
