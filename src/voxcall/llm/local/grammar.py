@@ -18,7 +18,8 @@ more than ``type: string`` (no enum, format or pattern, no description prescribi
 (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said. A string the tool
 wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the model: the user said "Boston" or "March
 1st", and a copy could not be right. Likewise, when the user said numbers (in digits or words), a number argument
-is one of them (an integer one, one of the whole numbers), not a recomputed or demonstrated value; one that counts
+is one of them (an integer one, one of the whole numbers; a call's required numbers use each no more often than it
+was said: :meth:`~voxcall.llm.local.said.Said.each_as_said`), not a recomputed or demonstrated value; one that counts
 in a unit of time takes the lengths of time said in its unit ("two hours": ``minutes=120``;
 :meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
