@@ -32,8 +32,8 @@ description shows (``Said.places``), a number one the user said, or a length of 
 ``voxcall.llm.local.said.spans`` and ``Said.numbers_for``), and how many it would admit without those rules. The
 first figure is the ceiling of the embedded path on that slice, whatever the model; the gap between them is what
 copying costs. (The grammar's choice rules are not counted: they
-pass a choice the user named and an unnamed optional choice's default, and keep a choice word out of a plain
-string.)
+pass a choice the user named, leave out an optional one the user did not name, and keep a choice word out of a
+plain string.)
 
 ``--warm`` evaluates each request's tools prompt before timing it, as a session does when ``session.update``
 declares the tools (the default times a request that brings tools the server has not seen). Each request is a

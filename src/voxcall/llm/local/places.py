@@ -92,7 +92,7 @@ class PlaceForm:
 @dataclass(frozen=True)
 class _Table:
     """The cities by every name they are read by (casefolded; the most populous of a name), the countries' names,
-    and what qualifies a place (the US states' codes and names, the countries' names)."""
+    and what qualifies a place (the US states' codes, the countries' names)."""
 
     cities: Mapping[str, City]
     countries: Mapping[str, str]
@@ -134,8 +134,7 @@ def _table() -> _Table:
                 cities[key] = city
     countries = {code: country["name"] for code, country in cache.get_countries().items()}
     states = {city.division for city in cities.values() if city.country == "US"}
-    state_names = {state["name"] for state in cache.get_us_states().values()}
-    return _Table(cities, countries, frozenset({*states, *state_names, *countries.values(), "UK", "USA"}))
+    return _Table(cities, countries, frozenset({*states, *countries.values(), "UK", "USA"}))
 
 
 def _city(name: str) -> City | None:
@@ -180,7 +179,7 @@ def said_places(text: str) -> tuple[Place, ...]:
 def mentions_place(text: str) -> bool:
     """Whether ``text`` could name a city, in any case: a place it names (:func:`said_places`), or a run of up to
     :data:`MAX_NAME_WORDS` of its words that is a city's name ("weather in san francisco"), none of them only a
-    word that opens sentences or names a time, or a capitalised name qualified by a US state or a country
+    word that opens sentences or names a time, or a capitalised name qualified by a US state's code or a country
     ("Mariposa, CA") or by another name ("El Gastor, Andalusia": :func:`_qualifies`). "A VirusTotal report for
     10.10.0.0" names none. True where no city is known (a server without the ``local`` extra): nothing tells."""
     if not _table().cities or said_places(text):
@@ -193,9 +192,9 @@ def mentions_place(text: str) -> bool:
 
 
 def _qualifies(name: str, region: str) -> bool:
-    """Whether ``region`` after a comma makes the capitalised word ``name`` before it a place: a US state or a
-    country ("Mariposa, CA", "Mariposa, California"), or any name when neither is a word that names nothing
-    ("Gastor, Andalusia": a province the table does not hold; not "Today, Can ...")."""
+    """Whether ``region`` after a comma makes the capitalised word ``name`` before it a place: a US state's code or
+    a country ("Mariposa, CA"), or any name when neither is a word that names nothing ("Mariposa, California",
+    "Gastor, Andalusia": a province the table does not hold; not "Today, Can ...")."""
     return region in _table().regions or not {name.casefold(), *region.casefold().split()} & _NOT_PLACES
 
 

@@ -37,7 +37,6 @@ from voxcall.llm.local.lexicon import (
     covered,
     inner_edges,
     joined,
-    numbers,
     said_numbers,
     singular,
     tokens,
@@ -127,9 +126,9 @@ class Said:
     def __init__(self, text: str) -> None:
         self.text = text
         self.spans = spans(text)
-        implied_numbers = [value for _, value in implied(text)]  # "double 37": 2
-        self.numbers = list(dict.fromkeys([*numbers(text), *implied_numbers]))
-        self._times = Counter([*said_numbers(text), *implied_numbers])  # how often each number is said
+        self._times = Counter([*said_numbers(text), *(value for _, value in implied(text))])  # "double 37": 2
+        """How often each number is said (:meth:`each_as_said`)."""
+        self.numbers = list(self._times)  # each once, in the order said
         self._durations = durations(text)
         self._outside = outside(text, self._durations) if self._durations else []  # numbers no length holds
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
