@@ -41,8 +41,8 @@ def test_thinking_phrases_are_short_take_turns_and_follow_the_users_language() -
 
 
 def test_giving_up_is_said_in_the_language_an_acknowledgement_is() -> None:
-    assert giving_up(None, "What is the weather in Paris?") == "Sorry, I couldn't work that out in time."
-    assert giving_up(None, "北京天气怎么样？") == "抱歉，我没能及时想出答案。"  # the user's script
+    assert giving_up(None, "What is the weather in Paris?") == "Sorry, I couldn't work that out."
+    assert giving_up(None, "北京天气怎么样？") == "抱歉，我没能想出答案。"  # the user's script
     assert giving_up("fr-FR", "weather") == LANGUAGES["fr"].giving_up  # the session's language first
     assert giving_up("xx", "서울 날씨") == LANGUAGES["ko"].giving_up  # a language without rules: the script's
 

@@ -8,6 +8,6 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="de", acknowledgements=("Einen Moment, ich sehe nach.", "Eine Sekunde, ich prüfe das."),
-                    giving_up="Entschuldigung, das habe ich nicht rechtzeitig herausgefunden.",
+                    giving_up="Entschuldigung, das habe ich nicht herausgefunden.",
                     thinking=("Einen Moment.", "Lass mich überlegen."),
                     asking="Können Sie mir den Wert für {value} nennen?")

@@ -8,6 +8,6 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="es", acknowledgements=("Un momento, lo estoy comprobando.", "Un segundo, ya lo miro."),
-                    giving_up="Lo siento, no he podido resolverlo a tiempo.",
+                    giving_up="Lo siento, no he podido resolverlo.",
                     thinking=("Un momento.", "Déjame pensar."),
                     asking="¿Me dices el valor de {value}?")

@@ -8,6 +8,6 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="fr", acknowledgements=("Un instant, je vérifie.", "Une seconde, je regarde."),
-                    giving_up="Désolé, je n'ai pas trouvé la réponse à temps.",
+                    giving_up="Désolé, je n'ai pas trouvé la réponse.",
                     thinking=("Un instant.", "Voyons voir."),
                     asking="Pouvez-vous me donner la valeur de {value} ?")

@@ -8,6 +8,6 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="it", acknowledgements=("Un momento, controllo subito.",),
-                    giving_up="Mi dispiace, non sono riuscito a trovarlo in tempo.",
+                    giving_up="Mi dispiace, non ci sono riuscito.",
                     thinking=("Un attimo.", "Vediamo."),
                     asking="Puoi dirmi il valore di {value}?")

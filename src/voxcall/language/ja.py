@@ -8,6 +8,6 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="ja", acknowledgements=("少々お待ちください、確認します。",),
-                    giving_up="すみません、時間内に答えられませんでした。",
+                    giving_up="すみません、答えられませんでした。",
                     thinking=("ええと。", "少々お待ちください。"),
                     asking="{value}を教えていただけますか？")

@@ -8,6 +8,6 @@ from voxcall.language.rules import Language
 __all__ = ["LANGUAGE"]
 
 LANGUAGE = Language(code="pt", acknowledgements=("Um momento, estou verificando.",),
-                    giving_up="Desculpe, não consegui resolver isso a tempo.",
+                    giving_up="Desculpe, não consegui resolver isso.",
                     thinking=("Um momento.", "Deixe-me ver."),
                     asking="Pode me dizer o valor de {value}?")

@@ -20,6 +20,7 @@ from voxcall.llm import (
     LLMEvent,
     LLMRequest,
     Message,
+    RejectedCall,
     ScriptedBackend,
     TextDelta,
     ToolCall,
@@ -154,6 +155,44 @@ async def test_a_thinker_failing_after_the_acknowledgement_is_a_spoken_fallback_
     quick, _, _ = duet(acknowledge_after_s=1.0)  # nothing said yet: the error is the response's
     with pytest.raises(LLMError, match="the thinker broke"):
         await collect(quick.stream(ask("The broken one.")))
+
+
+class Botching:
+    """A thinker whose reply is one call it botched (``repairable``: one the response has it write again), or
+    nothing at all."""
+
+    name = "botching"
+
+    def __init__(self, *, call: bool, repairable: bool = False) -> None:
+        self.call, self.repairable = call, repairable
+
+    async def stream(self, request: LLMRequest) -> AsyncGenerator[LLMEvent, None]:
+        if self.call:
+            yield RejectedCall("inventory", "inventory(sizes=['S', 'S', 'S'", "not a valid call",
+                               repairable=self.repairable)
+        yield Usage(10, 40)
+        yield Done("length" if self.call else "stop")
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("call", [True, False])
+async def test_a_thinker_that_says_nothing_and_calls_nothing_is_a_spoken_fallback(call: bool) -> None:
+    """A reply of a rejected call only (the 0.5B thinker's call cut by its token limit), or of nothing, would be
+    silence for a voice user: the fallback is said before the reply ends, after the thinker's own events."""
+    both = Duet(Recorder(ScriptedBackend(TALKER_SCRIPT)), Botching(call=call), acknowledge=lambda said: "One moment.",
+                fallback=lambda said: "Sorry, no answer.", options=DuetOptions(acknowledge_after_s=5.0))
+    events = await collect(both.stream(ask("Do you have it in small?")))
+    assert text(events) == "Sorry, no answer."
+    assert isinstance(events[-2], TextDelta) and isinstance(events[-1], Done)
+    assert any(isinstance(event, RejectedCall) for event in events) is call  # the client still hears why
+
+
+async def test_a_call_the_response_will_have_written_again_is_no_silence_to_fill() -> None:
+    both = Duet(Recorder(ScriptedBackend(TALKER_SCRIPT)), Botching(call=True, repairable=True),
+                acknowledge=lambda said: "One moment.", fallback=lambda said: "Sorry, no answer.")
+    assert text(await collect(both.stream(ask("Do you have it in small?")))) == ""
 
 
 async def test_a_reply_closed_before_the_decision_never_calls() -> None:

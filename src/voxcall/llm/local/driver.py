@@ -31,7 +31,9 @@ It returns an :class:`Outcome`. What it decides, from the request's :class:`~vox
 - a relayed result (the plan's ``complete``): the prefill is the whole reply, nothing is sampled;
 - under a grammar (with the plan's ``jumps``), text the grammar forces is not sampled: all of it but its last token
   is said and added to the prompt (:mod:`voxcall.llm.local.grammar_cursor`), and the run goes on, a token at a
-  time, under the grammar of the rest (see :data:`STEP_TOKENS`).
+  time, under the grammar of the rest (see :data:`STEP_TOKENS`); the text of a list is held back until the list
+  closes, and an item that repeats an earlier one of its list is dropped and the list closed there
+  (:mod:`voxcall.llm.local.repeats`: a small model may copy one item until its tokens run out).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from voxcall.llm.local.grammar_cursor import GrammarCursor, GrammarSyntaxError
 from voxcall.llm.local.lift import Likely, Weights
 from voxcall.llm.local.optional import CANDIDATES, CLOSE, COMMA, may_close
 from voxcall.llm.local.parallel import NextCall, last_block, next_call
+from voxcall.llm.local.repeats import read_lists
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 
 if TYPE_CHECKING:
@@ -62,6 +65,7 @@ STEP_TOKENS = 1
 generating. A server told to stop decodes one or two tokens more (about 90 ms each for the 0.5B model on two
 cores) before it takes the next request; a request for one token costs about 5 ms more than the next token of a
 stream, and jumped tokens about 8 ms each, read as prompt."""
+LIST_CLOSE = "]"
 MAX_CHARACTER_TOKENS = 4
 """Tokens a run asks for where one token ended no character (a byte of it): a character is at most four bytes."""
 
@@ -170,6 +174,8 @@ def reply_steps(plan: Plan, vocabulary: Vocabulary) -> Steps:
             step = Run(plan.prompt, plan.max_tokens, None, plan.banned if plan.late_calls else first, first)
     closed = 0  # the blocks closed so far
     cursor = _cursor(grammar, plan)  # where the text under the grammar stands, while one holds and jumps
+    started = len(text)  # where the cursor's grammar starts in the text
+    held = 0  # characters at the end of the text not said yet: a list's, until it closes (see repeats)
     while produced < plan.max_tokens:
         jump, ahead = _jump(cursor, vocabulary) if cursor is not None else ("", None)
         if jump:  # the text the grammar forces, given as prompt rather than sampled token by token
@@ -184,35 +190,47 @@ def reply_steps(plan: Plan, vocabulary: Vocabulary) -> Steps:
             assert isinstance(answer, Token)
             token = answer
             if token.end is not None:
+                if held:
+                    yield Said(text[-held:])
                 return Outcome(token.end, produced)
         produced += 1
         step = NEXT
-        if (not jump and grammar is not None and plan.optional is not None and token.text.startswith(COMMA)
+        if (not jump and not held and grammar is not None and plan.optional is not None and token.text.startswith(COMMA)
                 and may_close(text, calling[0]) and not plan.optional.adds(token.top)):
             text += CLOSE
             yield Said(CLOSE)
             grammar = calls_grammar(*calling, after_call=True, write_forms=plan.write_forms)
-            step, cursor = resumed(grammar), _cursor(grammar, plan)
+            step, cursor, started = resumed(grammar), _cursor(grammar, plan), len(text)
             continue
         watching = grammar is None and plan.call_grammar is not None
         piece, opened = _until(text, token.text, plan.opener) if watching else (token.text, False)
         text += piece
-        if piece:
-            yield Said(piece)
+        held += len(piece)
+        dropped = _repeat_dropped(grammar, plan, text, started) if cursor is not None else None
+        if dropped is not None:  # an item of a list repeated an earlier one: dropped, and the list closed
+            held += len(dropped[0]) - len(text)
+            text, cursor = dropped
+        if held and (cursor is None or not read_lists(text[started:]).open):
+            yield Said(text[-held:])
+            held = 0
+        if dropped is not None:
+            continue
         if opened:
             grammar = plan.call_grammar
-            step, cursor = resumed(grammar), _cursor(grammar, plan)
+            step, cursor, started = resumed(grammar), _cursor(grammar, plan), len(text)
         elif grammar is not None and text.count(CLOSE_TAG) > closed and (more := listed_call(plan, text)):
             text += OPEN_TAG
             yield Said(OPEN_TAG)
             calling = ([more.tool], more.said)
             grammar = calls_grammar(*calling, write_forms=plan.write_forms)
-            step, cursor = resumed(grammar), _cursor(grammar, plan)
+            step, cursor, started = resumed(grammar), _cursor(grammar, plan), len(text)
         elif cursor is not None:
             cursor = ahead if jump else cursor.after(piece)
             if cursor is None:
                 raise GrammarSyntaxError(f"the grammar's cursor refuses what the server wrote under it: {piece!r}")
         closed = text.count(CLOSE_TAG)
+    if held:
+        yield Said(text[-held:])
     return Outcome("length", produced)
 
 
@@ -239,6 +257,19 @@ def _cursor(grammar: str | None, plan: Plan) -> GrammarCursor | None:
         return GrammarCursor.start(grammar)
     except GrammarSyntaxError:
         return None
+
+
+def _repeat_dropped(grammar: str | None, plan: Plan, text: str, started: int) -> tuple[str, GrammarCursor] | None:
+    """``text`` without the first item of a list that repeats an earlier item of it and what follows, the list
+    closed there, and the place under ``grammar`` (which starts at ``started``) after that; None where no item
+    repeats, or the grammar does not close the list there (:mod:`voxcall.llm.local.repeats`)."""
+    repeat = read_lists(text[started:]).repeat
+    start = _cursor(grammar, plan) if repeat is not None else None
+    if repeat is None or start is None:
+        return None
+    kept = text[:started + repeat] + LIST_CLOSE
+    after = start.after(kept[started:])
+    return None if after is None else (kept, after)
 
 
 def listed_call(plan: Plan, reply: str) -> NextCall | None:

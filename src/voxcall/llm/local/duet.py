@@ -24,7 +24,9 @@ the session's tool ledger:
   opens with a short **acknowledgement** in the user's language ("One moment, I'm checking."), then the
   thinker's reply follows in the same response. A thinker still silent at ``deadline_s`` is stopped and the reply
   says a **spoken fallback**; so does a thinker that fails after the acknowledgement was said (before, its error
-  is the response's).
+  is the response's), and one whose reply ends having said nothing and made no call (the 0.5B thinker's call cut by
+  its token limit is rejected, and its reply was silence; a call the response will have the thinker write again,
+  ``repairable``, is no such end).
 - A new request while the thinker works for an earlier one: the earlier response was cancelled (barge-in) and with
   it its thinker request; requests of other sessions queue at the thinker's engine, bounded by the deadline.
 
@@ -57,7 +59,8 @@ from voxcall.llm.base import (
     warm_shared,
 )
 from voxcall.llm.local.lexicon import is_small_talk
-from voxcall.tools.codecalls.events import TextDelta
+from voxcall.tools.calls import ToolCall
+from voxcall.tools.codecalls.events import RejectedCall, TextDelta
 from voxcall.tools.codecalls.prompt import forced_tool_name
 
 THINKER_DEFAULTS = ThinkerSettings()
@@ -191,6 +194,7 @@ class Duet:
         if request.heard_at is not None:  # a spoken turn: the user has waited since the end of their speech
             acknowledge_at -= time.monotonic() - request.heard_at
         acknowledged = False
+        answered = False  # the thinker said words, made a call, or botched one the response will have it repair
         try:
             while True:
                 wait = (deadline if acknowledged else min(deadline, acknowledge_at)) - loop.time()
@@ -214,6 +218,11 @@ class Duet:
                     yield Usage(0, 0)
                     yield Done("stop")
                     return
+                if isinstance(item, Done) and not answered:
+                    yield TextDelta(self._fallback(said))
+                answered = answered or isinstance(item, ToolCall) or (
+                    isinstance(item, RejectedCall) and item.repairable) or (
+                    isinstance(item, TextDelta) and not item.filler and bool(item.text.strip()))
                 acknowledged = True  # the thinker spoke: no acknowledgement after its first words
                 yield item
         finally:
