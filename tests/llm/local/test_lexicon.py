@@ -158,7 +158,7 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("computed", "en", "What's the product of 6 and 7?", "6 times 7 is 42."),
     ("computed", "en", "What's 9 lots of 7?", "9 times 7 is 63."),
     ("computed", "en", "What do 18 and 46 come to?", "18 plus 46 is 64."),
-    ("computed", "en", "What's the total of 12.5 and 3?", "12.5 plus 3 is 15.5."),
+    ("computed", "en", "Three friends gave me 10 each, how much in total?", None),  # "total" says no operation
     ("computed", "en", "If I have 50 and spend 18, what's left?", "50 minus 18 is 32."),
     ("computed", "en", "Split 120 four ways.", "120 divided by 4 is 30."),
     ("computed", "en", "Double 37 for me.", "37 times 2 is 74."),

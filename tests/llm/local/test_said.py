@@ -198,3 +198,16 @@ def test_numbers_are_given_as_often_as_said() -> None:
     assert Said("Make both sides 10").each_as_said([[10], [10]]) == []
     # a length in another unit is no number said: not counted
     assert Said("Remind me in two hours, twice").each_as_said([[120], [120, 2]]) == [(120, 120), (120, 2)]
+
+
+@pytest.mark.parametrize(("words", "values", "named"), [
+    ("Switch it to air dry mode", ["AIR_CLEAN", "AIR_DRY"], ["AIR_DRY"]),  # an underscore read as a space
+    ("Show me the temperature in fahrenheit", ["celsius", "fahrenheit"], ["fahrenheit"]),
+    ("List all PostgreSQL servers", ["all", "postgres", "graphql"], ["postgres"]),  # another form; "all" yields
+    ("List all the servers", ["all", "postgres", "graphql"], ["all"]),  # a stop word named alone stands
+    ("Sort them, reversed", ["reverse", "forward"], ["reverse"]),
+    ("Play it loud", ["all", "postgres"], []),
+])
+def test_a_choice_is_named_as_spelled_spaced_or_in_another_form_and_a_stop_word_yields(
+        words: str, values: list[str], named: list[str]) -> None:
+    assert Said(words).choices(values) == named

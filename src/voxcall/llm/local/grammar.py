@@ -301,17 +301,14 @@ class _Builder:
         return value
 
     def _said_choices(self, properties: Mapping[str, Any]) -> dict[str, list[str]]:
-        """The ``properties`` with a choice of strings (``enum``), each with the choices the user said word for
-        word, as the schema spells them, an underscore read as a space (``AIR_DRY``: "air dry"). One said alone
-        among its choices ("in fahrenheit" → ``unit='fahrenheit'``) is the value the argument must take: a tiny
-        model leaves optional choices out even when they were said."""
+        """The ``properties`` with a choice of strings (``enum``), each with the choices the user named
+        (:meth:`Said.choices`). One said alone among its choices ("in fahrenheit" → ``unit='fahrenheit'``) is the
+        value the argument must take: a tiny model leaves optional choices out even when they were said."""
         found: dict[str, list[str]] = {}
-        names = self.said.names
         for prop, schema in properties.items():
             choices = schema.get("enum") if isinstance(schema, Mapping) else None
             if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
-                found[prop] = [c for c in choices if isinstance(c, str) and c and (
-                    c.casefold() in names or c.replace("_", " ").casefold() in names)]
+                found[prop] = self.said.choices(choices)
         return found
 
     # -- values ----------------------------------------------------------------------------------------------

@@ -106,14 +106,15 @@ ENGLISH = Lexicon(
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices; not
     # "difference": "the difference between 1990 and 2000" is no 1990 minus 2000; what two sums "come to", what is
-    # left of one after what is spent of it); the
+    # left of one after what is spent of it; not "total": "three friends gave me 10 each, how much in total" is
+    # no sum of 3 and 10); the
     # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot":
     # but see ``indirect``);
     # an order said in full, glossed with the short choices schemas spell it with ("descending": "DESC")
     glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "product": "mul", "lots of": "mul",
-             "plus": "add", "add": "add", "added": "add", "sum": "add", "total": "add", "altogether": "add",
-             "come to": "add", "comes to": "add", "minus": "sub", "subtract": "sub", "take away": "sub",
-             "spend": "sub", "spent": "sub", "divided": "div", "divide": "div", "split": "div",
+             "plus": "add", "add": "add", "added": "add", "sum": "add", "come to": "add", "comes to": "add",
+             "minus": "sub", "subtract": "sub", "take away": "sub", "spend": "sub", "spent": "sub", "divided": "div",
+             "divide": "div", "split": "div",
              "descending": "desc", "ascending": "asc",
              **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
                               "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},

@@ -181,6 +181,18 @@ class Said:
                 if all(number not in self._times or count <= self._times[number]
                        for number, count in Counter(way).items())]
 
+    def choices(self, values: Sequence[str]) -> list[str]:
+        """The ``values`` of a choice (``enum``) the words name: as the schema spells one, an underscore read as a
+        space (``AIR_DRY``: "air dry"), or a one-word value in another form ("PostgreSQL": ``postgres``;
+        :func:`~voxcall.llm.local.relevance.same_stem`). A value that is a stop word ("all", "any") is named only
+        where no other value is: "all the PostgreSQL servers" asks for ``postgres`` (the 0.5B model, made to pass
+        the one value said, wrote ``type='all'``), "all the servers" for ``all``."""
+        said = words(self.text)
+        named = [value for value in values if value and (
+            value.casefold() in self.names or value.replace("_", " ").casefold() in self.names
+            or (value.isalpha() and any(same_stem(value.casefold(), word) for word in said)))]
+        return [value for value in named if value.casefold() not in STOP_WORDS] or named
+
     def gives(self, name: str, schema: Mapping[str, Any]) -> bool:
         """Whether the words give optional parameter ``name`` (of ``schema``) a value to pass: for a number, a
         number said for it (:meth:`numbers_for`); for a flag or a credential (a ``key``, ``token``, ``password``
