@@ -19,7 +19,7 @@ from voxcall.tools import Tool
     ("f(sizes=['S', 'M'], n=2", Lists(False, None)),
     ("f(sizes=['S', 'M', 'S'", Lists(True, None)),  # an item is complete once a separator or "]" follows it
     ("f(sizes=['S', 'M', 'S',", Lists(True, 17)),  # the separator before the repeat
-    ("f(sizes=['S', 'S'])", Lists(True, 12)),  # read up to the repeat
+    ("f(sizes=['S', 'S'])", Lists(False, 12)),
     ("f(a=[1, 1, 2], b=['x', \"x\"])", Lists(False, None)),  # numbers repeat as meant; quotes differ
     ("f(a=['a, b', 'a', 'b'", Lists(True, None)),  # a comma inside a string separates nothing
     ("f(a=['it\\'s', 'it\\'s',", Lists(True, 12)),  # an escaped quote ends no string

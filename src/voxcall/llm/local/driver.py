@@ -66,6 +66,7 @@ generating. A server told to stop decodes one or two tokens more (about 90 ms ea
 cores) before it takes the next request; a request for one token costs about 5 ms more than the next token of a
 stream, and jumped tokens about 8 ms each, read as prompt."""
 LIST_CLOSE = "]"
+"""What closes a list in a call's text, written where an item repeated (:func:`_repeat_dropped`)."""
 MAX_CHARACTER_TOKENS = 4
 """Tokens a run asks for where one token ended no character (a byte of it): a character is at most four bytes."""
 
@@ -206,7 +207,7 @@ def reply_steps(plan: Plan, vocabulary: Vocabulary) -> Steps:
         piece, opened = _until(text, token.text, plan.opener) if watching else (token.text, False)
         text += piece
         held += len(piece)
-        dropped = _repeat_dropped(grammar, plan, text, started) if cursor is not None else None
+        dropped = _repeat_dropped(grammar, plan, text, started, held) if cursor is not None else None
         if dropped is not None:  # an item of a list repeated an earlier one: dropped, and the list closed
             held += len(dropped[0]) - len(text)
             text, cursor = dropped
@@ -259,13 +260,15 @@ def _cursor(grammar: str | None, plan: Plan) -> GrammarCursor | None:
         return None
 
 
-def _repeat_dropped(grammar: str | None, plan: Plan, text: str, started: int) -> tuple[str, GrammarCursor] | None:
+def _repeat_dropped(grammar: str | None, plan: Plan, text: str, started: int,
+                    held: int) -> tuple[str, GrammarCursor] | None:
     """``text`` without the first item of a list that repeats an earlier item of it and what follows, the list
     closed there, and the place under ``grammar`` (which starts at ``started``) after that; None where no item
-    repeats, or the grammar does not close the list there (:mod:`voxcall.llm.local.repeats`)."""
+    repeats within the last ``held`` characters (those not said yet), or the grammar does not close the list there
+    (:mod:`voxcall.llm.local.repeats`)."""
     repeat = read_lists(text[started:]).repeat
     start = _cursor(grammar, plan) if repeat is not None else None
-    if repeat is None or start is None:
+    if repeat is None or start is None or started + repeat < len(text) - held:
         return None
     kept = text[:started + repeat] + LIST_CLOSE
     after = start.after(kept[started:])

@@ -36,8 +36,7 @@ class _Open:
 class Lists:
     """The lists of a call's text: whether the text ends inside one (``open``), and the index of the separator
     before the first item that repeats an earlier item of its list (``repeat``: an item is complete once a
-    separator or the list's ``]`` follows it; None when none repeats). The text is read up to the repeat: ``open``
-    says whether that place is inside a list."""
+    separator or the list's ``]`` follows it; None when none repeats)."""
 
     open: bool
     repeat: int | None
@@ -50,9 +49,9 @@ def read_lists(text: str) -> Lists:
 
 
 def _scan(text: str) -> tuple[list[_Open], int | None]:
-    """The brackets still open at the end of ``text``, innermost last, and the first repeat's index (the scan
-    stops there)."""
+    """The brackets still open at the end of ``text``, innermost last, and the first repeat's index."""
     opened: list[_Open] = []
+    repeat: int | None = None
     quote = ""
     escaped = False
     for at, char in enumerate(text):
@@ -67,11 +66,11 @@ def _scan(text: str) -> tuple[list[_Open], int | None]:
             top = opened[-1]
             if top.closer == "]":
                 item = text[top.start:at].strip()
-                if item and not _NUMBER.fullmatch(item) and item in top.items:
-                    return opened, top.before
+                if repeat is None and item and not _NUMBER.fullmatch(item) and item in top.items:
+                    repeat = top.before
                 top.items.append(item)
             if char == ",":
                 top.start, top.before = at + 1, at
             else:
                 opened.pop()
-    return opened, None
+    return opened, repeat
