@@ -55,8 +55,8 @@ def asking(language: str | None, user_text: str, value: str) -> str:
 
 def giving_up(language: str | None, user_text: str) -> str:
     """What the voice says when a thinker did not answer in time, failed, or ended its reply having said nothing and
-    called nothing (:mod:`voxcall.llm.local.duet`), in the language
-    :func:`acknowledgement` speaks."""
+    called nothing (:mod:`voxcall.llm.local.duet`; a local model's reply too: :mod:`voxcall.llm.local.backend`),
+    in the language :func:`acknowledgement` speaks."""
     return LANGUAGES[_spoken(language, user_text)].giving_up
 
 

@@ -77,7 +77,7 @@ class Language:
     """One language's rules (see the module docstring). ``code`` is its ISO 639-1 code.
 
     ``acknowledgements`` are said, in turn, while a slow tool runs or a thinker decides; ``giving_up`` is said when a
-    thinker did not answer in time, or answered nothing (:mod:`voxcall.llm.local.duet`); ``thinking`` phrases
+    thinker did not answer in time, or a reply answered nothing (:mod:`voxcall.llm.local.duet`); ``thinking`` phrases
     (short: they come before the answer) are said, in turn, while the local model reads a prompt it was not ready for
     (:mod:`voxcall.llm.local.backend`); ``asking`` asks for a value a request left out ("What's the weather?"), its
     ``{value}`` the parameter's name (:mod:`voxcall.llm.local.plan`); ``spoken_forms`` reads symbols aloud for a voice

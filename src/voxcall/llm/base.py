@@ -83,6 +83,14 @@ class Done:
 LLMEvent = TextDelta | ToolCallStart | ToolCallArgumentsDelta | ToolCall | RejectedCall | Usage | Done
 
 
+def answers(event: LLMEvent) -> bool:
+    """Whether ``event`` is part of an answer the user gets: words (not a filler said while waiting), a call, or a
+    botched call the response will have the model write again (``repairable``). A reply with none is silence."""
+    if isinstance(event, TextDelta):
+        return not event.filler and bool(event.text.strip())
+    return isinstance(event, ToolCall) or (isinstance(event, RejectedCall) and event.repairable)
+
+
 Media = Literal["image", "audio"]
 """Inputs besides text that a backend may take (see :func:`media_of`)."""
 

@@ -17,6 +17,7 @@ import pytest
 
 from tests.llm.helpers import arguments_text
 from tests.requirements import require_smollm2
+from voxcall.language import giving_up
 from voxcall.llm import (
     BACKEND_KINDS,
     Done,
@@ -101,6 +102,16 @@ async def test_forced_choice_yields_a_schema_valid_call(backend: LlamaCppBackend
         assert events.index(start) < events.index(call)
     assert events[-1] == Done("tool_calls")
     assert usage.input_tokens > 0 and 0 < usage.output_tokens <= 48
+
+
+async def test_a_reply_that_says_nothing_and_calls_nothing_says_the_fallback(backend: LlamaCppBackend) -> None:
+    """A call cut by the token limit is rejected (the 0.5B thinker looped in a list until its tokens ran out): the
+    client is told why, and the reply says the fallback rather than nothing."""
+    said = "Set a timer for 5 minutes."
+    events = await collect(backend.stream(ask(said, tool_choice="required", max_output_tokens=3)))
+    ends_properly(events)
+    assert [e for e in events if isinstance(e, RejectedCall)] and not [e for e in events if isinstance(e, ToolCall)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == giving_up(None, said)
 
 
 async def test_none_yields_text_and_no_call(backend: LlamaCppBackend) -> None:

@@ -54,13 +54,13 @@ from voxcall.llm.base import (
     LLMEvent,
     LLMRequest,
     Usage,
+    answers,
     computes_here,
     warm,
     warm_shared,
 )
 from voxcall.llm.local.lexicon import is_small_talk
-from voxcall.tools.calls import ToolCall
-from voxcall.tools.codecalls.events import RejectedCall, TextDelta
+from voxcall.tools.codecalls.events import TextDelta
 from voxcall.tools.codecalls.prompt import forced_tool_name
 
 THINKER_DEFAULTS = ThinkerSettings()
@@ -220,9 +220,7 @@ class Duet:
                     return
                 if isinstance(item, Done) and not answered:
                     yield TextDelta(self._fallback(said))
-                answered = answered or isinstance(item, ToolCall) or (
-                    isinstance(item, RejectedCall) and item.repairable) or (
-                    isinstance(item, TextDelta) and not item.filler and bool(item.text.strip()))
+                answered = answered or answers(item)
                 acknowledged = True  # the thinker spoke: no acknowledgement after its first words
                 yield item
         finally:
