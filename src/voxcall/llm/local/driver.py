@@ -207,11 +207,14 @@ def reply_steps(plan: Plan, vocabulary: Vocabulary) -> Steps:
         piece, opened = _until(text, token.text, plan.opener) if watching else (token.text, False)
         text += piece
         held += len(piece)
-        dropped = _repeat_dropped(grammar, plan, text, started, held) if cursor is not None else None
+        lists = read_lists(text[started:]) if cursor is not None else None
+        dropped = (_repeat_dropped(grammar, plan, text, started, started + lists.repeat, held)
+                   if lists is not None and lists.repeat is not None else None)
         if dropped is not None:  # an item of a list repeated an earlier one: dropped, and the list closed
             held += len(dropped[0]) - len(text)
             text, cursor = dropped
-        if held and (cursor is None or not read_lists(text[started:]).open):
+            lists = read_lists(text[started:])
+        if held and (lists is None or not lists.open):
             yield Said(text[-held:])
             held = 0
         if dropped is not None:
@@ -260,17 +263,16 @@ def _cursor(grammar: str | None, plan: Plan) -> GrammarCursor | None:
         return None
 
 
-def _repeat_dropped(grammar: str | None, plan: Plan, text: str, started: int,
+def _repeat_dropped(grammar: str | None, plan: Plan, text: str, started: int, repeat: int,
                     held: int) -> tuple[str, GrammarCursor] | None:
-    """``text`` without the first item of a list that repeats an earlier item of it and what follows, the list
-    closed there, and the place under ``grammar`` (which starts at ``started``) after that; None where no item
-    repeats within the last ``held`` characters (those not said yet), or the grammar does not close the list there
+    """``text`` cut at ``repeat`` (the separator before a list's repeated item), the list closed there, and the place
+    after that under ``grammar`` (whose text starts at ``started``); None where the cut would take text already said
+    (more than the last ``held`` characters), or the grammar does not close the list there
     (:mod:`voxcall.llm.local.repeats`)."""
-    repeat = read_lists(text[started:]).repeat
-    start = _cursor(grammar, plan) if repeat is not None else None
-    if repeat is None or start is None or started + repeat < len(text) - held:
+    start = _cursor(grammar, plan)
+    if start is None or repeat < len(text) - held:
         return None
-    kept = text[:started + repeat] + LIST_CLOSE
+    kept = text[:repeat] + LIST_CLOSE
     after = start.after(kept[started:])
     return None if after is None else (kept, after)
 

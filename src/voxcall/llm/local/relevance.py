@@ -30,12 +30,12 @@ from voxcall.tools.schema import Tool
 WORDS_MEMORY = 4096
 """Texts whose content words are remembered (requests, and tools' names and descriptions)."""
 STEM_LETTERS = 6
+"""The least stem two forms of a word share for a request to name a tool by another form of its name's word."""
 READ_SHARE = 0.15
 """The least share of a request's Latin words that are English stop words for the lexicon to read it as English."""
 READ_WORDS = 4
 """Requests with fewer Latin words are read as English whatever they hold: too few to tell."""
 _LATIN = re.compile(r"[A-Za-zÀ-ɏḀ-ỿ'’]+")
-"""The least stem two forms of a word share for a request to name a tool by another form of its name's word."""
 
 
 def words(text: str, *, hints: bool = True) -> list[str]:

@@ -23,7 +23,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from voxcall.llm.local.duration import durations, outside, unit_of
@@ -187,10 +187,9 @@ class Said:
         :func:`~voxcall.llm.local.relevance.same_stem`). A value that is a stop word ("all", "any") is named only
         where no other value is: "all the PostgreSQL servers" asks for ``postgres`` (the 0.5B model, made to pass
         the one value said, wrote ``type='all'``), "all the servers" for ``all``."""
-        said = words(self.text)
         named = [value for value in values if value and (
             value.casefold() in self.names or value.replace("_", " ").casefold() in self.names
-            or (value.isalpha() and any(same_stem(value.casefold(), word) for word in said)))]
+            or (value.isalpha() and self._says([value.casefold()])))]
         return [value for value in named if value.casefold() not in STOP_WORDS] or named
 
     def gives(self, name: str, schema: Mapping[str, Any]) -> bool:
@@ -207,11 +206,16 @@ class Said:
             return bool(self.numbers_for(name, schema))
         named = set(words(name))
         if kind == "boolean" or (kind == "string" and not _CREDENTIAL.isdisjoint(named)):
-            said = words(self.text)
-            return any(same_stem(word, other) for word in named for other in said)
+            return self._says(named)
         if kind == "string" and _address(name, schema):
             return _ADDRESS.search(self.text) is not None
         return True
+
+    def _says(self, wanted: Iterable[str]) -> bool:
+        """Whether the words say one of ``wanted`` (lowercase words) in any form
+        (:func:`~voxcall.llm.local.relevance.same_stem`)."""
+        said = words(self.text)
+        return any(same_stem(word, other) for word in wanted for other in said)
 
     def holds(self, tool: Tool, *, write_forms: bool = True) -> bool:
         """Whether the words hold every required value of ``tool`` that a call copies (:meth:`missing`)."""
