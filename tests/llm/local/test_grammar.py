@@ -360,3 +360,21 @@ def test_a_count_of_a_unit_of_time_is_the_length_said_in_its_unit(checker: Gramm
     assert not checker.accepts(both, "wait(seconds=3, times=3)</code>")  # 3 said once is used once
     volume = tool("set_volume", {"level": {"type": "integer"}}, ["level"])  # no unit: the numbers as said
     assert checker.accepts(calls_grammar([volume], said="Volume 2 for two hours"), "set_volume(level=2)</code>")
+
+
+def test_a_colour_said_is_passed_a_size_is_one_said_and_neither_is_invented(checker: GrammarChecker) -> None:
+    """"Do you have any red shoes in size 8?": the 0.5B model left the colour out; for "ukuran L lagi" it wrote
+    ``sizes=['L lagi']``, and a colour the user never said."""
+    stock = tool("stock", {"product_id": {"type": "string"}, "sizes": {"type": "array", "items": {"type": "string"}},
+                           "color": {"type": "string"}}, ["product_id"])
+    said = calls_grammar([stock], said="Do you have the red skirt SK123 in sizes M and L?")
+    assert checker.accepts(said, "stock(product_id='SK123', color='red', sizes=['M', 'L'])</code>")
+    assert checker.accepts(said, "stock(product_id='SK123', color='red', sizes=['L'])</code>")
+    assert checker.accepts(said, "stock(product_id='SK123', color='red')</code>")  # a size may be said in passing
+    assert not checker.accepts(said, "stock(product_id='SK123', sizes=['M', 'L'])</code>")  # the colour is passed
+    assert not checker.accepts(said, "stock(product_id='SK123', color='red', sizes=['M and L'])</code>")
+    assert not checker.accepts(said, "stock(product_id='SK123', color='red skirt', sizes=['M', 'L'])</code>")
+    unsaid = calls_grammar([stock], said="kapan ready stok ukuran L lagi, id 111?")
+    assert checker.accepts(unsaid, "stock(product_id='111', sizes=['L'])</code>")
+    assert not checker.accepts(unsaid, "stock(product_id='111', sizes=['L lagi'])</code>")
+    assert not checker.accepts(unsaid, "stock(product_id='111', sizes=['L'], color='lagi')</code>")  # no colour said

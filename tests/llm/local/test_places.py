@@ -14,6 +14,7 @@ from voxcall.llm.local.places import (
     places_for,
     read_forms,
     said_places,
+    states_for,
     written,
 )
 from voxcall.llm.local.said import Said
@@ -78,6 +79,30 @@ def test_the_grammar_admits_only_the_places_said_in_the_form(checker: GrammarChe
     # no place named: the form is the model's to write, as before
     free = calls_grammar([WEATHER], said="What's the weather in Big Sur?")
     assert checker.accepts(free, "get_current_weather(location='Big Sur, CA')</code>")
+
+
+STATE_CODE = "The U.S. state abbreviation where the purchase is made, such as 'CA' for California or 'NY' for New York."
+
+
+@pytest.mark.parametrize(("said", "codes"), [
+    ("I made a purchase of $59.99 in San Francisco, California.", ["CA"]),  # by name
+    ("I bought a laptop in NY for $999", ["NY"]),  # by code
+    ("A purchase of $20 in Austin, then one in Seattle", ["TX", "WA"]),  # by a city in it, in the order said
+    ("A purchase of $20 in Paris", []),  # no US state
+])
+def test_a_state_wanted_by_its_code_is_the_code_of_one_named(said: str, codes: list[str]) -> None:
+    assert states_for(said) == codes
+    assert places_for(said, STATE_CODE) == codes
+    assert places_for(said, "The state the purchase is in.") == []  # no code asked for: copied as said
+
+
+def test_the_grammar_admits_only_the_codes_of_the_states_named(checker: GrammarChecker) -> None:
+    """The 0.5B model wrote ``state='California'`` where the tool asked for 'CA'."""
+    tax = Tool("calculate_tax", "Sales tax.", {"type": "object", "required": ["amount", "state"], "properties": {
+        "amount": {"type": "number"}, "state": {"type": "string", "description": STATE_CODE}}})
+    grammar = calls_grammar([tax], said="I've just made a purchase of $59.99 in San Francisco, California.")
+    assert checker.accepts(grammar, "calculate_tax(amount=59.99, state='CA')</code>")
+    assert not checker.accepts(grammar, "calculate_tax(amount=59.99, state='California')</code>")
 
 
 def test_the_forms_of_a_sessions_tools_are_read_at_its_warm_up() -> None:

@@ -31,10 +31,10 @@ def test_the_lists_of_a_call_say_whether_one_is_open_and_where_an_item_first_rep
     assert read_lists(text) == lists
 
 
-CHECK_STOCK = Tool("check_stock", "Check whether a product is in stock in the given sizes.",
+CHECK_STOCK = Tool("check_stock", "Check whether a product is in stock in the given stores.",
                    {"type": "object", "properties": {"product_id": {"type": "string"},
-                                                     "sizes": {"type": "array", "items": {"type": "string"}}},
-                    "required": ["product_id", "sizes"]})
+                                                     "stores": {"type": "array", "items": {"type": "string"}}},
+                    "required": ["product_id", "stores"]})
 
 
 def test_a_repeated_item_is_dropped_and_its_list_closed_before_any_of_the_list_is_said() -> None:
@@ -43,9 +43,9 @@ def test_a_repeated_item_is_dropped_and_its_list_closed_before_any_of_the_list_i
     closes; the list's text is said once it is closed, so the repeat is never said."""
     vocabulary = Vocabulary(require_smollm2())
     plan = Planner(vocabulary, 2048, ReplyOptions(jump_forward=True)).plan(
-        LLMRequest(items=[Message("user", "Is product 123 in stock in sizes S and M?")], tools=[CHECK_STOCK]),
+        LLMRequest(items=[Message("user", "Is product 123 in stock at Berlin Mitte and Paris Nord?")], tools=[CHECK_STOCK]),
         [CHECK_STOCK])
-    looping = f"{plan.opener}check_stock(product_id='123', sizes=['sizes S'" + ", 'sizes S'" * 60
+    looping = f"{plan.opener}check_stock(product_id='123', stores=['Berlin Mitte'" + ", 'Berlin Mitte'" * 60
     ending = ")</code>"
 
     def model(text: str) -> Token:
@@ -69,7 +69,7 @@ def test_a_repeated_item_is_dropped_and_its_list_closed_before_any_of_the_list_i
                 assert isinstance(step, Run) and step.grammar is not None
                 written = b"".join(vocabulary.piece(token) for token in step.prompt[len(plan.prompt):]).decode()
                 step = steps.send(model(written))
-    assert "".join(said) == "<code>check_stock(product_id='123', sizes=['sizes S'])</code>"
-    assert any(piece.startswith("=['sizes S']") for piece in said)  # the list said whole, once closed
+    assert "".join(said) == "<code>check_stock(product_id='123', stores=['Berlin Mitte'])</code>"
+    assert any(piece.startswith("=['Berlin Mitte']") for piece in said)  # the list said whole, once closed
     outcome = stopped.value.value
     assert isinstance(outcome, Outcome) and outcome.reason == "stop" and outcome.produced < 30

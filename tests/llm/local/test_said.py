@@ -62,6 +62,19 @@ def test_a_phrase_in_quotes_is_a_span_whatever_is_glued_to_it() -> None:
     assert "s book, and Tom" not in spans("Ann's book, and Tom's pen")
 
 
+def test_a_span_ends_where_its_quotes_do() -> None:
+    """"nickname it 'X', use 'http://plga.ca' as the host": the 0.5B model wrote the nickname "X', use
+    'http://plga.ca' as the host, and the standard port 5432"; a span may hold quotes whole, between words of its
+    own, and a plural's apostrophe is no quote."""
+    found = spans("I'd like to nickname it 'X', use 'http://plga.ca' as the host, and the standard port 5432.")
+    assert {"X", "http://plga.ca", "nickname it 'X', use 'http://plga.ca' as the host"} <= set(found)
+    assert not [span for span in found if span.startswith(("X'", "http://plga.ca'")) or span.endswith("use 'X")]
+    message = spans("Send a 'Happy Birthday!' message to Bob")
+    assert "Happy Birthday" in message and "a 'Happy Birthday!' message" in message
+    assert not [span for span in message if span.startswith(("Happy Birthday!'", "Birthday!'"))]
+    assert "the Beatles' songs" in spans("Search the Beatles' songs")
+
+
 @pytest.mark.parametrize(("said", "whole", "part"), [
     ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
     ("I'm at London, UK in fahrenheit", "London, UK", "London"),

@@ -23,7 +23,9 @@ was said: :meth:`~voxcall.llm.local.said.Said.each_as_said`), not a recomputed o
 in a unit of time takes the lengths of time said in its unit ("two hours": ``minutes=120``;
 :meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
-choice the user did not name is left out (the tool's default applies: not a choice the user never made). Which tools
+choice the user did not name is left out (the tool's default applies: not a choice the user never made). A colour or
+a clothing size (:mod:`voxcall.llm.local.kinds`) is one said; a colour said is passed, and an optional colour
+none of which was said is left out. Which tools
 the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
 grammar admits what it is given.
 
@@ -251,8 +253,9 @@ class _Builder:
                 continue
             if prop in required and (numbers := self._said_numbers(prop, schema)):
                 counted.append((len(needed), key, numbers))
-            (needed if prop in required or len(said_choices.get(prop, [])) == 1 else optional).append(
-                f"{key} {value}")
+            passed = len(said_choices.get(prop, [])) == 1 or (isinstance(schema, Mapping)
+                                                               and self.said.passes(prop, schema))
+            (needed if prop in required or passed else optional).append(f"{key} {value}")
         return _argument_list(self._counted(needed, counted), optional, self.dialect.separator)
 
     def _said_numbers(self, prop: str, schema: Any) -> list[int | float]:
@@ -285,11 +288,17 @@ class _Builder:
         value (its caller makes it required); an optional one none of whose values was said is left out (the tool
         applies its own default; the 0.5B model wrote ``unit='celsius'`` for "the temperature in Boston", which the
         tool's default says no better and a checker that wants the argument left or 'fahrenheit' counts wrong), as
-        is an optional number or flag the words give no value (:meth:`Said.gives`); anything else a value of its
-        schema, a number one said for it (:meth:`Said.numbers_for`)."""
+        is an optional number, flag or colour the words give no value (:meth:`Said.gives`). A colour or a size said
+        (:meth:`Said.of_kind`) is one of those, or a list of them (its caller makes a colour required:
+        :meth:`Said.passes`); anything else a
+        value of its schema, a number one said for it (:meth:`Said.numbers_for`)."""
         said = said_choices.get(prop, [])
         if len(said) == 1:
             return self._literals(said, f"{hint}-said")
+        if isinstance(schema, Mapping) and (kinded := self.said.of_kind(prop, schema)):
+            item = self._literals(kinded, f"{hint}-kind")
+            return self.add(f"{hint}-kinds", f'"[" {item} ({gbnf_literal(self.dialect.separator)} {item})* "]"'
+                            ) if schema.get("type") == "array" else item
         if self.said.names and not said and not required and prop in said_choices:
             return None  # none named: left to the tool (its default), not a choice the user never made
         if self.said.spans and not required and isinstance(schema, Mapping) and not self.said.gives(prop, schema):

@@ -14,7 +14,9 @@ spelling (the city's English name for another script: 北京 is "Beijing"), a co
 an example shows a state, else its country as an example spells it ("UK") or by its name ("France"). A place the
 user qualified ("Naples, Florida", "Riga, Latvia") is kept as said. The call grammar admits only these values for
 such an argument when the request names a place (:mod:`voxcall.llm.local.grammar`), and what it did before when it
-names none ("Big Sur": no city of the table).
+names none ("Big Sur": no city of the table). An argument that wants a US state by its code alone ("the U.S. state
+abbreviation, such as 'CA'") takes the codes of the states named, by name, by code, or by a city in them
+(:func:`states_for`).
 
 Without the package (a server installed without the ``local`` extra) no place is known and nothing changes.
 """
@@ -53,6 +55,8 @@ _QUALIFIED = re.compile(rf"\b({_CAPITALISED}),\s*({_CAPITALISED}(?:\s+{_CAPITALI
 _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
+_STATE_FORM = re.compile(r"(?i)\bstate\b(?=.*\babbreviat)|\babbreviat\w*(?=.*\bstate\b)")
+"""A description that asks for a US state by its code ("The U.S. state abbreviation, such as 'CA'")."""
 # words after a name that make it a street's ("2020 Addison Street"), not a city's
 _STREET = re.compile(r"\s+(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Drive|Dr|Lane|Ln|Way|Court|Ct|Place|Pl)\b")
 # words that open sentences or name times, never a place said alone ("Can you ...": Çan; "March": a town in England)
@@ -97,6 +101,7 @@ class _Table:
     cities: Mapping[str, City]
     countries: Mapping[str, str]
     regions: frozenset[str] = frozenset()
+    states: Mapping[str, str] = field(default_factory=dict)  # a US state's name (casefolded) → its code
 
 
 def _plain(name: str) -> str:
@@ -134,7 +139,8 @@ def _table() -> _Table:
                 cities[key] = city
     countries = {code: country["name"] for code, country in cache.get_countries().items()}
     states = {city.division for city in cities.values() if city.country == "US"}
-    return _Table(cities, countries, frozenset({*states, *countries.values(), "UK", "USA"}))
+    by_name = {state["name"].casefold(): code for code, state in cache.get_us_states().items()}
+    return _Table(cities, countries, frozenset({*states, *countries.values(), "UK", "USA"}), by_name)
 
 
 def _city(name: str) -> City | None:
@@ -272,5 +278,23 @@ def places_for(text: str, description: str) -> list[str]:
     place."""
     form = place_form(description)
     if form is None:
-        return []
+        return states_for(text) if _STATE_FORM.search(description) else []
     return list(dict.fromkeys(written(place, form) for place in said_places(text)))
+
+
+def states_for(text: str) -> list[str]:
+    """The codes of the US states ``text`` names, in the order said: by name ("California"), by code ("CA"), or
+    as the state of a US city it names ("a purchase in Austin"). For an argument that wants "the U.S. state
+    abbreviation, such as 'CA' for California" (:data:`_STATE_FORM`): the 0.5B model wrote ``state='California'``."""
+    table = _table()
+    found: list[tuple[int, str]] = []
+    for name, code in table.states.items():
+        found += [(match.start(), code) for match in re.finditer(rf"(?i)\b{re.escape(name)}\b", text)]
+    found += [(match.start(), match.group()) for match in re.finditer(r"\b[A-Z]{2}\b", text)
+              if match.group() in table.states.values()]
+    at = 0
+    for place in said_places(text):
+        at = max(text.find(place.said, at), 0)
+        if place.city.country == "US" and not place.qualified and place.said.casefold() not in table.states:
+            found.append((at, place.city.division))
+    return list(dict.fromkeys(code for _, code in sorted(found)))

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from voxcall.llm.local.duration import durations, outside, unit_of
+from voxcall.llm.local.kinds import Kind, kind_of, said_of_kind
 from voxcall.llm.local.lexicon import (
     ARTICLES,
     JOINING_WORDS,
@@ -82,18 +83,52 @@ def spans(said: str) -> list[str]:
     knows (:func:`~voxcall.llm.local.lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows
     (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out. What the user put in quotes
     is a span, whatever its length or the word glued to it (:data:`_QUOTED`): it is a value as the user wants it
-    written."""
+    written, and it ends where its quotes do (:func:`_crosses`: "nickname it 'X', use 'http://plga.ca' as the host"
+    has no span "X', use 'http://plga.ca' as the host", which the 0.5B model wrote as the nickname)."""
     said = _ESCAPED_BREAK.sub(" ", said)
     found_words = tokens(said)
     plain = [word for word, _ in found_words]
     cuts = inner_edges(found_words)
     ends = _sentence_ends(plain)
+    quotes = _quotes(said, found_words)
     found = (joined(found_words[start:end]).strip(_SPAN_EDGE) for start in range(len(found_words))
              for end in [*range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1),
                          *((ends[start],) if ends[start] > start + MAX_SPAN_WORDS else ())]
-             if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:]))
+             if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:])
+             and not any(_crosses(start, end - 1, first, last) for first, last in quotes))
     quoted = (phrase.strip(_SPAN_EDGE) for match in _QUOTED.finditer(said) for phrase in match.groups() if phrase)
     return list(dict.fromkeys([*(span for span in found if span and not _joins(span)), *filter(None, quoted)]))
+
+
+def _quotes(said: str, found_words: list[tuple[str, bool]]) -> list[tuple[int, int]]:
+    """The phrases of ``said`` in quotes (:data:`_QUOTED`), each as the places of its first and last word among
+    ``found_words`` (of :func:`~voxcall.llm.local.lexicon.tokens`; the words holding the opening and the closing
+    mark)."""
+    starts: list[int] = []
+    at = 0
+    for word, _ in found_words:
+        at = said.find(word, at)
+        starts.append(at)
+        at += len(word)
+    found: list[tuple[int, int]] = []
+    for match in _QUOTED.finditer(said):
+        first = next((i for i, start in enumerate(starts) if start <= match.start() < start + len(found_words[i][0])),
+                     None)
+        last = next((i for i, start in enumerate(starts) if start < match.end() <= start + len(found_words[i][0])),
+                    None)
+        if first is not None and last is not None:
+            found.append((first, last))
+    return found
+
+
+def _crosses(start: int, last: int, first_quoted: int, last_quoted: int) -> bool:
+    """Whether the words ``start`` … ``last`` cross the edge of the quoted words ``first_quoted`` … ``last_quoted``:
+    neither apart from them, nor within them, nor holding them between words of its own on both sides ("the 'X'
+    server" may be a value; "X', use" and "Birthday!' message", of 'Happy Birthday!' message, are none)."""
+    apart = last < first_quoted or start > last_quoted
+    within = first_quoted <= start and last <= last_quoted
+    around = start < first_quoted and last > last_quoted
+    return not (apart or within or around)
 
 
 def _sentence_ends(words: list[str]) -> list[int]:
@@ -134,6 +169,23 @@ class Said:
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
         self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
+        self._kinds: dict[Kind, list[str]] = {}
+
+    def of_kind(self, name: str, schema: Mapping[str, Any]) -> list[str]:
+        """What the words say of the kind of value parameter ``name`` (of ``schema``) takes, a colour or a size
+        (:func:`~voxcall.llm.local.kinds.kind_of`); empty for a parameter of no such kind."""
+        kind = kind_of(name, schema)
+        if kind is None or not self.spans:
+            return []
+        if kind not in self._kinds:
+            self._kinds[kind] = said_of_kind(kind, self.text, self.spans)
+        return self._kinds[kind]
+
+    def passes(self, name: str, schema: Mapping[str, Any]) -> bool:
+        """Whether optional parameter ``name`` (of ``schema``) must be passed for a value the words say of its kind:
+        a colour said is (the 0.5B model left ``color`` out of "any red shoes in size 8"); a size is not, since one
+        may be said in passing ("a discrepancy compared to the size 34 pants I purchased previously")."""
+        return kind_of(name, schema) is Kind.COLOUR and bool(self.of_kind(name, schema))
 
     def strings(self, tool: Tool) -> list[str]:
         """The spans a plain string argument of ``tool`` may be (see the module's docstring)."""
@@ -197,13 +249,15 @@ class Said:
         number said for it (:meth:`numbers_for`); for a flag or a credential (a ``key``, ``token``, ``password``
         or ``secret``), a word of its name, in any form ("with monitoring": ``monitoringEnabled``; "archived":
         ``archive``; "my API key is ...": :func:`~voxcall.llm.local.relevance.same_stem`);
-        for an address (:meth:`missing`), one said; anything else may be given. The 0.5B model set
-        ``targetTemperature=22`` and ``powerSaveEnabled=True`` for "switch the air conditioner to air dry mode",
-        ``api_key='Korea'`` and ``url='Francisco'``: values the user never gave, where left out the tool keeps its
-        own."""
+        for an address (:meth:`missing`), one said; for a colour (:meth:`of_kind`), a colour said; anything else may
+        be given. The 0.5B model set ``targetTemperature=22`` and ``powerSaveEnabled=True`` for "switch the air
+        conditioner to air dry mode", ``api_key='Korea'``, ``url='Francisco'`` and ``color='M. Saya ingin …'``:
+        values the user never gave, where left out the tool keeps its own."""
         kind = schema.get("type")
         if kind in ("number", "integer") and "enum" not in schema:
             return bool(self.numbers_for(name, schema))
+        if kind_of(name, schema) is Kind.COLOUR:
+            return bool(self.of_kind(name, schema))
         named = set(words(name))
         if kind == "boolean" or (kind == "string" and not _CREDENTIAL.isdisjoint(named)):
             return self._says(named)
