@@ -130,7 +130,12 @@ def test_an_optional_number_or_flag_the_words_do_not_give_is_left_out(checker: G
     assert not checker.accepts(plain, "aircon(mode='dry', power_save=True)</code>")  # nothing said of it
     given = calls_grammar([aircon], said="Switch the air conditioner to dry mode at 24 with power save")
     assert checker.accepts(given, "aircon(mode='dry', target=24, power_save=True)</code>")
-    assert checker.accepts(given, "aircon(mode='dry')</code>")  # still optional
+    assert checker.accepts(given, "aircon(mode='dry', power_save=True)</code>")  # the number still optional
+    assert not checker.accepts(given, "aircon(mode='dry')</code>")  # a flag the words set is passed, turned on
+    assert not checker.accepts(given, "aircon(mode='dry', power_save=False)</code>")
+    unset = calls_grammar([aircon], said="Switch the air conditioner to dry mode, not with power save")
+    assert checker.accepts(unset, "aircon(mode='dry')</code>")  # said, but negated: the model's to pass or not
+    assert checker.accepts(unset, "aircon(mode='dry', power_save=False)</code>")
 
 
 def test_numbers_are_used_as_often_as_said(checker: GrammarChecker) -> None:
@@ -368,13 +373,26 @@ def test_a_colour_said_is_passed_a_size_is_one_said_and_neither_is_invented(chec
     stock = tool("stock", {"product_id": {"type": "string"}, "sizes": {"type": "array", "items": {"type": "string"}},
                            "color": {"type": "string"}}, ["product_id"])
     said = calls_grammar([stock], said="Do you have the red skirt SK123 in sizes M and L?")
-    assert checker.accepts(said, "stock(product_id='SK123', color='red', sizes=['M', 'L'])</code>")
-    assert checker.accepts(said, "stock(product_id='SK123', color='red', sizes=['L'])</code>")
+    assert checker.accepts(said, "stock(product_id='SK123', sizes=['M', 'L'], color='red')</code>")
+    assert checker.accepts(said, "stock(product_id='SK123', sizes=['L'], color='red')</code>")
     assert checker.accepts(said, "stock(product_id='SK123', color='red')</code>")  # a size may be said in passing
     assert not checker.accepts(said, "stock(product_id='SK123', sizes=['M', 'L'])</code>")  # the colour is passed
-    assert not checker.accepts(said, "stock(product_id='SK123', color='red', sizes=['M and L'])</code>")
-    assert not checker.accepts(said, "stock(product_id='SK123', color='red skirt', sizes=['M', 'L'])</code>")
+    assert not checker.accepts(said, "stock(product_id='SK123', sizes=['M and L'], color='red')</code>")
+    assert not checker.accepts(said, "stock(product_id='SK123', sizes=['M', 'L'], color='red skirt')</code>")
     unsaid = calls_grammar([stock], said="kapan ready stok ukuran L lagi, id 111?")
     assert checker.accepts(unsaid, "stock(product_id='111', sizes=['L'])</code>")
     assert not checker.accepts(unsaid, "stock(product_id='111', sizes=['L lagi'])</code>")
     assert not checker.accepts(unsaid, "stock(product_id='111', sizes=['L'], color='lagi')</code>")  # no colour said
+
+
+def test_what_must_be_passed_stands_at_its_place_in_the_signature(checker: GrammarChecker) -> None:
+    """Moved ahead of the others, a flag the words set was written first and the call closed:
+    ``getCurrentTime(include_date=True)`` for "the current time in 'Europe/Berlin', including the date"."""
+    clock = tool("getCurrentTime", {"timezone": {"type": "string"}, "include_date": {"type": "boolean"}}, [])
+    grammar = calls_grammar([clock], said="Tell me the current time in 'Europe/Berlin', including the date")
+    assert checker.parses(grammar)
+    assert checker.accepts(grammar, "getCurrentTime(timezone='Europe/Berlin', include_date=True)</code>")
+    assert checker.accepts(grammar, "getCurrentTime(include_date=True)</code>")
+    assert not checker.accepts(grammar, "getCurrentTime(include_date=True, timezone='Europe/Berlin')</code>")
+    assert not checker.accepts(grammar, "getCurrentTime(timezone='Europe/Berlin')</code>")
+    assert not checker.accepts(grammar, "getCurrentTime()</code>")

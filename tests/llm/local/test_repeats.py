@@ -42,9 +42,9 @@ def test_a_repeated_item_is_dropped_and_its_list_closed_before_any_of_the_list_i
     …]`` until its tokens ran out, and the cut call was rejected) gets a list of the item once, and the call
     closes; the list's text is said once it is closed, so the repeat is never said."""
     vocabulary = Vocabulary(require_smollm2())
+    asked = Message("user", "Is product 123 in stock at Berlin Mitte and Paris Nord?")
     plan = Planner(vocabulary, 2048, ReplyOptions(jump_forward=True)).plan(
-        LLMRequest(items=[Message("user", "Is product 123 in stock at Berlin Mitte and Paris Nord?")], tools=[CHECK_STOCK]),
-        [CHECK_STOCK])
+        LLMRequest(items=[asked], tools=[CHECK_STOCK]), [CHECK_STOCK])
     looping = f"{plan.opener}check_stock(product_id='123', stores=['Berlin Mitte'" + ", 'Berlin Mitte'" * 60
     ending = ")</code>"
 

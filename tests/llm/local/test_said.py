@@ -204,6 +204,21 @@ def test_an_optional_number_or_flag_is_given_only_by_words_for_it(said: str, nam
     assert Said(said).gives(name, schema) is gives
 
 
+@pytest.mark.parametrize(("said", "name", "sets"), [
+    ("Show me all the .sav files, including any hidden ones?", "include_hidden", True),
+    ("Set it to cool mode, with monitoring", "monitoringEnabled", True),  # "enabled" says it is a flag
+    ("Buy a house with three bedrooms. It must have a garage.", "has_garage", True),
+    ("Rent a home in Austin. I don't care about the garage.", "has_garage", False),  # negated
+    ("Which projects is Adriel on? Exclude any that are completed.", "include_completed", False),
+    ("Show me the files, including the ones in subfolders", "include_hidden", False),  # not every word said
+    ("I made a purchase in California, how much tax?", "tax_exempt", False),
+])
+def test_a_flag_is_set_by_a_sentence_that_says_its_name_unnegated(said: str, name: str, sets: bool) -> None:
+    assert Said(said).sets(name, {"type": "boolean"}) is sets
+    assert Said(said).passes(name, {"type": "boolean"}) is sets
+    assert not Said(said).sets(name, {"type": "string"})
+
+
 def test_numbers_are_given_as_often_as_said() -> None:
     double = Said("Double 37 for me.")
     assert double.each_as_said([[37, 2], [37, 2]]) == [(37, 2), (2, 37)]
@@ -220,6 +235,9 @@ def test_numbers_are_given_as_often_as_said() -> None:
     ("List all the servers", ["all", "postgres", "graphql"], ["all"]),  # a stop word named alone stands
     ("Sort them, reversed", ["reverse", "forward"], ["reverse"]),
     ("Play it loud", ["all", "postgres"], []),
+    ("Show me all the text files", ["py", "txt", "md"], ["txt"]),  # an abbreviation drops vowels
+    ("Find the contact", ["cat", "dog"], []),  # "cat" keeps a vowel: a word of its own, no abbreviation
+    ("Play the python song", ["py", "txt"], []),  # two letters abbreviate too many words
 ])
 def test_a_choice_is_named_as_spelled_spaced_or_in_another_form_and_a_stop_word_yields(
         words: str, values: list[str], named: list[str]) -> None:

@@ -25,7 +25,8 @@ in a unit of time takes the lengths of time said in its unit ("two hours": ``min
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
 choice the user did not name is left out (the tool's default applies: not a choice the user never made). A colour or
 a clothing size (:mod:`voxcall.llm.local.kinds`) is one said; a colour said is passed, and an optional colour
-none of which was said is left out. Which tools
+none of which was said is left out; an optional flag a sentence names unnegated ("including the hidden ones") is
+passed, turned on (:meth:`~voxcall.llm.local.said.Said.sets`). Which tools
 the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
 grammar admits what it is given.
 
@@ -241,10 +242,14 @@ class _Builder:
     def _members(self, keys: list[tuple[str, str, str]], properties: Mapping[str, Any], required: Sequence[str],
                  root: Mapping[str, Any], depth: int) -> str:
         """The members of a call or an object: for each ``(property, key literal, rule hint)`` of ``keys``, the key
-        then its value (:meth:`_member`), the required ones and the choices said first, then any of the others."""
+        then its value (:meth:`_member`), the required ones first, then the others in their order, each optional
+        but a choice said and what the words pass (:meth:`Said.passes`), which stand at their place: moved ahead
+        of the others, a flag the words set was written and the call closed before an argument the signature shows
+        first (``getCurrentTime(include_date=True)`` for "the current time in 'Europe/Berlin', including the
+        date")."""
         said_choices = self._said_choices(properties)
         needed: list[str] = []
-        optional: list[str] = []
+        optional: list[tuple[str, bool]] = []  # ``key value``, and whether it must be there
         counted: list[tuple[int, str, list[int | float]]] = []  # required numbers: where, key, what they may be
         for prop, key, hint in keys:
             schema = properties.get(prop)
@@ -253,9 +258,11 @@ class _Builder:
                 continue
             if prop in required and (numbers := self._said_numbers(prop, schema)):
                 counted.append((len(needed), key, numbers))
-            passed = len(said_choices.get(prop, [])) == 1 or (isinstance(schema, Mapping)
-                                                               and self.said.passes(prop, schema))
-            (needed if prop in required or passed else optional).append(f"{key} {value}")
+            if prop in required:
+                needed.append(f"{key} {value}")
+            else:
+                optional.append((f"{key} {value}", len(said_choices.get(prop, [])) == 1 or (
+                    isinstance(schema, Mapping) and self.said.passes(prop, schema))))
         return _argument_list(self._counted(needed, counted), optional, self.dialect.separator)
 
     def _said_numbers(self, prop: str, schema: Any) -> list[int | float]:
@@ -288,13 +295,15 @@ class _Builder:
         value (its caller makes it required); an optional one none of whose values was said is left out (the tool
         applies its own default; the 0.5B model wrote ``unit='celsius'`` for "the temperature in Boston", which the
         tool's default says no better and a checker that wants the argument left or 'fahrenheit' counts wrong), as
-        is an optional number, flag or colour the words give no value (:meth:`Said.gives`). A colour or a size said
-        (:meth:`Said.of_kind`) is one of those, or a list of them (its caller makes a colour required:
-        :meth:`Said.passes`); anything else a
-        value of its schema, a number one said for it (:meth:`Said.numbers_for`)."""
+        is an optional number, flag or colour the words give no value (:meth:`Said.gives`). A flag the words set is
+        ``True`` (:meth:`Said.sets`; its caller makes it required); a colour or a size said
+        (:meth:`Said.of_kind`) is one of those, or a list of them (a colour made required: :meth:`Said.passes`);
+        anything else a value of its schema, a number one said for it (:meth:`Said.numbers_for`)."""
         said = said_choices.get(prop, [])
         if len(said) == 1:
             return self._literals(said, f"{hint}-said")
+        if isinstance(schema, Mapping) and self.said.sets(prop, schema):
+            return self._literals([True], f"{hint}-set")
         if isinstance(schema, Mapping) and (kinded := self.said.of_kind(prop, schema)):
             item = self._literals(kinded, f"{hint}-kind")
             return self.add(f"{hint}-kinds", f'"[" {item} ({gbnf_literal(self.dialect.separator)} {item})* "]"'
@@ -410,19 +419,25 @@ class _Builder:
         return name
 
 
-def _argument_list(needed: list[str], optional: list[str], separator: str = ", ") -> str:
-    """The arguments: every required one in order, then any in-order subset of the optional ones, comma-separated.
+def _argument_list(needed: list[str], optional: list[tuple[str, bool]], separator: str = ", ") -> str:
+    """The arguments: every required one in order, then an in-order subset of the others (``optional``: each with
+    whether it must be there), comma-separated.
 
-    With required arguments each optional one is ``(", " arg)?``; without, the first present optional argument
-    has no comma before it, so each choice of a first argument is an alternative.
+    With required arguments each optional one is ``(", " arg)?`` (one that must be there, ``", " arg``); without,
+    the first present argument has no comma before it, so each choice of a first argument, up to the first that
+    must be there, is an alternative.
     """
     sep = gbnf_literal(separator)
+
+    def rest(after: int) -> list[str]:
+        return [f"{sep} {arg}" if must else f"({sep} {arg})?" for arg, must in optional[after:]]
+
     if needed:
-        head = f" {sep} ".join(needed)
-        return " ".join([head, *(f"({sep} {arg})?" for arg in optional)])
+        return " ".join([f" {sep} ".join(needed), *rest(0)])
     if not optional:
         return ""
-    choices = [" ".join([arg, *(f"({sep} {later})?" for later in optional[i + 1:])])
-               for i, arg in enumerate(optional)]
-    return "(" + " | ".join(f"({choice})" for choice in choices) + ")?"
+    last = next((i for i, (_, must) in enumerate(optional) if must), len(optional) - 1)
+    choices = [" ".join([arg, *rest(i + 1)]) for i, (arg, _) in enumerate(optional[:last + 1])]
+    alternatives = "(" + " | ".join(f"({choice})" for choice in choices) + ")"
+    return alternatives if optional[last][1] else alternatives + "?"
 

@@ -68,6 +68,13 @@ _ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://\S+|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[\
 _CREDENTIAL = frozenset({"key", "token", "password", "secret"})  # words of a parameter never to invent a value for
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
+_SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")  # where a sentence ends
+_NEGATION = re.compile(r"(?i)\b(?:not|no|never|without|nor|neither|exclud\w*|except)\b|n[’']t\b")
+"""Words that turn what a sentence says around ("not", "don't", "without", "exclude"): English, as flags are
+named."""
+_ABBREVIATED_REACH = 3
+"""How far past an abbreviation's length into a word its last letter may be ("pkg": the g of "package")."""
+_FLAG_WORDS = frozenset({"enabled", "enable", "flag"})  # words of a flag's name that say it is one
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
 _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
 # Madrid")
@@ -182,10 +189,27 @@ class Said:
         return self._kinds[kind]
 
     def passes(self, name: str, schema: Mapping[str, Any]) -> bool:
-        """Whether optional parameter ``name`` (of ``schema``) must be passed for a value the words say of its kind:
-        a colour said is (the 0.5B model left ``color`` out of "any red shoes in size 8"); a size is not, since one
-        may be said in passing ("a discrepancy compared to the size 34 pants I purchased previously")."""
-        return kind_of(name, schema) is Kind.COLOUR and bool(self.of_kind(name, schema))
+        """Whether optional parameter ``name`` (of ``schema``) must be passed: a flag the words set (:meth:`sets`), or
+        a colour said (the 0.5B model left ``color`` out of "any red shoes in size 8"); not a size, since one may be
+        said in passing ("a discrepancy compared to the size 34 pants I purchased previously")."""
+        if kind_of(name, schema) is Kind.COLOUR:
+            return bool(self.of_kind(name, schema))
+        return self.sets(name, schema)
+
+    def sets(self, name: str, schema: Mapping[str, Any]) -> bool:
+        """Whether the words turn on flag ``name`` (a boolean of ``schema``): one sentence says every content word of
+        its name but for words that say it is a flag ("with monitoring": ``monitoringEnabled``), in any form, and no
+        negation ("including the hidden ones": ``include_hidden``; "I don't care about
+        garages" and "exclude the completed ones" set nothing). The 0.5B model left ``include_hidden`` out of "all
+        the files with a .sav extension, including any hidden ones"."""
+        named = set(words(name)) - _FLAG_WORDS
+        if schema.get("type") != "boolean" or not named:
+            return False
+        for sentence in _SENTENCE.split(self.text):
+            said = words(sentence)
+            if all(any(same_stem(word, other) for other in said) for word in named):
+                return not _NEGATION.search(sentence)
+        return False
 
     def strings(self, tool: Tool) -> list[str]:
         """The spans a plain string argument of ``tool`` may be (see the module's docstring)."""
@@ -236,12 +260,15 @@ class Said:
     def choices(self, values: Sequence[str]) -> list[str]:
         """The ``values`` of a choice (``enum``) the words name: as the schema spells one, an underscore read as a
         space (``AIR_DRY``: "air dry"), or a one-word value in another form ("PostgreSQL": ``postgres``;
-        :func:`~voxcall.llm.local.relevance.same_stem`). A value that is a stop word ("all", "any") is named only
-        where no other value is: "all the PostgreSQL servers" asks for ``postgres`` (the 0.5B model, made to pass
-        the one value said, wrote ``type='all'``), "all the servers" for ``all``."""
+        :func:`~voxcall.llm.local.relevance.same_stem`), or a value of three or four letters that abbreviates a word
+        said (:func:`_abbreviates`: "text files" names ``txt``, "the images" ``img``). A value that is a stop word
+        ("all", "any") is named only where no other value is: "all the PostgreSQL servers" asks for ``postgres``
+        (the 0.5B model, made to pass the one value said, wrote ``type='all'``), "all the servers" for ``all``."""
+        said = words(self.text, hints=False)
         named = [value for value in values if value and (
             value.casefold() in self.names or value.replace("_", " ").casefold() in self.names
-            or (value.isalpha() and self._says([value.casefold()])))]
+            or (value.isalpha() and self._says([value.casefold()]))
+            or any(_abbreviates(value.casefold(), word) for word in said))]
         return [value for value in named if value.casefold() not in STOP_WORDS] or named
 
     def gives(self, name: str, schema: Mapping[str, Any]) -> bool:
@@ -310,6 +337,24 @@ class Said:
         as one ("temperature" for ``get_weather``)."""
         meanings = self._meanings[span]
         return bool(meanings) and all(word in named or not named.isdisjoint(word_gloss(word)) for word in meanings)
+
+
+def _abbreviates(value: str, word: str) -> bool:
+    """Whether ``value`` (three or four lowercase letters) abbreviates ``word``, a longer word, as abbreviations drop
+    vowels: the word's first letter, then only consonants of the rest of it, in order, all within its first few
+    letters (:data:`_ABBREVIATED_REACH`): "txt": "text", "img": "image", "pkg": "package", "asc": "ascending"; not
+    "csv": "comprehensive", nor "cat": "contact" (a vowel: a word of its own), nor "py": "play" (two letters
+    abbreviate too many words)."""
+    if not (3 <= len(value) <= 4 and value.isalpha() and len(word) > len(value)) or value[0] != word[0]:
+        return False
+    if any(letter in "aeiou" for letter in value[1:]):
+        return False
+    at = 0
+    for letter in value[1:]:
+        at = word.find(letter, at + 1)
+        if at < 0:
+            return False
+    return at < len(value) + _ABBREVIATED_REACH
 
 
 def _address(name: str, schema: Mapping[str, Any]) -> bool:
