@@ -136,6 +136,9 @@ def test_an_optional_number_or_flag_the_words_do_not_give_is_left_out(checker: G
     unset = calls_grammar([aircon], said="Switch the air conditioner to dry mode, not with power save")
     assert checker.accepts(unset, "aircon(mode='dry')</code>")  # said, but negated: the model's to pass or not
     assert checker.accepts(unset, "aircon(mode='dry', power_save=False)</code>")
+    lights = tool("lights", {"room": {"type": "string"}, "lights_on": {"type": "boolean"}}, ["room", "lights_on"])
+    required = calls_grammar([lights], said="Turn the lights off in the kitchen")  # a required flag: the model's
+    assert checker.accepts(required, "lights(room='kitchen', lights_on=False)</code>")
 
 
 def test_numbers_are_used_as_often_as_said(checker: GrammarChecker) -> None:

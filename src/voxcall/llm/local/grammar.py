@@ -295,14 +295,15 @@ class _Builder:
         value (its caller makes it required); an optional one none of whose values was said is left out (the tool
         applies its own default; the 0.5B model wrote ``unit='celsius'`` for "the temperature in Boston", which the
         tool's default says no better and a checker that wants the argument left or 'fahrenheit' counts wrong), as
-        is an optional number, flag or colour the words give no value (:meth:`Said.gives`). A flag the words set is
-        ``True`` (:meth:`Said.sets`; its caller makes it required); a colour or a size said
+        is an optional number, flag or colour the words give no value (:meth:`Said.gives`). An optional flag the
+        words set is ``True`` (:meth:`Said.sets`; its caller makes it required; a required one, "turn the lights
+        off" beside ``lights_on``, is the model's to write); a colour or a size said
         (:meth:`Said.of_kind`) is one of those, or a list of them (a colour made required: :meth:`Said.passes`);
         anything else a value of its schema, a number one said for it (:meth:`Said.numbers_for`)."""
         said = said_choices.get(prop, [])
         if len(said) == 1:
             return self._literals(said, f"{hint}-said")
-        if isinstance(schema, Mapping) and self.said.sets(prop, schema):
+        if not required and isinstance(schema, Mapping) and self.said.sets(prop, schema):
             return self._literals([True], f"{hint}-set")
         if isinstance(schema, Mapping) and (kinded := self.said.of_kind(prop, schema)):
             item = self._literals(kinded, f"{hint}-kind")

@@ -199,9 +199,9 @@ class Said:
     def sets(self, name: str, schema: Mapping[str, Any]) -> bool:
         """Whether the words turn on flag ``name`` (a boolean of ``schema``): one sentence says every content word of
         its name but for words that say it is a flag ("with monitoring": ``monitoringEnabled``), in any form, and no
-        negation ("including the hidden ones": ``include_hidden``; "I don't care about
-        garages" and "exclude the completed ones" set nothing). The 0.5B model left ``include_hidden`` out of "all
-        the files with a .sav extension, including any hidden ones"."""
+        negation ("including the hidden ones": ``include_hidden``; "I don't care about garages" and "exclude the
+        completed ones" set nothing). The 0.5B model left ``include_hidden`` out of "all the files with a .sav
+        extension, including any hidden ones"."""
         named = set(words(name)) - _FLAG_WORDS
         if schema.get("type") != "boolean" or not named:
             return False
