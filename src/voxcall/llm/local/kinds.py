@@ -49,8 +49,8 @@ LETTER_SIZES = re.compile(r"(?<![\w.'’-])(?:X{0,3}S|M|X{0,4}L|[2-5]XL)(?![\w'�
 SIZE_WORDS = ("extra small", "extra large", "small", "medium", "large")
 """Sizes in words, longest first."""
 SIZE_MARKERS = frozenset({"size", "sizes", "ukuran", "talla", "tallas", "taille", "tailles", "größe", "tamanho",
-                          "尺码", "码"})
-"""Words after which a number (or a size in letters) is a size: "size 8", "ukuran 40"."""
+                          "尺码"})
+"""Words after which a number is a size: "size 8", "ukuran 40", "尺码 38" (not 码 alone: 密码 1234 is a password)."""
 _NUMBER_SIZE = re.compile(r"\d+(?:[.,]\d+)?(?:x\d+(?:[.,]\d+)?)?")  # "8", "40", "8.5", "12x18"
 _MARKED = re.compile(r"(?i)(?<!\w)(?:" + "|".join(sorted(SIZE_MARKERS, key=len, reverse=True))
                      + r")(?:\s+(?:of|to|in|is))?\s*(" + _NUMBER_SIZE.pattern + r")(?![\w.])")
