@@ -2,7 +2,9 @@
 
 Arguments are checked with ``jsonschema`` against the tool's schema. Only lossless repairs are made, each recorded
 as a warning: unknown extra arguments are dropped, ``None`` for an optional argument that does not accept null is
-treated as omitted, and an integral float for an ``integer`` argument becomes an int.
+treated as omitted, an integral float for an ``integer`` argument becomes an int, and a date or a time in the form
+its description prescribes gets the form's width (``'2023-10-1'`` for 'YYYY-MM-DD': ``'2023-10-01'``;
+:func:`~voxcall.tools.forms.padded`).
 
 ``jsonschema`` recurses once per level of nesting (several frames each), so arguments or a schema nested deeply
 enough raise ``RecursionError`` deep inside it. Neither ever gets that far: arguments nested more than
@@ -20,6 +22,7 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema import validators
 from referencing.exceptions import Unresolvable
 
+from voxcall.tools.forms import padded
 from voxcall.tools.schema import Tool
 
 log = logging.getLogger(__name__)
@@ -112,6 +115,9 @@ def validate_arguments(tool: Tool, arguments: dict[str, Any]) -> tuple[dict[str,
             continue
         if isinstance(value, float) and value.is_integer() and _is_integer_schema(props.get(key)):
             value = int(value)
+        if isinstance(value, str) and (wide := padded(value, props.get(key))) != value:
+            warnings.append(f"wrote {key!r} {value!r} as {wide!r}, in the form its description prescribes")
+            value = wide
         args[key] = value
     missing = [r for r in tool.required if r not in args]
     if missing:

@@ -16,12 +16,12 @@ Given the user's words (``said``: :class:`~voxcall.llm.local.said.Said`), a stri
 more than ``type: string`` (no enum, format or pattern, no description prescribing a form) must be a span of them
 (one of :meth:`~voxcall.llm.local.said.Said.strings`): a tiny model otherwise copies a demonstration's placeholder
 (``loc='text'``) or writes identifiers (``'bohemian_rhapsody'``) instead of what the user said. A string the tool
-wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the model: the user said "Boston" or "March
-1st", and a copy could not be right. Likewise, when the user said numbers (in digits or words), a number argument
-is one of them (an integer one, one of the whole numbers; a call's required numbers use each no more often than it
-was said: :meth:`~voxcall.llm.local.said.Said.each_as_said`), not a recomputed or demonstrated value; one that counts
-in a unit of time takes the lengths of time said in its unit ("two hours": ``minutes=120``;
-:meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
+wants "in the format of 'City, State'" or 'YYYY-MM-DD' is written by the model (a date or a time in the shape
+prescribed: :mod:`~voxcall.tools.forms`): the user said "Boston" or "March 1st". Likewise, when the user said
+numbers (in digits or words), a number argument is one of them (an integer one, one of the whole numbers; a call's
+required numbers use each no more often than it was said: :meth:`~voxcall.llm.local.said.Said.each_as_said`), not a
+recomputed or demonstrated value; one that counts in a unit of time takes the lengths of time said in its unit ("two
+hours": ``minutes=120``; :meth:`~voxcall.llm.local.said.Said.numbers_for`). A choice
 (``enum``) the user named, alone among its values ("in fahrenheit"), is passed even when optional, and an optional
 choice the user did not name is left out (the tool's default applies: not a choice the user never made). A colour or
 a clothing size (:mod:`voxcall.llm.local.kinds`) is one said; a colour said is passed, and an optional colour
@@ -46,6 +46,7 @@ from voxcall.llm.local.said import Said, copied_string
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
+from voxcall.tools.forms import form_rule
 from voxcall.tools.schema import Tool
 from voxcall.tools.signature import resolve_pointer
 
@@ -367,6 +368,9 @@ class _Builder:
             return self._object(schema, root, hint, depth)
         if kind == "string" and (places := self.said.places(schema)):
             return self._literals(places, f"{hint}-place")  # "Boston, MA": where the place is, not a guess
+        if kind == "string" and self.write_forms and (form := form_rule(schema, self.dialect.writings("")[0],
+                                                                        gbnf_literal)):
+            return self.add(f"{hint}-form", form)  # 'YYYY-MM-DD': that shape, whatever the words
         if kind == "string" and self.said.spans and copied_string(schema, write_forms=self.write_forms):
             return self._literals(self._strings or self.said.spans, "said")
         said_numbers = self._numbers if self._numbers is not None else self.said.numbers

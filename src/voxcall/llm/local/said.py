@@ -45,6 +45,7 @@ from voxcall.llm.local.lexicon import (
 from voxcall.llm.local.meanings import glosses, implied, word_gloss
 from voxcall.llm.local.places import mentions_place, place_form, places_for
 from voxcall.llm.local.relevance import same_stem, words
+from voxcall.tools.forms import forms_of
 from voxcall.tools.schema import Tool
 
 MAX_NUMBER_WAYS = 64
@@ -66,6 +67,16 @@ _ADDRESS = re.compile(r"[a-z][a-z0-9+.-]*://\S+|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[\
                       re.IGNORECASE)
 """An address: a URL, an IP address or a host name ("https://api.example.com/v1", "192.168.1.1", "paypal.com")."""
 _CREDENTIAL = frozenset({"key", "token", "password", "secret"})  # words of a parameter never to invent a value for
+_WHEN = re.compile(
+    r"\b(?:19|20)\d\d\b|\d{1,4}[-/.]\d{1,2}|\d{1,2}:\d\d|\d(?:st|nd|rd|th)\b|\d\s*(?i:[ap]\.?m\b|h\b|o'clock)"
+    r"|(?i:\b(?:now|today|tonight|tomorrow|yesterday|noon|midnight|morning|afternoon|evening|night|day|week"
+    r"|weekend|month|year|hours?|minutes?|ago|next|last|since|until|am|pm|o'clock|mon|tues|wednes|thurs|fri|satur"
+    r"|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august"
+    r"|september|october|november|december|hoy|mañana|ayer|aujourd'hui|demain|hier|heute|morgen|gestern|hari"
+    r"|besok|kemarin)(?:day)?\b)|[今明昨前后天点時时月日号號周週星期年分]|오늘|내일|어제")
+"""What may say a date or a time (a year, "10/1", "9:30", "5th", "5pm", "tomorrow", "Friday", "March", 明天, 오늘),
+not any number ("8 pieces of frozen mango"): where none is, an optional date or time in a prescribed form is the
+tool's (:meth:`Said.gives`)."""
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
 _SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")  # where a sentence ends
@@ -276,10 +287,12 @@ class Said:
         number said for it (:meth:`numbers_for`); for a flag or a credential (a ``key``, ``token``, ``password``
         or ``secret``), a word of its name, in any form ("with monitoring": ``monitoringEnabled``; "archived":
         ``archive``; "my API key is ...": :func:`~voxcall.llm.local.relevance.same_stem`);
-        for an address (:meth:`missing`), one said; for a colour (:meth:`of_kind`), a colour said; anything else may
-        be given. The 0.5B model set ``targetTemperature=22`` and ``powerSaveEnabled=True`` for "switch the air
+        for an address (:meth:`missing`), one said; for a colour (:meth:`of_kind`), a colour said; for a date or a
+        time in a prescribed form (:func:`~voxcall.tools.forms.forms_of`), words that may say one; anything else
+        may be given. The 0.5B model set ``targetTemperature=22`` and ``powerSaveEnabled=True`` for "switch the air
         conditioner to air dry mode", ``api_key='Korea'``, ``url='Francisco'`` and ``color='M. Saya ingin …'``:
-        values the user never gave, where left out the tool keeps its own."""
+        values the user never gave, where left out the tool keeps its own (and ``log_date='2023-04-15T12:00:00Z'``
+        for "I had 8 pieces of frozen mango and a chai tea")."""
         kind = schema.get("type")
         if kind in ("number", "integer") and "enum" not in schema:
             return bool(self.numbers_for(name, schema))
@@ -290,6 +303,8 @@ class Said:
             return self._says(named)
         if kind == "string" and _address(name, schema):
             return _ADDRESS.search(self.text) is not None
+        if forms_of(schema):
+            return _WHEN.search(self.text) is not None
         return True
 
     def _says(self, wanted: Iterable[str]) -> bool:
