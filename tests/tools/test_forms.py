@@ -31,6 +31,7 @@ def test_no_form_without_placeholders_alone_in_quotes() -> None:
                  "A month, 'MM'.", "The date in the format YYYY-MM-DD."):  # unquoted: where it ends is unsure
         assert forms_of(described(text)) == [], text
     assert forms_of({"type": "integer", "description": "The year, 'YYYY'."}) == []
+    assert forms_of({"type": "string", "description": "The day, 'YYYY-MM-DD'.", "enum": ["2024-1-1"]}) == []
     assert forms_of({"type": "string"}) == [] and forms_of(None) == []
 
 

@@ -30,8 +30,9 @@ Form = tuple[str | int, ...]
 
 
 def forms_of(schema: Any) -> list[Form]:
-    """The date or time forms the description of string ``schema`` quotes, in order, each once."""
-    if not isinstance(schema, Mapping) or schema.get("type") != "string":
+    """The date or time forms the description of string ``schema`` quotes, in order, each once (none for a choice
+    of values, ``enum`` or ``const``: those are the values)."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "string" or {"enum", "const"} & schema.keys():
         return []
     description = schema.get("description")
     if not isinstance(description, str):
