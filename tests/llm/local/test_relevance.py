@@ -48,6 +48,11 @@ def test_a_chinese_request_is_matched_through_its_glosses() -> None:
     assert found.name_hits == 1 and found.values == 1.0
     assert relevance("把音量调到百分之三十。", VOLUME).values == 1.0
     assert relevance("给我讲个笑话。", WEATHER).hits == 0
+    order = _tool("uber.eat.order", "Place an order for food delivery.", {"restaurant": {"type": "string"}},
+                  ["restaurant"])
+    assert relevance("我想在肯德基买10个汉堡", order).evident  # 买 "buy": the 0.5B model answered in words
+    workspace = _tool("create_workspace", "Create a workspace.", {"name": {"type": "string"}}, ["name"])
+    assert relevance("我想创建一个新的工作空间，名字叫做 'DevelopersHub'", workspace).name_hits == 2  # not start_oncall
 
 
 def test_the_weathers_own_words_name_the_weather_in_english_too() -> None:

@@ -47,6 +47,10 @@ class Lexicon:
     indirect: Mapping[str, str] = field(default_factory=dict)  # phrases that ask about what a word means without
     # saying it, with that word ("is it cold" → "weather"): read as glosses, but weaker evidence (only with a name
     # said: :func:`~voxcall.llm.local.meanings.names_one`), for they ask it of other things too ("How cold is space?")
+    inquiries: tuple[str, ...] = ()  # phrases that ask what, who or how something is ("who is", "how to", 是谁):
+    # a question of knowledge, which a tool that looks things up answers (:mod:`voxcall.llm.local.lookup`)
+    addressee: frozenset[str] = frozenset()  # words for the one asked ("you", 你): a question with one beside the
+    # question's own words is the assistant's to answer ("What's your favourite colour?"), no lookup
     small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
     fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
     operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
@@ -123,6 +127,11 @@ ENGLISH = Lexicon(
     indirect=dict.fromkeys((*(f"{asked} {feel}" for asked in ("is it", "will it be", "going to be", "how")
                               for feel in ("cold", "hot", "warm", "chilly", "freezing")),
                             "like outside", "looking outside", "umbrella", "raincoat"), "weather"),
+    inquiries=(*(f"{asked} {verb}" for asked in ("who", "what", "where", "when", "why") for verb in (
+        "is", "was", "are", "were", "does", "did")), "what's", "what’s", "who's", "who’s", "whats", "whos", "how to",
+        *(f"how {verb} {who}" for verb in ("do", "can", "could", "should") for who in ("i", "you", "we")), "how does",
+        "how did", "tell me about", "explain", "meaning of", "definition of"),
+    addressee=_words("you your yours yourself you're you’re"),
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
                 "thank you", "thank you so much", "bye", "goodbye", "see you", "see you later", "how are you",
                 "how are you doing", "how is it going", "how's it going", "what's up", "who are you",
@@ -176,11 +185,17 @@ CHINESE = Lexicon(
              "歌": "song music", "播放": "play", "音量": "volume", "声音": "volume sound",
              "计时器": "timer", "定时": "timer", "倒计时": "timer countdown", "闹钟": "alarm", "灯": "light",
              "时间": "time", "几点": "time clock", "时区": "timezone", "停止": "stop", "暂停": "pause",
+             # the verbs tools are named with, so that a request in Chinese names them as one in English does
+             "买": "buy purchase order", "订购": "order purchase", "点餐": "order food", "创建": "create",
+             "新建": "create new", "删除": "delete remove", "发送": "send", "搜索": "search", "取消": "cancel",
+             "预订": "book reserve", "新闻": "news", "菜谱": "recipe", "食谱": "recipe", "工作空间": "workspace",
              "乘以": "times mul", "乘": "times mul", "倍": "times mul", "除以": "divided div", "加上": "plus add",
              "加": "plus add", "减去": "minus sub", "减": "minus sub", "摄氏": "celsius", "华氏": "fahrenheit",
              "公制": "metric", "英制": "imperial", "城市": "city", "地点": "location place", "位置": "location",
              "房间": "room", "分钟": "minutes", "名字": "name", "日期": "date", "数字": "number"},
     indirect=dict.fromkeys(("冷不冷", "热不热", "冷吗", "热吗", "雨伞", "带伞"), "weather"),
+    inquiries=("是谁", "谁是", "什么是", "是什么", "怎么做", "如何做", "怎样做", "为什么", "介绍一下"),
+    addressee=_words("你 您"),
     small_talk=("你好", "您好", "嗨", "早上好", "下午好", "晚上好", "晚安", "谢谢", "谢谢你", "多谢", "再见", "拜拜",
                 "你好吗", "你今天怎么样", "最近怎么样", "你是谁", "你叫什么名字", "你叫什么", "你能做什么", "好的",
                 "是的", "不是", "没关系", "不客气", "对不起", "讲个笑话", "给我讲个笑话", "说个笑话"),

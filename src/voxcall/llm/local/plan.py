@@ -46,6 +46,7 @@ from voxcall.llm.local.arithmetic import computed
 from voxcall.llm.local.driver import Mask
 from voxcall.llm.local.grammar import calls_grammar, format_grammar
 from voxcall.llm.local.lift import Lift, UnaskedPrompts
+from voxcall.llm.local.lookup import looked_up
 from voxcall.llm.local.meanings import word_for
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
@@ -220,7 +221,8 @@ class Planner:
         held = bool(callable_tools or question)  # a reply that can call none of the tools offered is words only
         lift = (self._lift(request, offered, callable_tools, prompt)
                 if unrelated and held and grammar and options.lift and self.tool_format is None else None)
-        threshold = ((options.evident_threshold if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
+        floor = EVIDENT_CALL_THRESHOLD if looked_up(text, evident) else options.evident_threshold  # see lookup.py
+        threshold = ((floor if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
                      else self._call_threshold(request, unrelated and lift is None))  # a question is always asked
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar, question=question, lift=lift, jumps=options.jump_forward,
@@ -375,11 +377,12 @@ class Planner:
         (:attr:`~voxcall.llm.local.relevance.Relevance.evident`). An ``"auto"`` reply with such tools is a call to
         one of them (:data:`EVIDENT_CALL_THRESHOLD`; ``evident_threshold`` where the model's probabilities weigh):
         SmolLM2-135M gave the call opener too little probability on explicit requests (0 of 45 BFCL-style requests
-        called correctly), and chose a tool with no word in common ("Turn the music off" -> set_timer)."""
+        called correctly), and chose a tool with no word in common ("Turn the music off" -> set_timer). With none, a
+        question of knowledge is for a tool that looks things up (:func:`~voxcall.llm.local.lookup.looked_up`)."""
         options = self.options
         if not options.call_evidence or options.call_threshold is None or _follows_results(request):
             return []
-        return [tool for tool in offered if relevance(said, tool).evident]
+        return [tool for tool in offered if relevance(said, tool).evident] or looked_up(said, offered)
 
     def _calls_grammar(self, offered: list[Tool], said: str) -> str:
         """The grammar of what follows the opener: calls to ``offered`` in the model's format, string and number
