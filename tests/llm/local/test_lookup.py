@@ -34,7 +34,9 @@ WEATHER = _tool("get_weather", "Get the current weather for a city.", "city")
 
 @pytest.mark.parametrize("said", ["who is park ji sung", "Who was Ada Lovelace?", "how to cook sikhae",
                                   "What's a quasar?", "tell me about the Great Wall", "长城是什么？", "介绍一下长城",
-                                  "How do you make pancakes?"])
+                                  "How do you make pancakes?", "Can you tell me who Ada Lovelace was?",
+                                  "Can you tell me how to cook rice?", "Do you know who Park Ji-sung is?",
+                                  "你知道长城是什么吗"])
 def test_a_question_of_knowledge_about_something_named_asks(said: str) -> None:
     assert asks(said)
 

@@ -49,8 +49,8 @@ class Lexicon:
     # said: :func:`~voxcall.llm.local.meanings.names_one`), for they ask it of other things too ("How cold is space?")
     inquiries: tuple[str, ...] = ()  # phrases that ask what, who or how something is ("who is", "how to", 是谁):
     # a question of knowledge, which a tool that looks things up answers (:mod:`voxcall.llm.local.lookup`)
-    addressee: frozenset[str] = frozenset()  # words for the one asked ("you", 你): a question with one beside the
-    # question's own words is the assistant's to answer ("What's your favourite colour?"), no lookup
+    addressee: frozenset[str] = frozenset()  # words for the one asked ("you", 你): a question with one right beside
+    # its question words is about the assistant ("What's your favourite colour?"), no lookup
     small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
     fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
     operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
@@ -130,7 +130,8 @@ ENGLISH = Lexicon(
     inquiries=(*(f"{asked} {verb}" for asked in ("who", "what", "where", "when", "why") for verb in (
         "is", "was", "are", "were", "does", "did")), "what's", "what’s", "who's", "who’s", "whats", "whos", "how to",
         *(f"how {verb} {who}" for verb in ("do", "can", "could", "should") for who in ("i", "you", "we")), "how does",
-        "how did", "tell me about", "explain", "meaning of", "definition of"),
+        "how did", "tell me about", "explain", "meaning of", "definition of",
+        *(f"{verb} {asked}" for verb in ("tell me", "know", "wondering") for asked in ("who", "what", "how", "why"))),
     addressee=_words("you your yours yourself you're you’re"),
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
                 "thank you", "thank you so much", "bye", "goodbye", "see you", "see you later", "how are you",

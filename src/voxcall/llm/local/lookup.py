@@ -42,10 +42,15 @@ _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _UNSPACED_STOP = re.compile("|".join(alternatives(lexicon, lexicon.stop_words | lexicon.fillers)
                                     for lexicon in LEXICONS if not lexicon.spaced))
 _UNSPACED_LETTER = re.compile(f"[{UNSPACED_SCRIPT}]")
-_ADDRESSEE = re.compile("|".join(alternatives(lexicon, lexicon.addressee) for lexicon in LEXICONS if lexicon.addressee),
-                       re.IGNORECASE)
 _INQUIRY = re.compile("|".join(alternatives(lexicon, lexicon.inquiries) for lexicon in LEXICONS if lexicon.inquiries),
                       re.IGNORECASE)
+_ADDRESSED = re.compile("|".join(
+    rf"(?:{inquiry})\W*(?:{addressee})" + ("" if lexicon.spaced else rf"|(?:{addressee})\W*(?:{inquiry})")
+    for lexicon in LEXICONS if lexicon.addressee
+    for inquiry, addressee in [(alternatives(lexicon, lexicon.inquiries), alternatives(lexicon, lexicon.addressee))]),
+    re.IGNORECASE)
+"""A question whose question words ask about the one asked: "what's your", "why are you", 你为什么 (the one asked
+before them only where words are not spaced: "Can you tell me how to cook rice?" asks about rice)."""
 
 
 def looked_up(said: str, offered: list[Tool]) -> list[Tool]:
@@ -69,12 +74,12 @@ def looked_up(said: str, offered: list[Tool]) -> list[Tool]:
 def asks(said: str) -> bool:
     """Whether ``said`` asks what, who or how something is (a table's ``inquiries``), of something named: content
     words beside the question's own ("who is park ji sung"; not "what is it?"); not of the one asked (a table's
-    ``addressee`` beside them: "What's your favourite colour?"; "how do you make pancakes" is a lookup), and is
-    neither small talk ("who are you") nor arithmetic ("what is 12 times 8", which is computed)."""
-    if not _INQUIRY.search(said) or is_small_talk(said) or computed(said) is not None:
+    ``addressee`` right beside the question's words: "What's your favourite colour?", 你为什么不说话; "Can you tell
+    me who Ada Lovelace was?" and "how do you make pancakes" are lookups), and is neither small talk ("who are
+    you") nor arithmetic ("what is 12 times 8", which is computed)."""
+    if not _INQUIRY.search(said) or is_small_talk(said) or computed(said) is not None or _ADDRESSED.search(said):
         return False
-    rest = _INQUIRY.sub(" ", said)
-    return _names_subject(rest) and not _ADDRESSEE.search(rest)
+    return _names_subject(_INQUIRY.sub(" ", said))
 
 
 def _names_subject(rest: str) -> bool:
