@@ -51,6 +51,8 @@ def test_small_talk_arithmetic_a_question_of_nothing_and_a_command_ask_nothing(s
 def test_a_question_about_anything_is_the_web_searchs() -> None:
     assert looked_up("who is park ji sung", [WEATHER, WEB, RECIPES, PRODUCTS]) == [WEB]
     assert looked_up("who is park ji sung", [WEATHER, PRODUCTS]) == []  # a product search is no encyclopedia
+    shop = _tool("search_shop", "Search our online store with the search engine.", "query")
+    assert looked_up("who is park ji sung", [shop]) == []
 
 
 def test_a_search_whose_words_the_question_shares_comes_first_in_any_inflection() -> None:

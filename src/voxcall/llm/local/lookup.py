@@ -32,9 +32,10 @@ from voxcall.tools.schema import Tool
 
 LOOKUP_WORDS = frozenset({"search", "lookup", "query", "wiki", "wikipedia", "encyclopedia"})
 """Words of a tool's name that say it looks things up."""
-GENERAL_WORDS = frozenset({"web", "internet", "online", "wiki", "wikipedia", "encyclopedia", "engine", "google",
-                           "bing", "duckduckgo", "duck"})
-"""Words of a lookup tool's name or description that say it looks up anything (a search engine, an encyclopedia)."""
+GENERAL_WORDS = frozenset({"web", "internet", "wiki", "wikipedia", "encyclopedia", "google", "bing", "duckduckgo",
+                           "duck"})
+"""Words of a lookup tool's name or description that say it looks up anything (the web, an encyclopedia); not
+"online" nor "engine", which a shop's search says too ("Search our online store")."""
 SUFFIXES = ("ing", "ed", "es", "s")
 """The inflections :func:`stem` takes off a word ("cooking", "cooked", "cooks": "cook")."""
 STEM_LEAST = 3  # the least letters a stem keeps ("sing" stays "sing")
@@ -111,7 +112,7 @@ def _looks_up(tool: Tool) -> bool:
 
 def _general(tool: Tool) -> bool:
     """Whether lookup tool ``tool`` looks up anything: its name or description names the web, the internet, a
-    search engine or an encyclopedia (:data:`GENERAL_WORDS`)."""
+    search engine's name or an encyclopedia (:data:`GENERAL_WORDS`)."""
     return bool({word.lower() for word in _NAME_WORD.findall(f"{tool.name} {tool.description}")} & GENERAL_WORDS)
 
 
