@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 
 from voxcall.llm.local.arithmetic import computed
-from voxcall.llm.local.lexicon import LEXICONS, UNSPACED_SCRIPT, alternatives, is_small_talk
+from voxcall.llm.local.lexicon import LATIN_WORD, LEXICONS, UNSPACED_SCRIPT, alternatives, is_small_talk
 from voxcall.llm.local.relevance import relevance, words
 from voxcall.tools.schema import Tool
 
@@ -39,7 +39,6 @@ GENERAL_WORDS = frozenset({"web", "internet", "wiki", "wikipedia", "encyclopedia
 SUFFIXES = ("ing", "ed", "es", "s")
 """The inflections :func:`stem` takes off a word ("cooking", "cooked", "cooks": "cook")."""
 STEM_LEAST = 3  # the least letters a stem keeps ("sing" stays "sing")
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _UNSPACED_STOP = re.compile("|".join(alternatives(lexicon, lexicon.stop_words | lexicon.fillers)
                                     for lexicon in LEXICONS if not lexicon.spaced))
 _UNSPACED_LETTER = re.compile(f"[{UNSPACED_SCRIPT}]")
@@ -102,7 +101,7 @@ def stem(word: str) -> str:
 def _looks_up(tool: Tool) -> bool:
     """Whether ``tool`` is a lookup tool: a word of its name is one of :data:`LOOKUP_WORDS`, and it requires one
     parameter, a text that is no choice (the words to look up)."""
-    named = {word.lower() for word in _NAME_WORD.findall(tool.name)}
+    named = {word.lower() for word in LATIN_WORD.findall(tool.name)}
     if not named & LOOKUP_WORDS or len(tool.required) != 1:
         return False
     schema = tool.properties.get(tool.required[0])
@@ -113,7 +112,7 @@ def _looks_up(tool: Tool) -> bool:
 def _general(tool: Tool) -> bool:
     """Whether lookup tool ``tool`` looks up anything: its name or description names the web, the internet, a
     search engine's name or an encyclopedia (:data:`GENERAL_WORDS`)."""
-    return bool({word.lower() for word in _NAME_WORD.findall(f"{tool.name} {tool.description}")} & GENERAL_WORDS)
+    return bool({word.lower() for word in LATIN_WORD.findall(f"{tool.name} {tool.description}")} & GENERAL_WORDS)
 
 
 def _domain(tool: Tool) -> set[str]:
