@@ -59,11 +59,14 @@ Node = str | Chars | Ref | Seq | Alt | Repeat
 """A grammar's expression; a ``str`` is a literal."""
 
 
+_COMMENT = re.compile(r'("(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\])|#[^\n]*')
+
+
 class _Parser:
     """GBNF text to rules (:data:`Node` per name)."""
 
     def __init__(self, text: str) -> None:
-        self.text = re.sub(r"#[^\n]*", "", text)
+        self.text = _COMMENT.sub(lambda m: m.group(1) or "", text)  # not a "#" inside a literal or a class
         self.at = 0
 
     def rules(self) -> dict[str, Node]:

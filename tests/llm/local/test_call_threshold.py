@@ -185,3 +185,21 @@ def test_the_answer_to_the_question_completes_the_call_it_asked_about(vocabulary
     assert [tool.name for tool in answered.tools] == ["get_weather"] and answered.question == ""
     unasked = planned("What's the weather?", "It is sunny everywhere.", "Paris.")  # no question was asked
     assert unasked.said == "Paris." and unasked.lift is not None and unasked.lift.floor == UNRELATED_CALL_THRESHOLD
+
+
+def test_the_first_call_is_to_the_likeliest_evident_tool_and_the_others_may_follow(vocabulary: Vocabulary) -> None:
+    """Offered a PostgreSQL server's tool beside the "Rich Data Services server" the words describe, both holding
+    their values, the 0.5B model added a PostgreSQL server: the first call is to the tool the words match best;
+    the others are still there for a further call the words ask for."""
+    def tool(name: str, description: str, **required: str) -> Tool:
+        return Tool(name, description, {"type": "object", "required": list(required),
+                                        "properties": {key: {"type": kind} for key, kind in required.items()}})
+
+    postgres = tool("add_postgres_server", "Add a PostgreSQL server.", host="string", port="integer")
+    rds = tool("add_mtnards_server", "Add an MTNA Rich Data Services (RDS) server.", api_key="string")
+    tools = [postgres, rds]
+    said = "Add a new Rich Data Services server at http://plga.ca, API key 1234"
+    planned = Planner(vocabulary, 2048, ReplyOptions()).plan(
+        LLMRequest(items=[Message("user", said)], tools=tools), tools)
+    assert planned.tools == (rds,) and planned.listed == (postgres, rds)
+    assert planned.call_threshold == EVIDENT_CALL_THRESHOLD

@@ -388,6 +388,22 @@ def test_a_colour_said_is_passed_a_size_is_one_said_and_neither_is_invented(chec
     assert not checker.accepts(unsaid, "stock(product_id='111', sizes=['L'], color='lagi')</code>")  # no colour said
 
 
+def test_an_identifier_is_a_code_said(checker: GrammarChecker) -> None:
+    """The 0.5B model wrote ``sensorSerial='the list of today's alerts for the sensor with serial number …'``."""
+    alerts = tool("get_sensor_alerts", {"perPage": {"type": "integer"}, "sensorSerial": {"type": "string"}},
+                  ["perPage"])
+    said = calls_grammar([alerts], said="Today's alerts for the sensor with serial number Q3CC-CRT3-SZ2G, 10 per page")
+    assert checker.accepts(said, "get_sensor_alerts(perPage=10, sensorSerial='Q3CC-CRT3-SZ2G')</code>")
+    assert checker.accepts(said, "get_sensor_alerts(perPage=10)</code>")  # optional: the model's to pass
+    assert not checker.accepts(said, "get_sensor_alerts(perPage=10, sensorSerial='the sensor with serial number "
+                                     "Q3CC-CRT3-SZ2G')</code>")
+    order = tool("order_status", {"order_id": {"type": "string"}}, ["order_id"])
+    assert checker.accepts(calls_grammar([order], said="Where is my order? Its ID is #123."),
+                           "order_status(order_id='#123')</code>")
+    named = calls_grammar([order], said="Where is my sneakers order?")  # no code said: a span, as before
+    assert checker.accepts(named, "order_status(order_id='sneakers')</code>")
+
+
 def test_what_must_be_passed_stands_at_its_place_in_the_signature(checker: GrammarChecker) -> None:
     """Moved ahead of the others, a flag the words set was written first and the call closed:
     ``getCurrentTime(include_date=True)`` for "the current time in 'Europe/Berlin', including the date"."""

@@ -1,4 +1,5 @@
-"""Kinds of value a word says on its own: which parameters take a colour or a size, and what the words say of each."""
+"""Kinds of value a word says on its own: which parameters take a colour, a size or an identifier, and what the words
+say of each."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from voxcall.llm.local.kinds import Kind, kind_of, said_of_kind
+from voxcall.llm.local.kinds import Kind, identifies, kind_of, said_of_kind
 from voxcall.llm.local.said import Said, spans
 
 SIZES = {"type": "array", "items": {"type": "string"}}
@@ -26,6 +27,12 @@ SIZES = {"type": "array", "items": {"type": "string"}}
     ("page_size", {"type": "integer"}, None),
     ("windowSize", {"type": "string"}, None),
     ("sizes", {"type": "array", "items": {"type": "integer"}}, None),
+    ("product_id", {"type": "string"}, Kind.CODE),
+    ("sensorSerial", {"type": "string"}, Kind.CODE),
+    ("event_identifier", {"type": "string"}, Kind.CODE),
+    ("ids", {"type": "array", "items": {"type": "string"}}, Kind.CODE),
+    ("user_id", {"type": "integer"}, None),  # a number: one of the numbers said
+    ("idle", {"type": "string"}, None),
 ])
 def test_a_parameter_takes_a_kind_by_its_name_and_type(name: str, schema: dict[str, Any], kind: Kind | None) -> None:
     assert kind_of(name, schema) is kind
@@ -44,6 +51,33 @@ def test_a_parameter_takes_a_kind_by_its_name_and_type(name: str, schema: dict[s
 def test_the_words_say_colours_and_sizes(said: str, colours: list[str], sizes: list[str]) -> None:
     assert said_of_kind(Kind.COLOUR, said, spans(said)) == colours
     assert said_of_kind(Kind.SIZE, said, spans(said)) == sizes
+
+
+@pytest.mark.parametrize(("said", "codes"), [
+    ("the sensor with serial number Q3CC-CRT3-SZ2G, 10 per page", ["Q3CC-CRT3-SZ2G"]),
+    ("Do you have red skirt product ID SK123 is available?", ["SK123"]),
+    ("When will size 40 be ready with id 12345-67890?", ["12345-67890"]),  # "40": too short for a code
+    ("my order ID is #123, and the product is a pair of sneakers.", ["#123"]),
+    ("The event identifier is 'med123'. Reschedule 'Alice-One-one-One' to 8pm", ["med123", "Alice-One-one-One"]),
+    ("five 'burgers' and six 'chicken wings' from uber eat with id: McDonald's.", []),  # quoted, no identifiers
+    ('trace details for id "grgr", using retrieval size of 1024.', ["grgr", "1024"]),
+    ("version 2.5.1 of the U.S. release", []),  # a version's dots and an abbreviation: no code
+])
+def test_the_words_say_codes(said: str, codes: list[str]) -> None:
+    assert said_of_kind(Kind.CODE, said, spans(said)) == codes
+
+
+@pytest.mark.parametrize(("said", "named"), [
+    ("When will size 40 be ready with id 12345-67890?", True),
+    ("My user ID is 12345.", True),
+    ("the sensor with serial number Q3CC-CRT3-SZ2G", True),
+    ("stok kemeja dengan ID produk ABC123", True),
+    ("Produk ini masih tersedia.https://shopee.co.id/product/418901918/9568919778/", False),  # an address's path
+    ("Is the iPhone 12 still available?", False),  # no word says it identifies anything
+    ("Book table 12 at 8pm.", False),
+])
+def test_a_code_is_said_as_an_identifier_right_after_a_word_saying_so(said: str, named: bool) -> None:
+    assert identifies(said) is named
 
 
 def test_an_optional_colour_is_given_only_where_one_is_said() -> None:

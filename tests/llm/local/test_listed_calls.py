@@ -12,6 +12,7 @@ import pytest
 from tests.llm.local.test_llamacpp import TIMER, WEATHER, collect
 from voxcall.llm import LlamaCppBackend, LLMRequest, Message, ToolCall
 from voxcall.llm.local.parallel import last_block, listed_after, next_call
+from voxcall.tools.schema import Tool
 
 NAMES = {"get", "weather", "set", "timer"}
 
@@ -27,6 +28,7 @@ NAMES = {"get", "weather", "set", "timer"}
     ("What's the weather in Paris and tell me a joke", "Paris", ""),  # another kind of word: no list
     ("Weather in Paris and set a timer", "Paris", ""),  # a tool's name: another tool, not guessed
     ("Weather in Paris", "Paris", ""),
+    ("The server is at example.org, and I will be using the nickname 'main'", "example.org", ""),  # a sentence
     ("Add 1 and 2", 1, ""),  # 2 is the call's own other value
     ("Find music or theater events in San Diego", "Music", "theater events in San Diego"),  # the shape as said
     ("What's the snow like in Paris and Bordeaux?", "Paris, France", "Bordeaux?"),  # a place written in a form
@@ -41,6 +43,19 @@ def test_the_next_call_is_of_the_same_tool_from_the_words_after_the_first() -> N
     found = next_call(last_block(reply), [WEATHER, TIMER], "Weather in Paris and in Rome?")
     assert found is not None and found.tool is WEATHER and found.said == "Rome?"
     assert next_call("<code>get_weather(city='Paris')</code>", [WEATHER, TIMER], "Weather in Paris?") is None
+
+
+def test_a_word_naming_one_of_the_calls_fields_is_no_further_value() -> None:
+    server = Tool(name="add_server", description="Add a database server.", parameters={
+        "type": "object", "required": ["host", "username", "password"], "properties": {
+            "host": {"type": "string"}, "port": {"type": "integer"}, "username": {"type": "string"},
+            "password": {"type": "string"}}})
+    for said in ("Add a server: host example.org, port 5432, username 'admin', and password 'secret'",
+                 "Add the server example.org and password secret"):
+        block = "<code>add_server(host='example.org', username='admin', password='secret')</code>"
+        assert next_call(block, [server], said) is None
+    assert next_call("<code>add_server(host='alpha.org', username='admin', password='x')</code>", [server],
+                     "Add servers alpha.org and beta.org, username 'admin', password 'x'") is not None
 
 
 @pytest.mark.parametrize(("block", "said", "tool", "rest"), [
@@ -64,6 +79,19 @@ def test_a_tool_the_reply_called_already_is_not_asked_again() -> None:
     found = next_call("<code>set_timer(minutes=5)</code>", [WEATHER, TIMER], said)
     assert found is not None and found.tool is WEATHER
     assert next_call("<code>set_timer(minutes=5)</code>", [WEATHER, TIMER], said, {"get_weather"}) is None
+
+
+def test_an_identifier_said_again_after_a_call_asks_no_other_tool() -> None:
+    def tool(name: str, key: str) -> Tool:
+        return Tool(name=name, description="", parameters={"type": "object", "required": [key],
+                                                            "properties": {key: {"type": "string"}}})
+
+    stock, order = tool("inventory_management", "product_id"), tool("order_status_check", "order_id")
+    said = "Check the stock of product 123123, and the id was 123123"
+    assert next_call("<code>inventory_management(product_id='123123')</code>", [stock, order], said) is None
+    asked = next_call("<code>inventory_management(product_id='123123')</code>", [stock, order],
+                      "Check the stock of product 123123, and the order status of id 555")
+    assert asked is not None and asked.tool is order
 
 
 @pytest.fixture(scope="module")

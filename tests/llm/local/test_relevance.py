@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from voxcall.llm.local.relevance import most_relevant, readable, relevance, words
+from voxcall.llm.local.relevance import most_relevant, readable, relevance, unrivalled, words
 from voxcall.tools import Tool
 
 
@@ -112,3 +112,42 @@ def test_an_earlier_choice_is_kept_while_it_holds_what_the_request_names() -> No
     assert most_relevant("Weather in Paris?", tools, 2, keep=earlier) == [WEATHER, UNITS]  # the named one is in it
     assert most_relevant("Set the volume to 30.", tools, 2, keep=earlier) == [WEATHER, VOLUME]  # not: chosen anew
     assert most_relevant("Weather in Paris?", tools, 2, keep={"get_weather"}) == [WEATHER, VOLUME]  # too few kept
+
+
+def test_the_fields_of_an_object_parameter_relate_a_request_to_its_tool() -> None:
+    fields = {"mode": {"type": "string", "description": "The job mode of the air conditioner."},
+              "target_temperature": {"type": "integer"}}
+    appliance = Tool(name="ThinQ_Connect", description="Sends a command to an appliance.", parameters={
+        "type": "object", "required": ["body"],
+        "properties": {"body": {"type": "object", "properties": fields}}})
+    batch = Tool(name="send_batch", description="Sends commands.", parameters={
+        "type": "object", "properties": {"items": {"type": "array", "items": {"type": "object",
+                                                                              "properties": fields}}}})
+    said = "Set my air conditioner to 22 degrees."
+    assert relevance(said, appliance).hits >= 2 and relevance(said, batch).hits >= 2  # "air", "conditioner"
+    assert relevance("Play some jazz.", appliance).hits == 0
+
+
+def test_a_code_said_as_the_identifier_a_tool_requires_makes_it_evident() -> None:
+    stock = _tool("inventory_management", "Checks a product's availability.",
+                  {"product_id": {"type": "string"}, "sizes": {"type": "array"}}, ["product_id"])
+    assert relevance("When will size 40 be ready with id 12345-67890?", stock).evident
+    assert not relevance("When will size 40 be ready?", stock).evident  # no identifier said
+    assert not relevance("When will it be ready with id 12345-67890?", WEATHER).evident  # no identifier required
+
+
+def test_tools_named_by_the_same_words_vie_and_the_better_described_wins() -> None:
+    postgres = _tool("add_postgres_server", "Add a PostgreSQL server.", {"host": {"type": "string"}}, ["host"])
+    rds = _tool("add_mtnards_server", "Add an MTNA Rich Data Services server.", {"api_key": {"type": "string"}},
+                ["api_key"])
+    assert unrivalled("Add a new Rich Data Services server, API key 1234", [postgres, rds]) == [rds]
+    assert unrivalled("Add a new PostgreSQL server at example.org", [postgres, rds]) == [postgres]
+    timer = _tool("set_timer", "Set a timer.", {"minutes": {"type": "integer"}}, ["minutes"])
+    said = "Set a timer for 5 minutes and get the weather in Oslo"
+    assert unrivalled(said, [timer, WEATHER]) == [timer, WEATHER]  # named by other words: each may be asked for
+    stock = _tool("inventory_management", "Checks a product's availability.", {"product_id": {"type": "string"}},
+                  ["product_id"])
+    order = _tool("order_status_check", "The status of an order.", {"order_id": {"type": "string"}}, ["order_id"])
+    said = "What is the status of my order, id 12345-67890?"
+    assert relevance(said, stock).evident and relevance(said, order).evident
+    assert unrivalled(said, [stock, order]) == [order]  # evident by the identifier alone: yields to the one named

@@ -145,9 +145,12 @@ def reply_steps(plan: Plan, vocabulary: Vocabulary) -> Steps:
     calling: tuple[list[Tool], str] = (list(plan.tools), plan.said)  # what the calls grammar calls, and with what
 
     def resumed(grammar: str | None, limit: int | None = None) -> Run:
-        """A run from the prompt and the reply so far, of at most ``limit`` tokens (None: as many as are left)."""
-        left = plan.max_tokens - produced
-        return Run(plan.prompt + tokenize(text[len(plan.prefill):]), left if limit is None else min(limit, left),
+        """A run from the prompt and the reply so far, of at most ``limit`` tokens (None: as many as are left). The
+        reply's own tokens count against the tokens left: the text it was given (an opener, a closer, a further
+        call's block) was never sampled, and a reply of several calls outgrew the model's context."""
+        reply = tokenize(text[len(plan.prefill):])
+        left = max(plan.max_tokens - max(produced, len(reply)), 0)
+        return Run(plan.prompt + reply, left if limit is None else min(limit, left),
                    grammar, None if grammar else plan.banned, top=CANDIDATES if grammar and plan.optional else 0)
 
     step: Step = resumed(grammar)
@@ -185,6 +188,8 @@ def reply_steps(plan: Plan, vocabulary: Vocabulary) -> Steps:
         else:
             if cursor is not None:  # a token at a time, under the grammar of the rest: a jump may follow any
                 step = resumed(cursor.grammar(), STEP_TOKENS)
+            if isinstance(step, Run) and not step.limit:
+                break  # the reply fills what the context leaves
             answer = yield step
             if cursor is not None and isinstance(answer, Token) and answer.end == "length" and not answer.text:
                 answer = yield resumed(cursor.grammar(), MAX_CHARACTER_TOKENS)  # it was a byte of a character

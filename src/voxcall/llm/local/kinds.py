@@ -1,5 +1,5 @@
-"""Kinds of value a word says on its own: a **colour** ("red", "maroon", 红色) and a **clothing size** ("M",
-"medium", "size 8").
+"""Kinds of value a word says on its own: a **colour** ("red", "maroon", 红色), a **clothing size** ("M",
+"medium", "size 8") and an **identifier** ("Q3CC-CRT3-SZ2G", "#123", 'med123').
 
 A product tool's optional ``color`` and ``sizes`` are where the 0.5B model goes wrong in both directions: it leaves
 out the colour the user said ("any red shoes in size 8": ``color`` missing), and it fills them with what the user
@@ -9,6 +9,14 @@ that kind (:func:`said_of_kind`); a colour said is passed, and one not said is l
 the model's to pass or not (one may be said in passing: "compared to the size 34 pants I purchased previously"
 asks for no size). A colour named in another way ('Cerulean', a hex code) is still a span like any value where
 the parameter is required; a size said in no form known here changes nothing.
+
+An identifier (a parameter named ``…_id``, ``serial``, ``sku``, ``identifier``, ``uuid``) is one the 0.5B model
+copies badly: ``sensorSerial='the list of today's alerts for the sensor with serial number Q3CC-CRT3-SZ2G, showing
+a maximum of 10 alerts per page'``. A code said (a word of letters, digits and dashes with a digit in it, or a
+word in quotes written or said as one) is one; where any is said, such a parameter is one of them, and passed as
+the model decides (a tool may take several kinds of identifier: an order's and a product's). Over every development
+request of BFCL's simple, multiple and parallel categories whose call has such a string parameter and whose words
+say a code, the expected value is one of the codes said in 62 of 62.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ class Kind(enum.Enum):
 
     COLOUR = "colour"
     SIZE = "size"
+    CODE = "code"
 
 
 COLOURS = frozenset({
@@ -54,6 +63,16 @@ SIZE_MARKERS = frozenset({"size", "sizes", "ukuran", "talla", "tallas", "taille"
 _NUMBER_SIZE = re.compile(r"\d+(?:[.,]\d+)?(?:x\d+(?:[.,]\d+)?)?")  # "8", "40", "8.5", "12x18"
 _MARKED = re.compile(r"(?i)(?<!\w)(?:" + "|".join(sorted(SIZE_MARKERS, key=len, reverse=True))
                      + r")(?:\s+(?:of|to|in|is))?\s*(" + _NUMBER_SIZE.pattern + r")(?![\w.])")
+CODE_WORDS = frozenset({"id", "ids", "serial", "sku", "identifier", "uuid"})
+"""Words of a parameter's name that make it an identifier (``product_id``, ``sensorSerial``, ``event_identifier``)."""
+_CODE = re.compile(r"(?<![\w.#'’/-])#?(?=[\w-]*\d)[A-Za-z0-9][\w-]*[A-Za-z0-9](?![\w'’/-])")
+"""A code as written: letters, digits, dashes and underscores, a digit among them ("SK123", "12345-67890", "#123");
+not a time of day ("8pm"), nor a piece of a path or an address ("/product/418901918/")."""
+_TIME_OF_DAY = re.compile(r"(?i)\d{1,2}(?:am|pm)")
+_QUOTED = re.compile(r"(?<!\w)['\"‘“]([^'\"‘’“”\s]{2,})['\"’”](?!\w)")
+"""A word in quotes: an identifier where it is written like one ('Alice-One-one-One', 'med123') or said as one
+('id "grgr"'); not 'burgers' in "five 'burgers' … from uber eat with id: McDonald's"."""
+_NAMED_CODE = re.compile(r"(?i)\b(?:" + "|".join(sorted(CODE_WORDS)) + r")\b\W*(?:\w+\W+)?$")
 _NOT_COLOUR = frozenset({"mode", "space", "scheme", "depth", "temperature", "code", "hex", "rgb", "format"})
 """Words of a parameter's name that make a ``color_…`` something other than a colour's name (``color_mode``)."""
 
@@ -61,8 +80,8 @@ _NOT_COLOUR = frozenset({"mode", "space", "scheme", "depth", "temperature", "cod
 def kind_of(name: str, schema: Mapping[str, Any]) -> Kind | None:
     """The kind of value parameter ``name`` (of ``schema``) takes: a colour for a free string named for one
     (``color``, ``dominant_color``, ``colour2``; not ``color_mode``, nor one whose description asks for a hex or RGB
-    code), a size for a free string or a list of them named ``size``/``sizes`` (not ``page_size``: a number);
-    None otherwise."""
+    code), a size for a free string or a list of them named ``size``/``sizes`` (not ``page_size``: a number),
+    an identifier for one named with a word of :data:`CODE_WORDS`; None otherwise."""
     kind = schema.get("type")
     items = schema.get("items")
     listed = kind == "array" and isinstance(items, Mapping) and items.get("type") == "string"
@@ -75,20 +94,37 @@ def kind_of(name: str, schema: Mapping[str, Any]) -> Kind | None:
         return Kind.COLOUR
     if parts and parts <= {"size", "sizes"}:
         return Kind.SIZE
-    return None
+    return Kind.CODE if parts & CODE_WORDS else None
 
 
 def said_of_kind(kind: Kind, text: str, spans: Sequence[str]) -> list[str]:
     """What ``text`` (the user's words, with their ``spans``) says of ``kind``, each once, in the order said: for a
     colour, each span of up to three words that ends with a colour word and has no stop word ("maroon", "Sea Green",
-    "红色"); for a size, each size in letters, in words, or a number after a size word ("M", "medium", "size 8")."""
+    "红色"); for a size, each size in letters, in words, or a number after a size word ("M", "medium", "size 8");
+    for an identifier, each code of three characters or more, each word in quotes written or said as one."""
     if kind is Kind.COLOUR:
         found = [span for span in spans if _colour(span)]
+    elif kind is Kind.CODE:
+        found = [match.group() for match in _codes(text)]
+        found += [match.group(1) for match in _QUOTED.finditer(text)
+                  if re.search(r"[\d_-]", match.group(1)) or _NAMED_CODE.search(text[:match.start()])]
     else:
         found = [match.group() for match in LETTER_SIZES.finditer(text)]
         found += [word for word in SIZE_WORDS if re.search(rf"(?i)\b{word}\b", text)]
         found += [match.group(1) for match in _MARKED.finditer(text)]
     return sorted(dict.fromkeys(found), key=lambda value: _place(text, value))
+
+
+def identifies(text: str) -> bool:
+    """Whether ``text`` says a code as an identifier: right after a word of :data:`CODE_WORDS`, up to one word
+    between ("with id 12345-67890", "my user ID is 12345", "serial number Q3CC-CRT3-SZ2G", "ID produk ABC123")."""
+    return any(_NAMED_CODE.search(text[:match.start()]) for match in _codes(text))
+
+
+def _codes(text: str) -> list[re.Match[str]]:
+    """The codes ``text`` says: three characters or more, no time of day."""
+    return [match for match in _CODE.finditer(text)
+            if len(match.group()) >= 3 and not _TIME_OF_DAY.fullmatch(match.group())]
 
 
 def _colour(span: str) -> bool:

@@ -12,10 +12,11 @@ the model decides, as before.
 
 "The same shape": a number after a number, a capitalised word after a capitalised value, a lowercase word after a
 lowercase one (so "Paris and tell me a joke" is no list); and never a word of a tool's name ("order pizza and set
-a timer" asks for another tool). Another tool is called where the words after the call's last value, from a
-joiner on, plainly ask for it (:func:`asked_after`): "Add 1 and 2 together and also tell me the time in Berlin"
-is ``sum`` then the time, "Set a timer for 10 minutes and play some jazz" a timer and the music; the model, after a
-first call, stopped. Nothing here is written for a particular tool.
+a timer" asks for another tool) nor of the call's parameters ("host example.org, port 5432" is one call). Another
+tool is called where the words after the call's last value, from a joiner on, plainly ask for it
+(:func:`asked_after`): "Add 1 and 2 together and also tell me the time in Berlin" is ``sum`` then the time, "Set a
+timer for 10 minutes and play some jazz" a timer and the music; the model, after a first call, stopped. Nothing
+here is written for a particular tool.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.llm.local.lexicon import LIST_ENDING, LIST_JOINER, STOP_WORDS, WEAK_JOINERS, numbers
-from voxcall.llm.local.relevance import relevance, words
+from voxcall.llm.local.relevance import Relevance, relevance, words
 from voxcall.llm.local.said import Said
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG, parse_code_calls
 from voxcall.tools.schema import Tool
@@ -35,6 +36,10 @@ _WORD = re.compile(r"[^\s,.;:!?()\"']+")
 MAX_SKIPPED = 3
 """Common words allowed between a joiner and the value it lists ("and also for Rome"); more, and the words say
 something else ("and make sure it is in Celsius")."""
+SUBJECTS = frozenset({"i", "we", "he", "she", "they"})
+"""Words that begin a sentence of its own after a joiner, not a further value: "The server is located at
+example.org, and I will be using the nickname 'primary_db'" (the 0.5B model's call was followed by another, its
+host '12345')."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +68,7 @@ def next_call(block: str, tools: Sequence[Tool], said: str, called: Collection[s
     if len(calls) != 1:
         return None
     tool = next(t for t in tools if t.name == calls[0].name)
-    names = {word for t in tools for word in words(t.name)}
+    names = {word for t in tools for word in words(t.name)} | {word for key in tool.properties for word in words(key)}
     used = [str(v) if isinstance(v, str) else f"{v:g}" for v in calls[0].arguments.values()
             if isinstance(v, str | int | float) and not isinstance(v, bool)]
     for value in calls[0].arguments.values():
@@ -92,17 +97,26 @@ def asked_after(said: str, values: Sequence[str], tools: Sequence[Tool], *, writ
         clause = rest[joiner.end():]
         heard = Said(clause)
         asked = [tool for tool in tools
-                 if relevance(clause, tool).evident and heard.holds(tool, write_forms=write_forms)]
+                 if _names(relevance(clause, tool)) and heard.holds(tool, write_forms=write_forms)]
         if len(asked) == 1:
             return NextCall(asked[0], clause)
     return None
 
 
+def _names(found: Relevance) -> bool:
+    """Whether words ask for a tool by name or by a choice of its (:attr:`Relevance.evident`), not by an identifier
+    alone: a code said after a call is most often the call's own ("… Check if they have enough in stock? Here's the
+    link: …/product/123123/, id was 123123" is no order's status as well)."""
+    return found.evident and bool(found.name_hits or found.choices)
+
+
 def listed_after(said: str, value: Any, names: Collection[str] = (), used: Collection[str] = ()) -> str:
     """The words of ``said`` from the value listed after ``value`` onwards ("" when none): ``value`` (a string or
     number) said, then a joiner, words of :data:`~voxcall.llm.local.lexicon.STOP_WORDS`, and a word of the same shape
-    that is none of ``names`` (the words of the tools' names) and begins none of the ``used`` values (those the
-    call took already: "add 1 and 2" is one call)."""
+    that is none of ``names`` (the words of the tools' names and of the call's parameters: in "host example.org,
+    port 5432" or "username 'admin' and password '12345'" the word after the joiner names the call's next field,
+    not another value) and begins none of the ``used`` values (those the call took already: "add 1 and 2" is one
+    call)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float) or value == "":
         return ""
     found = _as_said(said, value if isinstance(value, str) else f"{value:g}")
@@ -134,9 +148,12 @@ def _as_said(said: str, value: str) -> tuple[int, str] | None:
 
 def _value_after(text: str, value: str, names: Collection[str]) -> str:
     """``text`` from its first word that is not one of the :data:`~voxcall.llm.local.lexicon.STOP_WORDS`, when that
-    word comes after at most :data:`MAX_SKIPPED` of them, has ``value``'s shape and is none of ``names``; else ""."""
+    word comes after at most :data:`MAX_SKIPPED` of them (none of :data:`SUBJECTS`), has ``value``'s shape and is
+    none of ``names``; else ""."""
     for skipped, word in enumerate(_WORD.finditer(text)):
         found = word.group()
+        if found.lower() in SUBJECTS:
+            return ""
         if found.lower() in STOP_WORDS and skipped < MAX_SKIPPED:
             continue
         return text[word.start():] if _same_shape(found, value) and not set(words(found)) & set(names) else ""

@@ -51,7 +51,7 @@ from voxcall.llm.local.meanings import word_for
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
-from voxcall.llm.local.relevance import most_relevant, readable, relevance, words
+from voxcall.llm.local.relevance import most_relevant, readable, relevance, unrivalled, words
 from voxcall.llm.local.said import Said
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import CodeCallStream
@@ -207,8 +207,7 @@ class Planner:
         relayed = "" if forced else self._relayed(request)
         answer = relayed or ("" if forced or evident else self._computed(request, text))
         prefill = self.opener if forced else answer
-        fitted = self.prompt.fit(request, offered, prefill)
-        n_ctx = self.n_ctx
+        fitted, n_ctx = self.prompt.fit(request, offered, prefill), self.n_ctx
         if fitted.dropped_turns:
             log.info("the conversation outgrew the model's context (%d tokens): its %d oldest of %d turns are "
                      "left out", n_ctx, fitted.dropped_turns, fitted.turns)
@@ -232,7 +231,7 @@ class Planner:
                     text_tokens=self.text_tokens, said=said, write_forms=options.write_forms,
                     tools=tuple(callable_tools),
                     optional=self.optional if grammar and _with_optional(callable_tools) else None,
-                    listed=tuple(callable_tools) if grammar and request.parallel_tool_calls and said
+                    listed=tuple(evident or callable_tools) if grammar and request.parallel_tool_calls and said
                     and self.tool_format is None else (),
                     max_tokens=min(n_ctx - len(prompt), request.max_output_tokens or options.max_output_tokens),
                     temperature=options.temperature if request.temperature is None else request.temperature)
@@ -355,8 +354,9 @@ class Planner:
         music off": ``stop_music`` needs none), no tool may be called ("Set a timer." is no
         ``set_lights(room='timer')``), and a reply that opens a call (for an evident tool, always; for a named one,
         as the model decides: "Can you recommend a good book?" names ``book_table`` and is no call) asks for the
-        first value missing. Otherwise the evident tools, or every tool offered, less those lacking values. Without
-        ``copy_strings`` no value is copied, so none is missing."""
+        first value missing. Otherwise the evident tools no other outranks on the same words (the 0.5B model, offered
+        the MTNA "Rich Data Services server" the words describe and a PostgreSQL one, added the latter; the others
+        stay for a further call), or every tool offered, less those lacking values (with ``copy_strings``)."""
         heard, forms = Said(text if self.options.copy_strings else ""), self.options.write_forms
         evident = self._evident_tools(request, text, offered)
         named = evident or ([tool for tool in offered if relevance(text, tool).name_hits]
@@ -368,7 +368,8 @@ class Planner:
         if likeliest and all(lacking):
             return [], evident, asking(None, text, _spoken_name(likeliest[0], lacking[0][0], text))
         callable_tools = [tool for tool in evident or offered if heard.holds(tool, write_forms=forms)]
-        return callable_tools, callable_tools if evident else [], ""
+        first = unrivalled(text, callable_tools) if evident else []
+        return first or callable_tools, callable_tools if evident else [], ""
 
     def _evident_tools(self, request: LLMRequest, said: str, offered: list[Tool]) -> list[Tool]:
         """With ``call_evidence``, the tools the user's words ``said`` plainly ask for

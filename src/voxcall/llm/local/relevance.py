@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voxcall.llm.local.duration import durations, unit_of
+from voxcall.llm.local.kinds import Kind, identifies, kind_of
 from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, numbers, singular
 from voxcall.llm.local.meanings import glosses, names_one
 from voxcall.tools.schema import Tool
@@ -61,23 +62,32 @@ def _content_words(text: str, hints: bool) -> tuple[str, ...]:
 class Relevance:
     """The lexical evidence that a request is meant for a tool.
 
-    ``name_hits``: content words of the tool's name the request says, in any form (:func:`same_stem`); ``hits``:
+    ``named``: content words of the tool's name the request says, in any form (:func:`same_stem`); ``hits``:
     the request's content words found anywhere in the tool (name, description, parameter names and descriptions,
     enum values); ``values``: the share of the tool's required parameters the request seems to hold a value for
     (1.0 when none is required); ``choices``: the required choices (``enum`` parameters) whose value the request
-    names ("add", or "plus" that the lexicon glosses "add").
+    names ("add", or "plus" that the lexicon glosses "add"); ``identified``: whether the tool requires an
+    identifier and the request says a code as one (:func:`~voxcall.llm.local.kinds.identifies`).
     """
 
-    name_hits: int
+    named: frozenset[str]
     hits: int
     values: float
     choices: int = 0
+    identified: bool = False
+
+    @property
+    def name_hits(self) -> int:
+        """How many words of the tool's name the request says."""
+        return len(self.named)
 
     @property
     def evident(self) -> bool:
         """Whether the request plainly asks for the tool: it holds every required value, and names the tool (a
-        word of its name) or one of its required choices ("Add 15 and 27": the calculator's ``op`` "add")."""
-        return self.values == 1.0 and bool(self.name_hits or self.choices)
+        word of its name), one of its required choices ("Add 15 and 27": the calculator's ``op`` "add") or the
+        thing the tool requires the identifier of: "When will size 40 be ready with id 12345-67890?" beside
+        ``inventory_management(product_id)`` (the 0.5B model answered "on Monday"; it gave the call 0.009)."""
+        return self.values == 1.0 and bool(self.name_hits or self.choices or self.identified)
 
     @property
     def score(self) -> float:
@@ -95,7 +105,22 @@ def relevance(request: str, tool: Tool) -> Relevance:
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
     share, choices = _values_held(request, tool)
     named = {word for word in name if any(same_stem(word, other) for other in naming)}
-    return Relevance(name_hits=len(named), hits=len(said & described), values=share, choices=choices)
+    identified = any(kind_of(key, tool.properties.get(key) or {}) is Kind.CODE for key in tool.required
+                     ) and identifies(request)
+    return Relevance(named=frozenset(named), hits=len(said & described), values=share, choices=choices,
+                     identified=identified)
+
+
+def unrivalled(request: str, tools: Sequence[Tool]) -> list[Tool]:
+    """The tools of ``tools`` that no other one outranks (:attr:`Relevance.score`) on the same words of its name:
+    two tools that ``request`` names by the same words ("a new Rich Data Services server": ``add_postgres_server``
+    and ``add_mtnards_server``) vie for one request, and the one it describes better wins, as a tool that no word of
+    its name is said of (evident by a choice or an identifier) yields to any better described; tools named by other
+    words ("add 1 and 2 and tell me the current time") may each be asked for."""
+    found = {tool.name: relevance(request, tool) for tool in tools}
+    return [tool for tool in tools if not any(
+        found[other.name].score > found[tool.name].score and found[tool.name].named <= found[other.name].named
+        for other in tools)]
 
 
 def same_stem(one: str, other: str) -> bool:
@@ -139,6 +164,8 @@ def most_relevant(request: str, tools: Sequence[Tool], limit: int, keep: Collect
 
 
 def _parameter_words(properties: Mapping[str, Any]) -> set[str]:
+    """The words of parameters' names, descriptions and enum values, those of the fields of an object parameter
+    (or of a list's objects) too: ``ThinQ_Connect(body)`` says "air conditioner" only in ``body``'s fields."""
     found: set[str] = set()
     for name, schema in properties.items():
         found.update(words(name))
@@ -146,6 +173,9 @@ def _parameter_words(properties: Mapping[str, Any]) -> set[str]:
             found.update(words(str(schema.get("description", ""))))
             if isinstance(schema.get("enum"), list):
                 found.update(w for value in schema["enum"] for w in words(str(value)))
+            for inner in (schema, schema.get("items")):
+                if isinstance(inner, Mapping) and isinstance(inner.get("properties"), Mapping):
+                    found.update(_parameter_words(inner["properties"]))
     return found
 
 
