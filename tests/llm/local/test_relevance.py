@@ -151,3 +151,11 @@ def test_tools_named_by_the_same_words_vie_and_the_better_described_wins() -> No
     said = "What is the status of my order, id 12345-67890?"
     assert relevance(said, stock).evident and relevance(said, order).evident
     assert unrivalled(said, [stock, order]) == [order]  # evident by the identifier alone: yields to the one named
+
+
+def test_a_parameter_whose_schema_is_no_object_is_weighed_without_failing() -> None:
+    """JSON Schema allows ``true`` for a property: a client's tool so declared is no identifier, and no error."""
+    item = Tool("get_item", "Get an item.",
+                {"type": "object", "properties": {"item_id": True}, "required": ["item_id"]})
+    assert not relevance("Get the item with id 12345", item).identified
+    assert relevance("Get the item with id 12345", item).evident  # "item" named, the value held

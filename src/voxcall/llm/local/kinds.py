@@ -77,11 +77,14 @@ _NOT_COLOUR = frozenset({"mode", "space", "scheme", "depth", "temperature", "cod
 """Words of a parameter's name that make a ``color_…`` something other than a colour's name (``color_mode``)."""
 
 
-def kind_of(name: str, schema: Mapping[str, Any]) -> Kind | None:
+def kind_of(name: str, schema: Any) -> Kind | None:
     """The kind of value parameter ``name`` (of ``schema``) takes: a colour for a free string named for one
     (``color``, ``dominant_color``, ``colour2``; not ``color_mode``, nor one whose description asks for a hex or RGB
     code), a size for a free string or a list of them named ``size``/``sizes`` (not ``page_size``: a number),
-    an identifier for one named with a word of :data:`CODE_WORDS`; None otherwise."""
+    an identifier for one named with a word of :data:`CODE_WORDS`; None otherwise, and for a schema that is no
+    object (JSON Schema's ``true``: a tool's schema is the client's)."""
+    if not isinstance(schema, Mapping):
+        return None
     kind = schema.get("type")
     items = schema.get("items")
     listed = kind == "array" and isinstance(items, Mapping) and items.get("type") == "string"

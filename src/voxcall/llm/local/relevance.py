@@ -105,8 +105,7 @@ def relevance(request: str, tool: Tool) -> Relevance:
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
     share, choices = _values_held(request, tool)
     named = {word for word in name if any(same_stem(word, other) for other in naming)}
-    identified = any(kind_of(key, tool.properties.get(key) or {}) is Kind.CODE for key in tool.required
-                     ) and identifies(request)
+    identified = any(kind_of(key, tool.properties[key]) is Kind.CODE for key in tool.required) and identifies(request)
     return Relevance(named=frozenset(named), hits=len(said & described), values=share, choices=choices,
                      identified=identified)
 
