@@ -19,6 +19,7 @@ from voxcall.llm.local.lexicon import (
     TIME_WORDS,
     WEAK_JOINERS,
     covered,
+    inflected,
     inner_edges,
     is_small_talk,
     numbers,
@@ -182,3 +183,12 @@ def test_each_rule_reads_each_language(rule: str, language: str, words: str, exp
 def test_every_table_and_rule_has_rows() -> None:
     assert {lexicon.language for lexicon in LEXICONS} <= {language for _, language, _, _ in ROWS}
     assert set(RULES) == {rule for rule, _, _, _ in ROWS}
+
+
+@pytest.mark.parametrize(("one", "other", "same"), [
+    ("titled", "title", True), ("allowed", "allows", True), ("hosting", "host", True), ("named", "name", True),
+    ("used", "user", False), ("host", "hostel", False), ("red", "re", False),  # too little left of "red"
+])
+def test_a_verb_in_two_forms_is_one_word(one: str, other: str, same: bool) -> None:
+    assert inflected(one, other) is same
+    assert inflected(other, one) is same

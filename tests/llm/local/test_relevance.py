@@ -153,6 +153,19 @@ def test_tools_named_by_the_same_words_vie_and_the_better_described_wins() -> No
     assert unrivalled(said, [stock, order]) == [order]  # evident by the identifier alone: yields to the one named
 
 
+def test_list_names_a_tool_whose_name_says_it() -> None:
+    """"list" is a stop word (no value, no evidence of another tool), but it names ``list_servers``: the MTNA tool,
+    better described, was called for "I need to see all the MTNA servers we have. Could you fetch that list?"."""
+    servers = _tool("list_servers", "List the servers of the environment.", {"type": {"type": "string"}}, [])
+    rds = _tool("add_mtnards_server", "Add an MTNA Rich Data Services (RDS) server.",
+                {"host": {"type": "string"}}, [])
+    said = "I need to see all the MTNA servers we have. Could you fetch that list for me?"
+    assert relevance(said, servers).named == {"list", "server"}
+    assert unrivalled(said, [servers, rds]) == [servers]
+    assert unrivalled("Add an MTNA Rich Data Services server", [servers, rds]) == [rds]
+    assert "list" not in words(said)  # still no content word: no value, no other tool's evidence
+
+
 def test_a_parameter_whose_schema_is_no_object_is_weighed_without_failing() -> None:
     """JSON Schema allows ``true`` for a property: a client's tool so declared is no identifier, and no error."""
     item = Tool("get_item", "Get an item.",

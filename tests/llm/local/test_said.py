@@ -212,6 +212,8 @@ def test_an_optional_number_or_flag_is_given_only_by_words_for_it(said: str, nam
     ("Which projects is Adriel on? Exclude any that are completed.", "include_completed", False),
     ("Show me the files, including the ones in subfolders", "include_hidden", False),  # not every word said
     ("I made a purchase in California, how much tax?", "tax_exempt", False),
+    ("Search for a 3-star hotel in New York City that allows smoking", "smoking_allowed", True),  # a verb's forms
+    ("Find a hotel in Kuala Lumpur; I don't care whether smoking is allowed", "smoking_allowed", False),
 ])
 def test_a_flag_is_set_by_a_sentence_that_says_its_name_unnegated(said: str, name: str, sets: bool) -> None:
     assert Said(said).sets(name, {"type": "boolean"}) is sets
@@ -226,6 +228,16 @@ def test_numbers_are_given_as_often_as_said() -> None:
     assert Said("Make both sides 10").each_as_said([[10], [10]]) == []
     # a length in another unit is no number said: not counted
     assert Said("Remind me in two hours, twice").each_as_said([[120], [120, 2]]) == [(120, 120), (120, 2)]
+
+
+def test_numbers_are_given_in_the_order_said() -> None:
+    """The 0.5B model wrote ``multiply(a=10, b=3)`` for "If each of my three friends gave me 10 euros"."""
+    friends = Said("If each of my three friends gave me 10 euros, how much do I have?")
+    assert friends.each_as_said([[3, 10], [3, 10]]) == [(3, 10)]
+    assert Said("Subtract 9 from 30.").each_as_said([[9, 30], [9, 30]]) == [(9, 30), (30, 9)]  # "from": either
+    rooms = Said("A room for 2 adults and 1 child, then one for 1 adult and 2 children.")
+    assert (1, 2) in rooms.each_as_said([[2, 1], [2, 1]])  # a number said again stands later too
+    assert Said("Double 37 for me.").each_as_said([[37, 2], [37, 2]]) == [(37, 2), (2, 37)]  # 2 is implied
 
 
 @pytest.mark.parametrize(("words", "values", "named"), [

@@ -26,7 +26,8 @@ hours": ``minutes=120``; :meth:`~voxcall.llm.local.said.Said.numbers_for`). A ch
 choice the user did not name is left out (the tool's default applies: not a choice the user never made). A colour or
 a clothing size (:mod:`voxcall.llm.local.kinds`) is one said; a colour said is passed, and an optional colour
 none of which was said is left out; an optional flag a sentence names unnegated ("including the hidden ones") is
-passed, turned on (:meth:`~voxcall.llm.local.said.Said.sets`). Which tools
+passed, turned on (:meth:`~voxcall.llm.local.said.Said.sets`); a quoted value the words label with a parameter's name
+("the title should be 'X'") is that argument's, passed, and no other's (:mod:`~voxcall.llm.local.labels`). Which tools
 the words hold every copied value of is the planner's to ask (:meth:`~voxcall.llm.local.said.Said.holds`); the
 grammar admits what it is given.
 
@@ -42,6 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.llm.local.labels import NO_LABELS
 from voxcall.llm.local.said import Said, copied_string
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
@@ -181,6 +183,7 @@ class _Builder:
         self._strings: list[str] = []  # what the current tool's plain strings may be (:meth:`Said.strings`)
         self._numbers: list[int | float] | None = None  # what the current argument's numbers may be (None: any
         # said; :meth:`Said.numbers_for`)
+        self._labels = NO_LABELS  # the quoted values the words label the current call's arguments with
 
     def text(self) -> str:
         """The grammar, ``root`` first."""
@@ -247,14 +250,16 @@ class _Builder:
         but a choice said and what the words pass (:meth:`Said.passes`), which stand at their place: moved ahead
         of the others, a flag the words set was written and the call closed before an argument the signature shows
         first (``getCurrentTime(include_date=True)`` for "the current time in 'Europe/Berlin', including the
-        date")."""
-        said_choices = self._said_choices(properties)
+        date"). A parameter the words label a quoted value with is that value (:meth:`Said.labelled`), and passed."""
+        said_choices, labels = self.said.choices_of(properties), self.said.labelled(properties)
+        outer, self._labels = self._labels, labels
         needed: list[str] = []
         optional: list[tuple[str, bool]] = []  # ``key value``, and whether it must be there
         counted: list[tuple[int, str, list[int | float]]] = []  # required numbers: where, key, what they may be
         for prop, key, hint in keys:
             schema = properties.get(prop)
-            value = self._member(prop, schema, said_choices, prop in required, root, hint, depth)
+            value = (self._literals(labels.values(prop), f"{hint}-label") if prop in labels.given
+                     else self._member(prop, schema, said_choices, prop in required, root, hint, depth))
             if value is None:
                 continue
             if prop in required and (numbers := self._said_numbers(prop, schema)):
@@ -262,8 +267,9 @@ class _Builder:
             if prop in required:
                 needed.append(f"{key} {value}")
             else:
-                optional.append((f"{key} {value}", len(said_choices.get(prop, [])) == 1 or (
+                optional.append((f"{key} {value}", prop in labels.given or len(said_choices.get(prop, [])) == 1 or (
                     isinstance(schema, Mapping) and self.said.passes(prop, schema))))
+        self._labels = outer
         return _argument_list(self._counted(needed, counted), optional, self.dialect.separator)
 
     def _said_numbers(self, prop: str, schema: Any) -> list[int | float]:
@@ -271,7 +277,7 @@ class _Builder:
         if not self.said.spans or not isinstance(schema, Mapping) or "enum" in schema:
             return []
         kind = schema.get("type")
-        said = self.said.numbers_for(prop, schema) if kind in ("number", "integer") else []
+        said = self._labels.untaken(self.said.numbers_for(prop, schema)) if kind in ("number", "integer") else []
         return [n for n in said if isinstance(n, int)] if kind == "integer" else said
 
     def _counted(self, needed: list[str], counted: list[tuple[int, str, list[int | float]]]) -> list[str]:
@@ -292,7 +298,7 @@ class _Builder:
     def _member(self, prop: str, schema: Any, said_choices: Mapping[str, list[str]], required: bool,
                 root: Mapping[str, Any], hint: str, depth: int) -> str | None:
         """The value rule of property ``prop`` (of ``schema``) of a call or of an object in one, or None when it is
-        left out. A choice the user said alone among its values (``said_choices``: :meth:`_said_choices`) is that
+        left out. A choice the user said alone among its values (``said_choices``: :meth:`Said.choices_of`) is that
         value (its caller makes it required); an optional one none of whose values was said is left out (the tool
         applies its own default; the 0.5B model wrote ``unit='celsius'`` for "the temperature in Boston", which the
         tool's default says no better and a checker that wants the argument left or 'fahrenheit' counts wrong), as
@@ -312,24 +318,14 @@ class _Builder:
                             ) if schema.get("type") == "array" else item
         if self.said.names and not said and not required and prop in said_choices:
             return None  # none named: left to the tool (its default), not a choice the user never made
-        if self.said.spans and not required and isinstance(schema, Mapping) and not self.said.gives(prop, schema):
-            return None  # a number or a flag the words do not give: the tool's own
-        outer, self._numbers = self._numbers, self.said.numbers_for(prop, schema if isinstance(schema, Mapping)
-                                                                    else None)
+        numbers = self.said.numbers_for(prop, schema if isinstance(schema, Mapping) else None)
+        if self.said.spans and not required and isinstance(schema, Mapping) and (not self.said.gives(prop, schema) or (
+                schema.get("type") in ("number", "integer") and not self._labels.untaken(numbers, keep=False))):
+            return None  # a number or a flag the words do not give (or give another argument): the tool's own
+        outer, self._numbers = self._numbers, numbers
         value = self.value(schema, root, hint, depth)
         self._numbers = outer
         return value
-
-    def _said_choices(self, properties: Mapping[str, Any]) -> dict[str, list[str]]:
-        """The ``properties`` with a choice of strings (``enum``), each with the choices the user named
-        (:meth:`Said.choices`). One said alone among its choices ("in fahrenheit" → ``unit='fahrenheit'``) is the
-        value the argument must take: a tiny model leaves optional choices out even when they were said."""
-        found: dict[str, list[str]] = {}
-        for prop, schema in properties.items():
-            choices = schema.get("enum") if isinstance(schema, Mapping) else None
-            if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
-                found[prop] = self.said.choices(choices)
-        return found
 
     # -- values ----------------------------------------------------------------------------------------------
 
@@ -372,8 +368,8 @@ class _Builder:
                                                                         gbnf_literal)):
             return self.add(f"{hint}-form", form)  # 'YYYY-MM-DD': that shape, whatever the words
         if kind == "string" and self.said.spans and copied_string(schema, write_forms=self.write_forms):
-            return self._literals(self._strings or self.said.spans, "said")
-        said_numbers = self._numbers if self._numbers is not None else self.said.numbers
+            return self._literals(self._labels.untaken(self._strings or self.said.spans), "said")
+        said_numbers = self._labels.untaken(self._numbers if self._numbers is not None else self.said.numbers)
         whole = [n for n in said_numbers if isinstance(n, int)]
         if kind == "number" and said_numbers:
             return self._literals(said_numbers, "said-number")

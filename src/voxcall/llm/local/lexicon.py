@@ -38,6 +38,8 @@ class Lexicon:
     list_endings: tuple[str, ...]  # what stands before a list's last value ("Oslo, Rome and Madrid")
     stop_words: frozenset[str]  # words too common to say which tool a request is for
     plural_suffix: str  # stripped from a longer word (not doubled: "class") to match its singular; "": none
+    naming_words: frozenset[str] = frozenset()  # stop words that still name a tool whose name has them ("List all
+    # the servers": ``list_servers``, not ``add_server``), though no value and no evidence of any other tool
     script: str = ""  # an unspaced language's letters, as a regex class body: each is a word of its own
     not_plurals: frozenset[str] = frozenset()  # words that end with the plural suffix but are no plural ("times")
     time_words: frozenset[str] = frozenset()  # words that say when ("tomorrow", 明天): no place or name, so no
@@ -70,6 +72,11 @@ class Lexicon:
     # ("subtract 9 from 30": 30 minus 9)
     articles: frozenset[str] = frozenset()  # words a value may begin with ("The Beatles") but never ends with, as
     # written (lower case: "Vitamin A" ends with a letter)
+    label_links: frozenset[str] = frozenset()  # words that may stand between a field's name and the value it is
+    # given ("the title should be 'X'", "the database name is 'main'"): :mod:`voxcall.llm.local.labels`
+    label_after: frozenset[str] = frozenset()  # words after a value that name the field it is given ("'X' as the host")
+    verb_endings: tuple[str, ...] = ()  # endings a word takes as a verb ("titled", "allows", "smoking"):
+    # :func:`inflected`
 
 
 def _words(text: str) -> frozenset[str]:
@@ -86,7 +93,8 @@ ENGLISH = Lexicon(
             ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), start=2)},
     multipliers={"hundred": 100},
     groups={"thousand": 1000},
-    number_marks=(),
+    # "one" as a pronoun ("the port is the default one", "that one") says no number
+    number_marks=(r"(?i:\b(?:the|this|that|which|another)\s+(?:[a-z]+\s+)?one\b(?![\s-]+(?:hundred|thousand)))",),
     # articles are not joining words ("The Beatles"), nor are words that are also names ("May", "US", "Will")
     joining=_words("and or but nor of to in on at by for with from into about as than i me my we our you your he "
                    "she it its they them is are was were be do does did can could would should please"),
@@ -102,6 +110,7 @@ ENGLISH = Lexicon(
         "give tell let make want need like know up down out over off again then once now hi hello hey thanks "
         "thank okay ok yes sure set turn current find retrieve fetch check show list use call something anything "
         "everything nothing someone anyone somebody anybody"),
+    naming_words=_words("list"),
     plural_suffix="s",
     # (not the days' names, which are names too: "Play Sunday Morning")
     time_words=_words("today tomorrow tonight yesterday morning afternoon evening night noon midnight weekend week "
@@ -156,6 +165,10 @@ ENGLISH = Lexicon(
              "half": ("div", 2)},
     reversing=("from",),
     articles=_words("the a an"),
+    label_links=_words("the a an my our its new be is are was will should would to as of it i think set use just "
+                       "go default called named saying say says read reads equal equals name address ip number"),
+    label_after=_words("as"),
+    verb_endings=("d", "ed", "ing", "s", "es"),
 )
 
 CHINESE = Lexicon(
@@ -218,8 +231,14 @@ UNSPACED_JOINING_WORDS = frozenset().union(*(lexicon.joining for lexicon in LEXI
 ARTICLES = frozenset().union(*(lexicon.articles for lexicon in LEXICONS))
 """The joining words of unspaced languages, which a span may begin or end with without a space after or before."""
 STOP_WORDS = frozenset().union(*(lexicon.stop_words for lexicon in LEXICONS))
+NAMING_WORDS = frozenset().union(*(lexicon.naming_words for lexicon in LEXICONS))
 TIME_WORDS = frozenset().union(*(lexicon.time_words for lexicon in LEXICONS))
 WEAK_JOINERS = frozenset().union(*(lexicon.weak_joiners for lexicon in LEXICONS))
+LABEL_LINKS = frozenset().union(*(lexicon.label_links for lexicon in LEXICONS))
+LABEL_AFTER = frozenset().union(*(lexicon.label_after for lexicon in LEXICONS))
+VERB_ENDINGS = tuple(dict.fromkeys(ending for lexicon in LEXICONS for ending in lexicon.verb_endings))
+BASE_LETTERS = 4
+"""The least letters a word keeps without its verb ending (:func:`inflected`)."""
 
 
 UNSPACED_SCRIPT = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)
@@ -384,6 +403,19 @@ def singular(word: str) -> str:
                 and word not in lexicon.not_plurals):
             return word[:-len(suffix)]
     return word
+
+
+def inflected(one: str, other: str) -> bool:
+    """Whether two lowercase words are one verb in two forms: the same once a table's verb ending is taken from
+    either, at least :data:`BASE_LETTERS` left ("titled" and "title", "allowed" and "allows", "hosting" and
+    "host")."""
+    return not _bases(one).isdisjoint(_bases(other))
+
+
+def _bases(word: str) -> set[str]:
+    """``word`` and what is left of it without each verb ending it has (:func:`inflected`)."""
+    return {word, *(word[:-len(ending)] for ending in VERB_ENDINGS
+                    if word.endswith(ending) and len(word) - len(ending) >= BASE_LETTERS)}
 
 
 def _single(lexicon: Lexicon, word: str) -> int:

@@ -4,7 +4,8 @@ A request in Chinese names "weather" with 天气, "12 times 8" names the calcula
 operation and its second number, "Is it cold in Moscow?" asks about the weather without saying it: the local path
 matches requests to tools (:mod:`voxcall.llm.local.relevance`), copies values (:mod:`voxcall.llm.local.said`) and
 computes arithmetic (:mod:`voxcall.llm.local.arithmetic`) through these meanings. Each is a field of a table: a
-gloss, a hint (``indirect``), an implied operation, a reversing word; nothing here is written for a tool.
+gloss, a hint (``indirect``), an implied operation, a reversing word; one rule more reads what a short value
+abbreviates ("txt": "text"). Nothing here is written for a tool.
 """
 
 from __future__ import annotations
@@ -77,6 +78,28 @@ def implied(text: str) -> list[tuple[str, int]]:
 REVERSING = re.compile("|".join(alternatives(lexicon, lexicon.reversing) for lexicon in LEXICONS
                                 if lexicon.reversing), re.IGNORECASE)
 """A word between a subtraction's numbers that puts the second first (:attr:`Lexicon.reversing`)."""
+
+
+ABBREVIATED_REACH = 3
+"""How far past an abbreviation's length into a word its last letter may be ("pkg": the g of "package")."""
+
+
+def abbreviates(value: str, word: str) -> bool:
+    """Whether ``value`` (three or four lowercase letters) abbreviates ``word``, a longer word, as abbreviations drop
+    vowels: the word's first letter, then only consonants of the rest of it, in order, all within its first few
+    letters (:data:`ABBREVIATED_REACH`): "txt": "text", "img": "image", "pkg": "package", "asc": "ascending"; not
+    "csv": "comprehensive", nor "cat": "contact" (a vowel: a word of its own), nor "py": "play" (two letters
+    abbreviate too many words)."""
+    if not (3 <= len(value) <= 4 and value.isalpha() and len(word) > len(value)) or value[0] != word[0]:
+        return False
+    if any(letter in "aeiou" for letter in value[1:]):
+        return False
+    at = 0
+    for letter in value[1:]:
+        at = word.find(letter, at + 1)
+        if at < 0:
+            return False
+    return at < len(value) + ABBREVIATED_REACH
 
 
 _WORD_GLOSSES = {**{part.casefold(): gloss.split() for lexicon in LEXICONS for phrase, gloss in lexicon.indirect.items()

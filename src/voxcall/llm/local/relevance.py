@@ -9,7 +9,8 @@ meant for it. :func:`relevance` measures that; :func:`most_relevant` keeps the b
 declared order (so that a turn naming the same tools shares the prompt prefix of the last one).
 
 Words are lowercased, split at case changes and underscores (``getWeather``, ``get_weather``), stripped of a
-plural ``s``, and common words are ignored; a request in another language adds the English words its table glosses
+plural ``s``, and common words are ignored (but for the few that still name a tool whose name says them: "list");
+a request in another language adds the English words its table glosses
 (the stop words, the plural rule and the glosses are the lexicon's: :mod:`voxcall.llm.local.lexicon`). Nothing here
 is specific to a tool.
 """
@@ -24,7 +25,7 @@ from typing import Any
 
 from voxcall.llm.local.duration import durations, unit_of
 from voxcall.llm.local.kinds import Kind, identifies, kind_of
-from voxcall.llm.local.lexicon import LATIN_WORD, STOP_WORDS, numbers, singular
+from voxcall.llm.local.lexicon import LATIN_WORD, NAMING_WORDS, STOP_WORDS, numbers, singular
 from voxcall.llm.local.meanings import glosses, names_one
 from voxcall.tools.schema import Tool
 
@@ -100,14 +101,19 @@ def relevance(request: str, tool: Tool) -> Relevance:
     "weather", :func:`~voxcall.llm.local.meanings.hinted`) names the tool only when the request says a name too
     ("Is it cold in Moscow?"; "How cold is space?" asks no weather tool), but relates the request to it always."""
     said = set(words(request))
-    name = set(words(tool.name))
-    naming = said if names_one(request) else set(words(request, hints=False))
+    name = set(words(tool.name)) | _naming_words(tool.name)
+    naming = (said if names_one(request) else set(words(request, hints=False))) | _naming_words(request)
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
     share, choices = _values_held(request, tool)
     named = {word for word in name if any(same_stem(word, other) for other in naming)}
     identified = any(kind_of(key, tool.properties[key]) is Kind.CODE for key in tool.required) and identifies(request)
     return Relevance(named=frozenset(named), hits=len(said & described), values=share, choices=choices,
                      identified=identified)
+
+
+def _naming_words(text: str) -> set[str]:
+    """The stop words of ``text`` that still name a tool (:data:`~voxcall.llm.local.lexicon.NAMING_WORDS`: "list")."""
+    return {found for word in LATIN_WORD.findall(text) if (found := singular(word.lower())) in NAMING_WORDS}
 
 
 def unrivalled(request: str, tools: Sequence[Tool]) -> list[Tool]:

@@ -28,6 +28,7 @@ from typing import Any
 
 from voxcall.llm.local.duration import durations, outside, unit_of
 from voxcall.llm.local.kinds import Kind, kind_of, said_of_kind
+from voxcall.llm.local.labels import NO_LABELS, Labels, Quoted, labelled
 from voxcall.llm.local.lexicon import (
     ARTICLES,
     JOINING_WORDS,
@@ -36,13 +37,15 @@ from voxcall.llm.local.lexicon import (
     TIME_WORDS,
     UNSPACED_JOINING_WORDS,
     covered,
+    inflected,
     inner_edges,
     joined,
+    number_spans,
     said_numbers,
     singular,
     tokens,
 )
-from voxcall.llm.local.meanings import glosses, implied, word_gloss
+from voxcall.llm.local.meanings import REVERSING, abbreviates, glosses, implied, word_gloss
 from voxcall.llm.local.places import mentions_place, place_form, places_for
 from voxcall.llm.local.relevance import same_stem, words
 from voxcall.tools.forms import forms_of
@@ -83,8 +86,6 @@ _SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")  # where a sentence en
 _NEGATION = re.compile(r"(?i)\b(?:not|no|never|without|nor|neither|exclud\w*|except)\b|n[’']t\b")
 """Words that turn what a sentence says around ("not", "don't", "without", "exclude"): English, as flags are
 named."""
-_ABBREVIATED_REACH = 3
-"""How far past an abbreviation's length into a word its last letter may be ("pkg": the g of "package")."""
 _FLAG_WORDS = frozenset({"enabled", "enable", "flag"})  # words of a flag's name that say it is one
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
 _LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
@@ -181,6 +182,9 @@ class Said:
         self.spans = spans(text)
         self._times = Counter([*said_numbers(text), *(value for _, value in implied(text))])  # "double 37": 2
         """How often each number is said (:meth:`each_as_said`)."""
+        self._places: dict[int | float, list[int]] = {}  # where each number is said in digits or words
+        for at, _, number in number_spans(text):
+            self._places.setdefault(number, []).append(at)
         self.numbers = list(self._times)  # each once, in the order said
         self._durations = durations(text)
         self._outside = outside(text, self._durations) if self._durations else []  # numbers no length holds
@@ -188,6 +192,8 @@ class Said:
         self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
         self._kinds: dict[Kind, list[str]] = {}
+        self.quoted = [Quoted(match.start(), match.end(), value) for match in _QUOTED.finditer(text)  # in order
+                       for phrase in match.groups() if phrase and (value := phrase.strip())]
 
     def of_kind(self, name: str, schema: Mapping[str, Any]) -> list[str]:
         """What the words say of the kind of value parameter ``name`` (of ``schema``) takes, a colour or a size
@@ -198,6 +204,11 @@ class Said:
         if kind not in self._kinds:
             self._kinds[kind] = said_of_kind(kind, self.text, self.spans)
         return self._kinds[kind]
+
+    def labelled(self, properties: Mapping[str, Any]) -> Labels:
+        """The plain string parameters of ``properties`` the words label a quoted value with, and their values:
+        "The title should be 'X'" (:func:`~voxcall.llm.local.labels.labelled`)."""
+        return labelled(self.text, self.quoted, properties) if self.quoted else NO_LABELS
 
     def passes(self, name: str, schema: Mapping[str, Any]) -> bool:
         """Whether optional parameter ``name`` (of ``schema``) must be passed: a flag the words set (:meth:`sets`), or
@@ -211,14 +222,15 @@ class Said:
         """Whether the words turn on flag ``name`` (a boolean of ``schema``): one sentence says every content word of
         its name but for words that say it is a flag ("with monitoring": ``monitoringEnabled``), in any form, and no
         negation ("including the hidden ones": ``include_hidden``; "I don't care about garages" and "exclude the
-        completed ones" set nothing). The 0.5B model left ``include_hidden`` out of "all the files with a .sav
-        extension, including any hidden ones"."""
+        completed ones" set nothing); a verb's word in any of its forms ("a hotel that allows smoking":
+        ``smoking_allowed``, :func:`~voxcall.llm.local.lexicon.inflected`). The 0.5B model left ``include_hidden`` out
+        of "all the files with a .sav extension, including any hidden ones"."""
         named = set(words(name)) - _FLAG_WORDS
         if schema.get("type") != "boolean" or not named:
             return False
         for sentence in _SENTENCE.split(self.text):
             said = words(sentence)
-            if all(any(same_stem(word, other) for other in said) for word in named):
+            if all(any(same_stem(word, other) or inflected(word, other) for other in said) for word in named):
                 return not _NEGATION.search(sentence)
         return False
 
@@ -261,26 +273,54 @@ class Said:
         words say it: "Double 37 for me" says 37 once (and 2), so ``a=37, b=2``, never the 0.5B model's ``a=37,
         b=37``; a number the words say only as a length in another unit (120 ``minutes`` for "two hours") is not
         counted. Empty when there is no such way ("both sides 10"), or more than :data:`MAX_NUMBER_WAYS` to try:
-        then the numbers are not counted."""
+        then the numbers are not counted. Of those, the ways in the order said (:meth:`_in_order`), if any."""
         if math.prod(len(c) for c in candidates) > MAX_NUMBER_WAYS:
             return []
-        return [way for way in itertools.product(*candidates)
+        ways = [way for way in itertools.product(*candidates)
                 if all(number not in self._times or count <= self._times[number]
                        for number, count in Counter(way).items())]
+        return [way for way in ways if self._in_order(way)] or ways
+
+    def _in_order(self, way: Sequence[int | float]) -> bool:
+        """Whether the numbers of ``way`` are said in the order of their parameters ("If each of my three friends gave
+        me 10 euros": ``multiply(a=3, b=10)``; the 0.5B model wrote ``a=10, b=3``), or in any order where a reversing
+        word stands between them ("Subtract 9 from 30": ``a=30, b=9``) or one is not said as a number ("double")."""
+        if any(number not in self._places for number in way):
+            return True
+        last = -1
+        for number in way:
+            later = [at for at in self._places[number] if at > last]
+            if not later:
+                firsts = [self._places[number][0] for number in way]
+                return bool(REVERSING.search(self.text[min(firsts):max(firsts)]))
+            last = later[0]
+        return True
 
     def choices(self, values: Sequence[str]) -> list[str]:
         """The ``values`` of a choice (``enum``) the words name: as the schema spells one, an underscore read as a
         space (``AIR_DRY``: "air dry"), or a one-word value in another form ("PostgreSQL": ``postgres``;
         :func:`~voxcall.llm.local.relevance.same_stem`), or a value of three or four letters that abbreviates a word
-        said (:func:`_abbreviates`: "text files" names ``txt``, "the images" ``img``). A value that is a stop word
-        ("all", "any") is named only where no other value is: "all the PostgreSQL servers" asks for ``postgres``
-        (the 0.5B model, made to pass the one value said, wrote ``type='all'``), "all the servers" for ``all``."""
+        said (:func:`~voxcall.llm.local.meanings.abbreviates`: "text files" names ``txt``, "the images" ``img``). A
+        value that is a stop word ("all", "any") is named only where no other value is: "all the PostgreSQL servers"
+        asks for ``postgres`` (the 0.5B model, made to pass the one value said, wrote ``type='all'``), "all the
+        servers" for ``all``."""
         said = words(self.text, hints=False)
         named = [value for value in values if value and (
             value.casefold() in self.names or value.replace("_", " ").casefold() in self.names
             or (value.isalpha() and self._says([value.casefold()]))
-            or any(_abbreviates(value.casefold(), word) for word in said))]
+            or any(abbreviates(value.casefold(), word) for word in said))]
         return [value for value in named if value.casefold() not in STOP_WORDS] or named
+
+    def choices_of(self, properties: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The ``properties`` with a choice of strings (``enum``), each with the choices the user named
+        (:meth:`choices`). One said alone among its choices ("in fahrenheit" → ``unit='fahrenheit'``) is the
+        value the argument must take: a tiny model leaves optional choices out even when they were said."""
+        found: dict[str, list[str]] = {}
+        for prop, schema in properties.items():
+            choices = schema.get("enum") if isinstance(schema, Mapping) else None
+            if isinstance(choices, list) and choices and all(isinstance(c, str) for c in choices):
+                found[prop] = self.choices(choices)
+        return found
 
     def gives(self, name: str, schema: Mapping[str, Any]) -> bool:
         """Whether the words give optional parameter ``name`` (of ``schema``) a value to pass: for a number, a
@@ -352,24 +392,6 @@ class Said:
         as one ("temperature" for ``get_weather``)."""
         meanings = self._meanings[span]
         return bool(meanings) and all(word in named or not named.isdisjoint(word_gloss(word)) for word in meanings)
-
-
-def _abbreviates(value: str, word: str) -> bool:
-    """Whether ``value`` (three or four lowercase letters) abbreviates ``word``, a longer word, as abbreviations drop
-    vowels: the word's first letter, then only consonants of the rest of it, in order, all within its first few
-    letters (:data:`_ABBREVIATED_REACH`): "txt": "text", "img": "image", "pkg": "package", "asc": "ascending"; not
-    "csv": "comprehensive", nor "cat": "contact" (a vowel: a word of its own), nor "py": "play" (two letters
-    abbreviate too many words)."""
-    if not (3 <= len(value) <= 4 and value.isalpha() and len(word) > len(value)) or value[0] != word[0]:
-        return False
-    if any(letter in "aeiou" for letter in value[1:]):
-        return False
-    at = 0
-    for letter in value[1:]:
-        at = word.find(letter, at + 1)
-        if at < 0:
-            return False
-    return at < len(value) + _ABBREVIATED_REACH
 
 
 def _address(name: str, schema: Mapping[str, Any]) -> bool:
