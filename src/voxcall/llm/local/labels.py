@@ -28,13 +28,20 @@ for another (nor a number such a value holds).
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from voxcall.llm.local.kinds import Kind, kind_of
-from voxcall.llm.local.lexicon import ARTICLES, LABEL_AFTER, LABEL_LINKS, inflected, said_numbers, singular
+from voxcall.llm.local.lexicon import (
+    ARTICLES,
+    LABEL_AFTER,
+    LABEL_LINKS,
+    SPAN_EDGE,
+    inflected,
+    said_numbers,
+    singular,
+)
 from voxcall.llm.local.relevance import same_stem, words
 from voxcall.tools.forms import forms_of
 
@@ -43,7 +50,6 @@ LABEL_REACH = 5
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _CLAUSE_END = re.compile(r"[.;!?\n]")
 _MARK = re.compile(r"[^\w\s]")
-_EDGE = string.punctuation + string.whitespace + "，。、；：！？“”‘’（）《》"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +162,7 @@ def _says(word: str, part: str) -> bool:
 def _bare(text: str) -> str:
     """``text`` without the marks at its ends, as a span of the words is written ("Happy Birthday!": "Happy
     Birthday")."""
-    return text.strip(_EDGE)
+    return text.strip(SPAN_EDGE)
 
 
 def _lowered(text: str) -> list[str]:

@@ -237,8 +237,8 @@ WEAK_JOINERS = frozenset().union(*(lexicon.weak_joiners for lexicon in LEXICONS)
 LABEL_LINKS = frozenset().union(*(lexicon.label_links for lexicon in LEXICONS))
 LABEL_AFTER = frozenset().union(*(lexicon.label_after for lexicon in LEXICONS))
 VERB_ENDINGS = tuple(dict.fromkeys(ending for lexicon in LEXICONS for ending in lexicon.verb_endings))
-BASE_LETTERS = 4
-"""The least letters a word keeps without its verb ending (:func:`inflected`)."""
+BASE_LETTERS = 4  # the least letters a word keeps without its verb ending (:func:`inflected`)
+SPAN_EDGE = " \t\n.,;:!?\"'`()[]*，。、；：！？“”‘’（）《》"  # stripped from a value's ends (emphasis marks too)
 
 
 UNSPACED_SCRIPT = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)

@@ -111,9 +111,11 @@ def relevance(request: str, tool: Tool) -> Relevance:
                      identified=identified)
 
 
-def _naming_words(text: str) -> set[str]:
-    """The stop words of ``text`` that still name a tool (:data:`~voxcall.llm.local.lexicon.NAMING_WORDS`: "list")."""
-    return {found for word in LATIN_WORD.findall(text) if (found := singular(word.lower())) in NAMING_WORDS}
+@functools.lru_cache(maxsize=WORDS_MEMORY)
+def _naming_words(text: str) -> frozenset[str]:
+    """The stop words of ``text`` that still name a tool (:data:`~voxcall.llm.local.lexicon.NAMING_WORDS`: "list"),
+    remembered as :func:`words` are: a request is read once per tool weighed."""
+    return frozenset(found for word in LATIN_WORD.findall(text) if (found := singular(word.lower())) in NAMING_WORDS)
 
 
 def unrivalled(request: str, tools: Sequence[Tool]) -> list[Tool]:

@@ -33,6 +33,7 @@ from voxcall.llm.local.lexicon import (
     ARTICLES,
     JOINING_WORDS,
     LIST_ENDING,
+    SPAN_EDGE,
     STOP_WORDS,
     TIME_WORDS,
     UNSPACED_JOINING_WORDS,
@@ -59,7 +60,6 @@ MAX_SPAN_WORDS = 8
 (a message, a note, an answer: "saying the train is stuck near the bridge so dinner will wait an hour")."""
 TIMED = frozenset({"date", "time", "day", "when", "hour", "datetime", "timestamp"})
 """Words of a parameter's name or description (besides the lexicon's time words) that say it takes a time."""
-_SPAN_EDGE = " \t\n.,;:!?\"'`()[]*，。、；：！？“”‘’（）《》"  # stripped from the ends of a span (emphasis marks too)
 _ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[\s*#>-]|$)")
 """A line break written as its escape (``\\n``, as text escaped twice arrives) before a space, another break or a
 mark that opens a line: a space between words (a path's ``C:\\new`` keeps its letters)."""
@@ -110,12 +110,12 @@ def spans(said: str) -> list[str]:
     cuts = inner_edges(found_words)
     ends = _sentence_ends(plain)
     quotes = _quotes(said, found_words)
-    found = (joined(found_words[start:end]).strip(_SPAN_EDGE) for start in range(len(found_words))
+    found = (joined(found_words[start:end]).strip(SPAN_EDGE) for start in range(len(found_words))
              for end in [*range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1),
                          *((ends[start],) if ends[start] > start + MAX_SPAN_WORDS else ())]
              if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:])
              and not any(_crosses(start, end - 1, first, last) for first, last in quotes))
-    quoted = (phrase.strip(_SPAN_EDGE) for match in _QUOTED.finditer(said) for phrase in match.groups() if phrase)
+    quoted = (phrase.strip(SPAN_EDGE) for match in _QUOTED.finditer(said) for phrase in match.groups() if phrase)
     return list(dict.fromkeys([*(span for span in found if span and not _joins(span)), *filter(None, quoted)]))
 
 
@@ -189,7 +189,7 @@ class Said:
         self._durations = durations(text)
         self._outside = outside(text, self._durations) if self._durations else []  # numbers no length holds
         self.names = {span.casefold() for span in self.spans} | {meaning.casefold() for meaning in glosses(text)}
-        self._words = {span: {w.strip(_SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
+        self._words = {span: {w.strip(SPAN_EDGE).casefold() for w in span.split()} for span in self.spans}
         self._meanings = {span: set(words(span)) for span in self.spans}  # content words, glosses included
         self._kinds: dict[Kind, list[str]] = {}
         self.quoted = [Quoted(match.start(), match.end(), value) for match in _QUOTED.finditer(text)  # in order
@@ -407,7 +407,7 @@ def _qualified(words: list[str], rest: list[str]) -> bool:
     last, following = words[-1], rest[0] if rest else ""
     if not (last.endswith(",") and last[:1].isupper() and following[:1].isupper()):
         return False
-    if following.strip(_SPAN_EDGE).casefold() in JOINING_WORDS:
+    if following.strip(SPAN_EDGE).casefold() in JOINING_WORDS:
         return False  # "Riga, Latvia, Can you ...": a new clause
     return not _LAST_LISTED.search(" ".join(rest[:MAX_SPAN_WORDS]))
 
@@ -416,9 +416,9 @@ def _joins(span: str) -> bool:
     """Whether ``span`` begins or ends with a joining word (an unspaced language's may be several letters:
     "或者"), or ends with an article ("goal in the")."""
     edges = span.split()
-    if any(word.strip(_SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
+    if any(word.strip(SPAN_EDGE).casefold() in JOINING_WORDS for word in (edges[0], edges[-1])):
         return True
-    if edges[-1].strip(_SPAN_EDGE) in ARTICLES:
+    if edges[-1].strip(SPAN_EDGE) in ARTICLES:
         return True
     return any(span.startswith(word) or span.endswith(word) for word in UNSPACED_JOINING_WORDS)
 
