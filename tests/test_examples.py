@@ -111,7 +111,8 @@ def test_the_live_sdk_script(spoken_server: ServeProcess, tmp_path: Path) -> Non
 
     piper = get_piper()
     question = tmp_path / "question.wav"
-    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize("What is the weather in Paris?")])
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize("What is the weather in Paris?",
+                                                                                       steady=True)])
     write_wav(question, np.concatenate([np.zeros(piper.sample_rate // 4, np.int16), pcm]), piper.sample_rate)
     done = subprocess.run([sys.executable, str(EXAMPLES / "live_sdk.py"), str(question), spoken_server.base_url],
                           capture_output=True, text=True, timeout=TIMEOUT_S)

@@ -28,12 +28,12 @@ RATE = 24000
 
 
 def write_question(path: Path, text: str) -> Path:
-    """``text`` spoken by piper as a PCM16 24 kHz WAV file: a quarter second before it, a second and a half after
-    (so the turn detector ends the turn)."""
+    """``text`` spoken by piper in its steady voice (the same samples every run) as a PCM16 24 kHz WAV file: a
+    quarter second before it, a second and a half after (so the turn detector ends the turn)."""
     from voxcall.speech import get_piper
 
     piper = get_piper()
-    speech = resample(np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize(text)]),
+    speech = resample(np.concatenate([np.asarray(chunk, np.int16) for chunk in piper.synthesize(text, steady=True)]),
                       piper.sample_rate, RATE)
     write_wav(path, np.concatenate([np.zeros(RATE // 4, np.int16), speech, np.zeros(RATE * 3 // 2, np.int16)]), RATE)
     return path

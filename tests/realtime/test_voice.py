@@ -25,8 +25,9 @@ def voice() -> Voice:
 
 
 def speech(voice: Voice, text: str, fmt: AudioFormat = PCM24K, *, lead_s: float = 0.3, tail_s: float = 1.0) -> str:
-    """``text`` spoken by piper with silence around it, in ``fmt``, base64."""
-    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    """``text`` spoken by piper in its steady voice (the same samples every run: a varied rendering of "Stop, please."
+    was heard as "Start please." once in CI), with silence around it, in ``fmt``, base64."""
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text, steady=True)])
     pcm = resample(pcm, voice.tts.sample_rate, fmt.rate)
     pad = lambda s: np.zeros(int(fmt.rate * s), np.int16)  # noqa: E731
     return encode_audio(np.concatenate([pad(lead_s), pcm, pad(tail_s)]), fmt)

@@ -54,16 +54,24 @@ def test_base_transcribes_spanish_given_or_detected(base: object, spanish: np.nd
 
 def test_base_hears_a_mandarin_word_from_espeak(base: object) -> None:
     """espeak-ng's Mandarin is hard for Whisper base (measured: "bei3 jing1 de5 tian1 qi4" came out as "A.K.N.T.",
-    "Paykin-to-Tian-Ti", "黑天的天气" or "北京的天气" from run to run; "ni3 hao3" as "李昂"); "thank you" it hears every
-    time at 100 and 130 words a minute (not at 110: "YES!YES!")."""
+    "Paykin-to-Tian-Ti", "黑天的天气" or "北京的天气" from run to run; "ni3 hao3" as "李昂"); "thank you" it hears at
+    100 and 130 words a minute (not at 110: "YES!YES!"), nearly every time: Whisper is unsure of it, so it takes the
+    padded path, whose retries at rising temperatures are random, and one run of the suite heard ",". So it gets
+    three tries, as Piper's varied voice does in ``test_stt.py``."""
     espeak = require_program("espeak-ng")
     out = subprocess.run([espeak, "--stdout", "-v", "cmn-latn-pinyin", "-s", "130"], input=b"xie4 xie4",
                          capture_output=True, check=True).stdout
     rate, pcm = _wav_pcm(out)
     pad = np.zeros(8000, np.int16)
-    heard = base.hear(np.concatenate([pad, resample(pcm, rate, 16_000), pad, pad]), language="zh")  # type: ignore[attr-defined]
-    assert heard is not None and heard.language == "zh"
-    assert "謝謝" in heard.text or "谢谢" in heard.text, heard.text
+    audio = np.concatenate([pad, resample(pcm, rate, 16_000), pad, pad])
+    texts = []
+    for _ in range(3):
+        heard = base.hear(audio, language="zh")  # type: ignore[attr-defined]
+        assert heard is not None and heard.language == "zh"
+        texts.append(heard.text)
+        if "謝謝" in heard.text or "谢谢" in heard.text:
+            break
+    assert "謝謝" in texts[-1] or "谢谢" in texts[-1], texts
 
 
 async def test_a_session_that_asks_for_spanish_is_heard_by_the_multilingual_model(

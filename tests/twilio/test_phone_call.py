@@ -25,8 +25,8 @@ STORY = SCRIPT["rules"][2]["reply"]
 
 
 def spoken(voice: Voice, text: str) -> bytes:
-    """``text`` said by Piper, as a phone line carries it."""
-    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    """``text`` said by Piper in its steady voice (the same samples every run), as a phone line carries it."""
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text, steady=True)])
     return to_ulaw(pcm, voice.tts.sample_rate)
 
 

@@ -54,8 +54,9 @@ def voice(speech_models: None) -> Voice:
 
 
 def spoken(voice: Voice, text: str) -> npt.NDArray[np.int16]:
-    """``text`` said by the server's default voice, at 16 kHz: a device's microphone."""
-    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text)])
+    """``text`` said by the server's default voice, steady (the same samples every run), at 16 kHz: a device's
+    microphone."""
+    pcm = np.concatenate([np.asarray(chunk, np.int16) for chunk in voice.tts.synthesize(text, steady=True)])
     return resample(pcm, voice.tts.sample_rate, 16_000)
 
 
