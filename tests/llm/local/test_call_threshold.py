@@ -52,7 +52,10 @@ def test_related_words_take_the_settings_threshold(vocabulary: Vocabulary) -> No
 def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabulary) -> None:
     assert threshold(vocabulary, "What's the weather in Oslo?") == EVIDENT_CALL_THRESHOLD
     # unless a model whose probabilities weigh gives a call no chance at all ("What instrument did Mozart play?")
-    assert threshold(vocabulary, "What's the weather in Oslo?", evident_threshold=EVIDENT_CALL_FLOOR) > 0
+    assert threshold(vocabulary, "What's the weather in Mordor?", evident_threshold=EVIDENT_CALL_FLOOR) > 0
+    # but a place named for the tool's place is asked about whatever the model's first token: a call
+    for said in ("东京天气如何？", "What's the weather in Oslo?"):
+        assert threshold(vocabulary, said, evident_threshold=EVIDENT_CALL_FLOOR) == EVIDENT_CALL_THRESHOLD, said
     # a question for a value left out is asked whatever the model thinks of a call
     assert plan(vocabulary, "What's the weather?", evident_threshold=EVIDENT_CALL_FLOOR).call_threshold == 0
 

@@ -127,6 +127,11 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "en", "Is it cold in Moscow?", ["weather"]),  # but asked of "it", the weather ...
     ("hinted", "en", "Is it cold in Moscow?", ["weather"]),  # ... as a hint only: see "names one"
     ("hinted", "en", "Do I need an umbrella in Seattle?", ["weather"]),
+    ("hinted", "en", "Should I bring a jacket in San Francisco?", ["weather"]),  # what one takes for it
+    ("hinted", "en", "Where can I buy a jacket?", []),  # not what one buys
+    ("glosses", "en", "I bought 3 tickets at 25 dollars each. What's the total?", ["mul"]),  # so much each
+    ("glosses", "en", "Put on Adele.", ["play"]),  # what one puts on is played
+    ("glosses", "en", "Put the lights on.", []),  # "put on" said together only
     ("hinted", "en", "Will it rain in Berlin?", []),  # a gloss, no hint
     ("hinted", "zh", "北京冷不冷？", ["weather"]),
     ("names one", "en", "Is it cold in Moscow?", True),
@@ -159,7 +164,8 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("computed", "en", "What's the product of 6 and 7?", "6 times 7 is 42."),
     ("computed", "en", "What's 9 lots of 7?", "9 times 7 is 63."),
     ("computed", "en", "What do 18 and 46 come to?", "18 plus 46 is 64."),
-    ("computed", "en", "Three friends gave me 10 each, how much in total?", None),  # "total" says no operation
+    ("computed", "en", "Three friends gave me 10 each, how much in total?", "3 times 10 is 30."),  # so much each
+    ("computed", "en", "How much in total is 10 and 3?", None),  # "total" says no operation
     ("computed", "en", "If I have 50 and spend 18, what's left?", "50 minus 18 is 32."),
     ("computed", "en", "Split 120 four ways.", "120 divided by 4 is 30."),
     ("computed", "en", "Double 37 for me.", "37 times 2 is 74."),

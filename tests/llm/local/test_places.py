@@ -9,6 +9,7 @@ from tests.llm.local.gbnf import GrammarChecker
 from voxcall.llm.local.grammar import calls_grammar
 from voxcall.llm.local.places import (
     PlaceForm,
+    asks_of_place,
     mentions_place,
     place_form,
     places_for,
@@ -114,6 +115,22 @@ def test_the_forms_of_a_sessions_tools_are_read_at_its_warm_up() -> None:
     assert place_form.cache_info().hits == before.hits + 1
 
 
+def test_the_table_of_places_is_read_at_the_warm_up_of_a_tool_that_requires_a_place() -> None:
+    """A tool whose ``city`` has no form still needs the table where a request names a place (:func:`asks_of_place`):
+    the warm-up reads it; a tool that takes no place does not."""
+    from voxcall.llm.local import places
+
+    song = Tool("play_music", "Play music.", {"type": "object", "required": ["query"],
+                                              "properties": {"query": {"type": "string"}}})
+    city = Tool("get_weather", "Get the weather.", {"type": "object", "required": ["city"],
+                                                     "properties": {"city": {"type": "string"}}})
+    places._table.cache_clear()
+    read_forms([song])
+    assert places._table.cache_info().currsize == 0
+    read_forms([song, city])
+    assert places._table.cache_info().currsize == 1
+
+
 @pytest.mark.parametrize(("said", "mentions"), [
     ("weather in san francisco please", True),  # in any case
     ("How warm is it in Boston?", True),
@@ -138,3 +155,19 @@ def test_a_place_in_a_form_is_missing_where_the_words_could_name_no_city() -> No
     assert Said("Get a VirusTotal report for 10.10.0.0").missing(forecast) == ["location"]
     assert Said("What's the weather in Berkeley?").missing(forecast) == []
     assert Said("what's the weather in berkeley").missing(forecast) == []
+
+
+def test_a_request_names_a_place_for_a_tool_that_requires_one() -> None:
+    city = Tool("get_weather", "Get the weather.", {"type": "object", "required": ["city"],
+                                                     "properties": {"city": {"type": "string"}}})
+    formed = Tool("get_current_weather", "Get the weather.", {"type": "object", "required": ["where"], "properties": {
+        "where": {"type": "string", "description": STATES}}})
+    song = Tool("play_music", "Play music.", {"type": "object", "required": ["query"],
+                                              "properties": {"query": {"type": "string"}}})
+    for said in ("东京天气如何？", "What's the weather in Paris?"):
+        assert asks_of_place(said, [city]) and asks_of_place(said, [song, formed]), said  # by name, by form
+    assert not asks_of_place("What causes rain?", [city])  # no place named
+    assert not asks_of_place("Play Paris by Taylor Swift", [song])  # no tool that takes a place
+    location = Tool("find", "Find.", {"type": "object", "required": ["userLocation"],
+                                      "properties": {"userLocation": {"type": "string"}}})
+    assert asks_of_place("Find a cafe in Berlin", [location])  # a word of the parameter's name: "userLocation"

@@ -64,7 +64,7 @@ def test_the_weathers_own_words_name_the_weather_in_english_too() -> None:
 
 def test_a_phrase_that_asks_about_the_weather_names_it_only_with_a_name_said() -> None:
     for said in ("Is it cold in Moscow?", "How hot is it in Cairo?", "Do I need an umbrella in Seattle?",
-                 "北京冷不冷？"):
+                 "Should I bring a jacket in San Francisco?", "北京冷不冷？"):
         assert relevance(said, WEATHER).evident, said
     for said in ("How cold is space?", "How hot is the surface of the sun?", "What is an umbrella term?"):
         found = relevance(said, WEATHER)

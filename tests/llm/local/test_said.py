@@ -50,6 +50,14 @@ def test_an_escaped_line_break_parts_words_and_emphasis_marks_are_no_part_of_a_s
     assert "Logistic regression is not in the text, so I cannot answer" in spans(said)
     assert not [span for span in spans(said) if "\\n" in span or span.startswith("*") or span.endswith("*")]
     assert r"C:\new_folder\notes.txt" in spans(r"open C:\new_folder\notes.txt now")
+    # a break after another parts the word it is glued to; a text whose every backslash opens a break is a list
+    assert "The text does not define regression" in spans(r"The answer:\n\nThe text does not define regression.")
+    listed = spans(r"classify these sentences\nlink my account\nconnect my accounts\nhello")
+    assert {"link my account", "connect my accounts", "hello"} <= set(listed)
+    assert not [span for span in listed if "\\" in span]
+    assert r"C:\notes\new" in spans(r"open C:\notes\new now")  # one break and another backslash: a path
+    beside = spans(r"C:\notes\new holds two logos.\nGreen circle logo.")  # a break after a sentence's end
+    assert {r"C:\notes\new", "Green circle logo"} <= set(beside)
 
 
 def test_a_phrase_in_quotes_is_a_span_whatever_is_glued_to_it() -> None:

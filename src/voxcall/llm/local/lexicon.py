@@ -119,23 +119,24 @@ ENGLISH = Lexicon(
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices; not
     # "difference": "the difference between 1990 and 2000" is no 1990 minus 2000; what two sums "come to", what is
-    # left of one after what is spent of it; not "total": "three friends gave me 10 each, how much in total" is
-    # no sum of 3 and 10); the
-    # weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses ("cold", "hot":
-    # but see ``indirect``);
+    # left of one after what is spent of it; "total" is no sum: "3 tickets at 25 dollars each": so much "each" is a
+    # product); the weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses
+    # ("cold", "hot": but see ``indirect``); what one "puts on" is played ("Put on Adele", not "put the lights on");
     # an order said in full, glossed with the short choices schemas spell it with ("descending": "DESC")
     glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "product": "mul", "lots of": "mul",
-             "plus": "add", "add": "add", "added": "add", "sum": "add", "come to": "add", "comes to": "add",
-             "minus": "sub", "subtract": "sub", "take away": "sub", "spend": "sub", "spent": "sub", "divided": "div",
-             "divide": "div", "split": "div",
-             "descending": "desc", "ascending": "asc",
+             "each": "mul", "plus": "add", "add": "add", "added": "add", "sum": "add", "come to": "add",
+             "comes to": "add", "minus": "sub", "subtract": "sub", "take away": "sub", "spend": "sub", "spent": "sub",
+             "divided": "div", "divide": "div", "split": "div", "descending": "desc", "ascending": "asc",
+             "put on": "play",
              **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
                               "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},
     # how it feels outside, asked ("is it cold", "how hot": of a place, the weather; of the sun or a bath, not),
-    # and what one takes for it ("an umbrella in Seattle"; "an umbrella term" is none)
+    # and what one takes for it ("an umbrella in Seattle"; "an umbrella term" is none; "bring a jacket", not "buy")
     indirect=dict.fromkeys((*(f"{asked} {feel}" for asked in ("is it", "will it be", "going to be", "how")
                               for feel in ("cold", "hot", "warm", "chilly", "freezing")),
-                            "like outside", "looking outside", "umbrella", "raincoat"), "weather"),
+                            *(f"{take} a {wear}" for take in ("bring", "take", "need", "wear", "pack")
+                              for wear in ("jacket", "coat", "sweater", "scarf")),
+                            "like outside", "looking outside", "umbrella", "raincoat", "sunscreen"), "weather"),
     inquiries=(*(f"{asked} {verb}" for asked in ("who", "what", "where", "when", "why") for verb in (
         "is", "was", "are", "were", "does", "did")), "what's", "what’s", "who's", "who’s", "whats", "whos", "how to",
         *(f"how {verb} {who}" for verb in ("do", "can", "could", "should") for who in ("i", "you", "we")), "how does",

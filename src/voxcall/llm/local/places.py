@@ -55,6 +55,9 @@ _QUALIFIED = re.compile(rf"\b({_CAPITALISED}),\s*({_CAPITALISED}(?:\s+{_CAPITALI
 _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # the words of a parameter's name: "cityName", "city_name"
+PLACE_WORDS = frozenset({"city", "location", "place", "town"})
+"""Words of a parameter's name that say it takes a place (:func:`asks_of_place`)."""
 _STATE_FORM = re.compile(r"(?i)\bstate\b(?=.*\babbreviat)|\babbreviat\w*(?=.*\bstate\b)")
 """A description that asks for a US state by its code ("The U.S. state abbreviation, such as 'CA'")."""
 # words after a name that make it a street's ("2020 Addison Street"), not a city's
@@ -264,12 +267,33 @@ def written(place: Place, form: PlaceForm) -> str:
 
 
 def read_forms(tools: Iterable[Tool]) -> None:
-    """Read the place forms of ``tools``' arguments ahead of a request (a session's warm-up): the first form shown
-    in a process reads the table (about a second), which the user's first request should not wait for."""
+    """Read the place forms of ``tools``' arguments ahead of a request (a session's warm-up), and the table of places
+    where a tool requires a place (:func:`takes_place`): the first read in a process takes about a second, which the
+    user's first request should not wait for."""
     for tool in tools:
         for schema in tool.properties.values():
             if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
                 place_form(schema["description"])
+        if takes_place(tool):
+            _table()
+
+
+def takes_place(tool: Tool) -> bool:
+    """Whether ``tool`` requires a place: a string parameter whose name says one (:data:`PLACE_WORDS`) or whose
+    description shows a place form."""
+    return any(isinstance(schema := tool.properties.get(name), Mapping) and schema.get("type") == "string"
+               and (PLACE_WORDS.intersection(word.casefold() for word in _NAME_WORD.findall(name))
+                    or place_form(str(schema.get("description", ""))) is not None) for name in tool.required)
+
+
+def asks_of_place(text: str, tools: Iterable[Tool]) -> bool:
+    """Whether one of ``tools`` (those the words name and hold the values of) requires a place (:func:`takes_place`)
+    and ``text`` names one (:func:`said_places`). Such a request asks the tool about that place, whatever the model's
+    first token: Qwen2.5-Coder-0.5B gave the call opener no place among its likeliest first tokens for 东京天气如何？
+    or 上海天气如何？ (and answered "东京的天气是晴朗的。", weather of its own) beside a weather tool, 0.00013 for
+    北京的天气怎么样？; the requests that name a tool in another sense ("What causes rain?", "What instrument did
+    Mozart play?") name no place."""
+    return any(takes_place(tool) for tool in tools) and bool(said_places(text))
 
 
 def places_for(text: str, description: str) -> list[str]:

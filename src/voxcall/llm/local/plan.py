@@ -49,6 +49,7 @@ from voxcall.llm.local.lift import Lift, UnaskedPrompts
 from voxcall.llm.local.lookup import looked_up
 from voxcall.llm.local.meanings import word_for
 from voxcall.llm.local.optional import CLOSE, COMMA, OPTIONAL_SHARE, OptionalChoice
+from voxcall.llm.local.places import asks_of_place
 from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
 from voxcall.llm.local.relevance import most_relevant, readable, relevance, unrivalled, words
@@ -69,9 +70,9 @@ EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a t
 EVIDENT_CALL_FLOOR = 1e-9
 """``"auto"``: the threshold of an evident request for a model whose probabilities weigh: a call unless no token that
 opens one is among the model's likeliest first tokens at all. Qwen2.5-Coder-0.5B on the everyday set's 83 evident
-requests: none at all for exactly three, each a question that uses a tool's word in another sense ("What
-instrument did Mozart play?", "What's the difference between weather and climate?"); the least for a request it
-should call, 0.00013 (北京的天气怎么样？), so no surer floor parts them."""
+requests: none at all for three, each a question that uses a tool's word in another sense ("What instrument did
+Mozart play?"); the least for one it should call, 0.00013 (北京的天气怎么样？), so no surer floor parts them. None for
+东京天气如何？, which names a place for the tool's: a call (:func:`~voxcall.llm.local.places.asks_of_place`)."""
 UNRELATED_CALL_THRESHOLD = 0.9
 """``"auto"``: the least threshold when the user's words share no content word with any tool shown (see
 :meth:`Planner._unrelated`)."""
@@ -220,7 +221,8 @@ class Planner:
         held = bool(callable_tools or question)  # a reply that can call none of the tools offered is words only
         lift = (self._lift(request, offered, callable_tools, prompt)
                 if unrelated and held and grammar and options.lift and self.tool_format is None else None)
-        floor = EVIDENT_CALL_THRESHOLD if looked_up(text, evident) else options.evident_threshold  # see lookup.py
+        floor = (EVIDENT_CALL_THRESHOLD if looked_up(text, evident) or asks_of_place(text, evident)  # lookup.py,
+                 else options.evident_threshold)  # places.py
         threshold = ((floor if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
                      else self._call_threshold(request, unrelated and lift is None))  # a question is always asked
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
@@ -421,9 +423,7 @@ def _follows_results(request: LLMRequest) -> bool:
 
 def _offered_tools(request: LLMRequest) -> list[Tool]:
     """The tools the model may call in this reply: none for ``"none"``, the named one for a forced choice.
-
-    Raises ``LLMError`` when ``tool_choice`` names a tool the request does not offer.
-    """
+    Raises ``LLMError`` when ``tool_choice`` names a tool the request does not offer."""
     if request.tool_choice == "none":
         return []
     forced = forced_tool_name(request.tool_choice)

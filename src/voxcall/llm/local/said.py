@@ -60,9 +60,11 @@ MAX_SPAN_WORDS = 8
 (a message, a note, an answer: "saying the train is stuck near the bridge so dinner will wait an hour")."""
 TIMED = frozenset({"date", "time", "day", "when", "hour", "datetime", "timestamp"})
 """Words of a parameter's name or description (besides the lexicon's time words) that say it takes a time."""
-_ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[\s*#>-]|$)")
+_ESCAPED_BREAK = re.compile(r"\\n(?=\\n|[\s*#>-]|$)|(?:(?<=\\n)|(?<=[.!?;]))\\n")
 """A line break written as its escape (``\\n``, as text escaped twice arrives) before a space, another break or a
-mark that opens a line: a space between words (a path's ``C:\\new`` keeps its letters)."""
+mark that opens a line, or after another break or a sentence's end: a space between words (a path's ``C:\\new``
+keeps its letters); and every one where each backslash of the text opens one and there are two or more
+(:func:`_breaks_parted`)."""
 _QUOTED = re.compile(r"""(?<![\w'"`])(?:'([^'\n]+)'|"([^"\n]+)"|`([^`\n]+)`|‘([^’\n]+)’|“([^”\n]+)”)""")
 """A phrase in quotes, which may be glued to the word after it (Korean's '임진왜란'이라는: "called '임진왜란'")."""
 _ADDRESS_NAME = re.compile(r"(?:^|[_\W])(?i:url|uri|endpoint)$|[a-z](?:Url|Uri|Endpoint)$")  # takes an address
@@ -104,7 +106,7 @@ def spans(said: str) -> list[str]:
     is a span, whatever its length or the word glued to it (:data:`_QUOTED`): it is a value as the user wants it
     written, and it ends where its quotes do (:func:`_crosses`: "nickname it 'X', use 'http://plga.ca' as the host"
     has no span "X', use 'http://plga.ca' as the host", which the 0.5B model wrote as the nickname)."""
-    said = _ESCAPED_BREAK.sub(" ", said)
+    said = _breaks_parted(said)
     found_words = tokens(said)
     plain = [word for word, _ in found_words]
     cuts = inner_edges(found_words)
@@ -117,6 +119,16 @@ def spans(said: str) -> list[str]:
              and not any(_crosses(start, end - 1, first, last) for first, last in quotes))
     quoted = (phrase.strip(SPAN_EDGE) for match in _QUOTED.finditer(said) for phrase in match.groups() if phrase)
     return list(dict.fromkeys([*(span for span in found if span and not _joins(span)), *filter(None, quoted)]))
+
+
+def _breaks_parted(said: str) -> str:
+    """``said`` with its escaped line breaks (:data:`_ESCAPED_BREAK`) as spaces: "the answer:\\n\\nThe text does not
+    define regression" holds the span "The text does not define regression"; and "classify these\\nlink my
+    account\\nhello", two or more breaks, one a word at most and no other backslash, is a list (``C:\\new\\notes.txt``
+    is a path)."""
+    glued = [word.count("\\") for word in said.split() if "\\" in word]
+    listed = said.count("\\") == said.count("\\n") >= 2 and max(glued) == 1
+    return said.replace("\\n", " ") if listed else _ESCAPED_BREAK.sub(" ", said)
 
 
 def _quotes(said: str, found_words: list[tuple[str, bool]]) -> list[tuple[int, int]]:
