@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from voxcall.llm.local.lexicon import ENGLISH, UNSPACED_SCRIPT
+from voxcall.llm.local.lexicon import ENGLISH, LATIN_WORD, UNSPACED_SCRIPT
 from voxcall.tools.schema import Tool
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,6 @@ _QUALIFIED = re.compile(rf"\b({_CAPITALISED}),\s*({_CAPITALISED}(?:\s+{_CAPITALI
 _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
-_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # the words of a parameter's name: "cityName", "city_name"
 PLACE_WORDS = frozenset({"city", "location", "place", "town"})
 """Words of a parameter's name that say it takes a place (:func:`asks_of_place`)."""
 _STATE_FORM = re.compile(r"(?i)\bstate\b(?=.*\babbreviat)|\babbreviat\w*(?=.*\bstate\b)")
@@ -282,7 +281,7 @@ def takes_place(tool: Tool) -> bool:
     """Whether ``tool`` requires a place: a string parameter whose name says one (:data:`PLACE_WORDS`) or whose
     description shows a place form."""
     return any(isinstance(schema := tool.properties.get(name), Mapping) and schema.get("type") == "string"
-               and (PLACE_WORDS.intersection(word.casefold() for word in _NAME_WORD.findall(name))
+               and (PLACE_WORDS.intersection(word.casefold() for word in LATIN_WORD.findall(name))
                     or place_form(str(schema.get("description", ""))) is not None) for name in tool.required)
 
 
