@@ -56,7 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from bench_local_tools import MAX_OUTPUT_TOKENS, Outcome, ask, leaks, matches
-from everyday_set import PLAIN_REQUESTS, TOOL_REQUESTS, TOOLS
+from everyday_set import PLAIN_REQUESTS, TOOL_REQUESTS
+from everyday_tools import TOOLS
 from local_variant import Backend, add_backend_options, describe, make_backend, model_name
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import LLMError

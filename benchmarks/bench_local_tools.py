@@ -53,12 +53,11 @@ from everyday_set import (
     FOLLOW_UPS,
     PLAIN_REQUESTS,
     TOOL_REQUESTS,
-    TOOLS,
     WITHOUT_VALUES,
     ZH_PLAIN_REQUESTS,
     ZH_TOOL_REQUESTS,
-    Expected,
 )
+from everyday_tools import TOOLS, Expected
 from local_variant import Backend, add_backend_options, describe, make_backend, model_name, replace_model
 from voxcall.config import DEFAULT_INSTRUCTIONS
 from voxcall.llm import (

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from _server import percentile
 from bench_local_tools import ask
-from everyday_set import TOOLS
+from everyday_tools import TOOLS
 from voxcall.llm import ChatItem, LlamaCppBackend, LlamaServerBackend, Message
 from voxcall.llm.local import LocalBackend
 from voxcall.llm.local.llamacpp import default_model_path

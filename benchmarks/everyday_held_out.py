@@ -1,5 +1,5 @@
 """The HELD-OUT split of the everyday request set (``bench_local_tools.py --held-out``): the same seven tools as
-:mod:`everyday_set` (its :data:`~everyday_set.TOOLS`), and the same kinds of lists (requests that need a tool, with
+:mod:`everyday_set` (:data:`everyday_tools.TOOLS`), and the same kinds of lists (requests that need a tool, with
 the call expected; requests that need none; Chinese ones; requests that name a tool without the value its call needs,
 and answers completing them; follow-ups after a tool's result), written apart from the development set and from the
 rules tuned on it.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from everyday_set import Expected, _calc, _one
+from everyday_tools import Expected, _calc, _one
 
 HELD_OUT_TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("I need 17 times 23.", _calc("mul", 17, 23)),

@@ -1,52 +1,17 @@
-"""The everyday request set of ``bench_local_tools.py`` (and of ``bench_bfcl.py``'s everyday figures): seven tools
-(calculator, play/stop music, volume, timer, weather, lights), requests that need one (with the call expected),
-requests that need none, Chinese ones, follow-ups after a tool's result, and requests that name a tool without
-the value its call needs (:data:`WITHOUT_VALUES`: the right reply asks for it, and calls nothing; :data:`ANSWERED`:
-the answer to that question completes the call).
+"""The everyday request set of ``bench_local_tools.py`` (and of ``bench_bfcl.py``'s everyday figures): for seven
+tools (:mod:`everyday_tools`: calculator, play/stop music, volume, timer, weather, lights), requests that need one
+(with the call expected; the later batches in :mod:`everyday_later`), requests that need none, Chinese ones,
+follow-ups after a tool's result, and requests that name a tool without the value its call needs
+(:data:`WITHOUT_VALUES`: the right reply asks for it, and calls nothing; :data:`ANSWERED`: the answer to that
+question completes the call).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from voxcall.tools import Tool
-from voxcall.tools.builtin.calculator import calculator
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required}
-
-
-TOOLS = [
-    Tool.from_function(calculator),
-    Tool("play_music", "Play music: a song, an artist or a genre.",
-         _schema({"query": {"type": "string", "description": "What to play.", "examples": ["jazz"]}}, ["query"])),
-    Tool("stop_music", "Stop the music that is playing."),
-    Tool("set_volume", "Set the speaker volume, from 0 (silent) to 100 (loudest).",
-         _schema({"level": {"type": "integer", "minimum": 0, "maximum": 100, "examples": [40]}}, ["level"])),
-    Tool("set_timer", "Start a countdown timer.",
-         _schema({"minutes": {"type": "number", "description": "How long the timer runs.", "examples": [10]}},
-                 ["minutes"])),
-    Tool("get_weather", "Get the weather forecast for a city.",
-         _schema({"city": {"type": "string", "examples": ["Paris"]}}, ["city"])),
-    Tool("set_lights", "Turn the lights in a room on or off.",
-         _schema({"room": {"type": "string", "examples": ["kitchen"]}, "on": {"type": "boolean"}},
-                 ["room", "on"])),
-]
-
-Expected = tuple[str, list[dict[str, Any]]]  # tool name, accepted argument sets (the key arguments only)
-
-
-def _calc(op: str, a: float, b: float) -> Expected:
-    forms = [{"op": op, "a": a, "b": b}]
-    if op in ("add", "mul"):
-        forms.append({"op": op, "a": b, "b": a})
-    return "calculator", forms
-
-
-def _one(name: str, **arguments: Any) -> Expected:
-    return name, [arguments]
-
+from everyday_later import LATER_PLAIN_REQUESTS, LATER_TOOL_REQUESTS, LATER_ZH_TOOL_REQUESTS
+from everyday_tools import Expected, _calc, _one
 
 TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("What's 12 times 8?", _calc("mul", 12, 8)),
@@ -111,151 +76,7 @@ TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("Kitchen lights off, please.", _one("set_lights", room="kitchen", on=False)),
     ("Turn on the bedroom lights.", _one("set_lights", room="bedroom", on=True)),
     ("Turn off the living room lights.", _one("set_lights", room="living room", on=False)),
-    # a second batch, written to broaden the set (same tools, more ways of asking)
-    ("What do 18 and 46 come to?", _calc("add", 18, 46)),
-    ("Split 120 four ways.", _calc("div", 120, 4)),
-    ("What's 9 lots of 7?", _calc("mul", 9, 7)),
-    ("Double 37 for me.", ("calculator", [*_calc("mul", 37, 2)[1], {"op": "add", "a": 37, "b": 37}])),
-    ("If I have 50 and spend 18, what's left?", _calc("sub", 50, 18)),
-    ("I feel like listening to some Nina Simone.", _one("play_music", query="Nina Simone")),
-    ("Could you throw on a bit of blues?", ("play_music", [{"query": "blues"}, {"query": "blues music"},
-                                                           {"query": "a bit of blues"}])),
-    ("Let's have some eighties pop.", ("play_music", [{"query": "eighties pop"}, {"query": "80s pop"},
-                                                      {"query": "eighties pop music"}, {"query": "80s pop music"}])),
-    ("Queue up Hotel California.", _one("play_music", query="Hotel California")),
-    ("Got any Bob Marley?", _one("play_music", query="Bob Marley")),
-    ("That's enough of that song, shut it off.", _one("stop_music")),
-    ("Can you kill the music?", _one("stop_music")),
-    ("Cut the tunes, I'm on the phone.", _one("stop_music")),
-    ("I don't want any more music.", _one("stop_music")),
-    ("Bump the sound up to 65.", _one("set_volume", level=65)),
-    ("Bring the sound down to 15.", _one("set_volume", level=15)),
-    ("Can you make the speaker 45?", _one("set_volume", level=45)),
-    ("Volume all the way to 100, I can't hear a thing.", _one("set_volume", level=100)),
-    ("Quieter please, put it at 35.", _one("set_volume", level=35)),
-    ("Let me know when 25 minutes are up.", _one("set_timer", minutes=25)),
-    ("I need a countdown of 8 minutes.", _one("set_timer", minutes=8)),
-    ("Give me 40 minutes on the clock.", _one("set_timer", minutes=40)),
-    ("Time my eggs, 6 minutes.", _one("set_timer", minutes=6)),
-    ("Ping me in half an hour.", _one("set_timer", minutes=30)),
-    ("Do I need an umbrella in Seattle?", _one("get_weather", city="Seattle")),
-    ("Is it going to snow in Oslo?", _one("get_weather", city="Oslo")),
-    ("How's it looking outside in Chicago?", _one("get_weather", city="Chicago")),
-    ("Is it warm enough for shorts in Barcelona?", _one("get_weather", city="Barcelona")),
-    ("What's the forecast like for Toronto this weekend?", _one("get_weather", city="Toronto")),
-    ("Light up the dining room.", ("set_lights", [{"room": "dining room", "on": True},
-                                                  {"room": "dining", "on": True}])),
-    ("It's too dark in the study, put the lights on.", _one("set_lights", room="study", on=True)),
-    ("Shut off the porch lights.", _one("set_lights", room="porch", on=False)),
-    ("Can I get some light in the basement?", _one("set_lights", room="basement", on=True)),
-    ("I'm going to bed, turn off the lounge lights.", _one("set_lights", room="lounge", on=False)),
-    # a third batch, written before a run of it (28/32 then: a word problem answered in words, "Put on Adele" as
-    # lights, a jacket's weather answered in words, "Turn that song off" as lights; one request more, the same as
-    # one of the held-out split, is left out: the two sets share no request written since)
-    ("How much is 144 divided by 12?", _calc("div", 144, 12)),
-    ("Take 17 away from 60.", _calc("sub", 60, 17)),
-    ("What's the sum of 250 and 750?", _calc("add", 250, 750)),
-    ("Work out 48 divided by 6, please.", _calc("div", 48, 6)),
-    ("What is seven times seven?", _calc("mul", 7, 7)),
-    ("I bought 3 tickets at 25 dollars each. What's the total?", _calc("mul", 3, 25)),
-    ("What's 1000 minus 1?", _calc("sub", 1000, 1)),
-    ("Play Hey Jude.", _one("play_music", query="Hey Jude")),
-    ("I'm in the mood for some hip hop.", ("play_music", [{"query": "hip hop"}, {"query": "some hip hop"},
-                                                          {"query": "hip hop music"}])),
-    ("Put on Adele.", _one("play_music", query="Adele")),
-    ("Play me something from Coldplay.", _one("play_music", query="Coldplay")),
-    ("Can I hear some country music?", ("play_music", [{"query": "country"}, {"query": "country music"}])),
-    ("Pause the music.", _one("stop_music")),
-    ("No more songs, please.", _one("stop_music")),
-    ("Turn that song off.", _one("stop_music")),
-    ("Set the volume to seventy.", _one("set_volume", level=70)),
-    ("Volume down to 5.", _one("set_volume", level=5)),
-    ("Raise the volume to 60.", _one("set_volume", level=60)),
-    ("Put the volume at 55.", _one("set_volume", level=55)),
-    ("Set a 2 minute timer.", _one("set_timer", minutes=2)),
-    ("Countdown from 12 minutes.", _one("set_timer", minutes=12)),
-    ("Tell me when 90 minutes have passed.", _one("set_timer", minutes=90)),
-    ("Weather in Paris tomorrow?", _one("get_weather", city="Paris")),
-    ("What's it like outside in Dublin right now?", _one("get_weather", city="Dublin")),
-    ("Should I bring a jacket in San Francisco?", _one("get_weather", city="San Francisco")),
-    ("Forecast for Mumbai, please.", _one("get_weather", city="Mumbai")),
-    ("Is it windy in Wellington?", _one("get_weather", city="Wellington")),
-    ("Kill the lights in the kitchen.", _one("set_lights", room="kitchen", on=False)),
-    ("Turn the den lights on, please.", _one("set_lights", room="den", on=True)),
-    ("Lights on in the nursery.", _one("set_lights", room="nursery", on=True)),
-    ("Could you switch the hallway lights off?", _one("set_lights", room="hallway", on=False)),
-    ("Brighten up the living room.", _one("set_lights", room="living room", on=True)),
-    # a fourth batch, written after the rules the third one led to, before a run of it (28/32 with the code before
-    # them and after: a word problem as a sum, "I'd love to hear some opera" answered in words, "relaxing" of
-    # "relaxing piano music", sunglasses' weather answered in words)
-    ("What's twenty plus thirty-five?", _calc("add", 20, 35)),
-    ("Could you divide 90 by 3 for me?", _calc("div", 90, 3)),
-    ("I have 200 dollars and spend 45, how much is left?", _calc("sub", 200, 45)),
-    ("What's half of 86?", _calc("div", 86, 2)),
-    ("Multiply 14 and 3, please.", _calc("mul", 14, 3)),
-    ("If a pizza costs 12 and I buy 4, how much do I pay?", _calc("mul", 12, 4)),
-    ("Play the Rolling Stones.", ("play_music", [{"query": "the Rolling Stones"}, {"query": "Rolling Stones"}])),
-    ("Put some Mozart on.", _one("play_music", query="Mozart")),
-    ("Can you play Shape of You by Ed Sheeran?", ("play_music", [{"query": "Shape of You"},
-                                                                 {"query": "Shape of You by Ed Sheeran"}])),
-    ("I'd love to hear some opera.", _one("play_music", query="opera")),
-    ("Start some relaxing piano music.", ("play_music", [{"query": "relaxing piano music"},
-                                                         {"query": "relaxing piano"}, {"query": "piano"}])),
-    ("Stop the song, please.", _one("stop_music")),
-    ("Could you turn the music off now?", _one("stop_music")),
-    ("Silence, please, stop the music.", _one("stop_music")),
-    ("Set volume to 40 percent.", _one("set_volume", level=40)),
-    ("Make the volume 75.", _one("set_volume", level=75)),
-    ("Turn it down to 10.", _one("set_volume", level=10)),
-    ("Volume at max, 100.", _one("set_volume", level=100)),
-    ("Set a timer for ten minutes.", _one("set_timer", minutes=10)),
-    ("Start a fifteen minute countdown.", _one("set_timer", minutes=15)),
-    ("Set a timer for 2 hours.", _one("set_timer", minutes=120)),
-    ("Timer for 45 seconds.", _one("set_timer", minutes=0.75)),
-    ("Remind me in 5 minutes.", _one("set_timer", minutes=5)),
-    ("What's the weather going to be like in Berlin?", _one("get_weather", city="Berlin")),
-    ("Is it raining in London right now?", _one("get_weather", city="London")),
-    ("Check the weather for Los Angeles.", _one("get_weather", city="Los Angeles")),
-    ("How cold is it in Helsinki today?", _one("get_weather", city="Helsinki")),
-    ("Will I need sunglasses in Athens?", _one("get_weather", city="Athens")),
-    ("Turn the bathroom light on.", _one("set_lights", room="bathroom", on=True)),
-    ("Switch the kitchen lights off.", _one("set_lights", room="kitchen", on=False)),
-    ("Lights off in the office please.", _one("set_lights", room="office", on=False)),
-    ("Turn on the porch light.", _one("set_lights", room="porch", on=True)),
-    # a fifth batch, written after those rules, before a run of it (29/31: "gave away 25" answered in words,
-    # "playlist" of "my workout playlist")
-    ("What do you get if you multiply 8 by 12?", _calc("mul", 8, 12)),
-    ("Add up 33 and 67 for me.", _calc("add", 33, 67)),
-    ("How much is 500 divided into 5 parts?", _calc("div", 500, 5)),
-    ("What's 99 take away 45?", _calc("sub", 99, 45)),
-    ("Can you tell me what 17 times 3 is?", _calc("mul", 17, 3)),
-    ("I had 80 euros and gave away 25. How much do I have?", _calc("sub", 80, 25)),
-    ("Play some Beethoven, please.", _one("play_music", query="Beethoven")),
-    ("Could you put on some lo-fi?", _one("play_music", query="lo-fi")),
-    ("Play my workout playlist.", ("play_music", [{"query": "workout playlist"}, {"query": "my workout playlist"},
-                                                  {"query": "workout"}])),
-    ("Shuffle some Queen songs.", ("play_music", [{"query": "Queen"}, {"query": "Queen songs"}])),
-    ("I want to listen to Frank Sinatra.", _one("play_music", query="Frank Sinatra")),
-    ("Turn off the music, please.", _one("stop_music")),
-    ("Stop playing that.", _one("stop_music")),
-    ("End the music.", _one("stop_music")),
-    ("Put the volume on 30.", _one("set_volume", level=30)),
-    ("Reduce the volume to 12.", _one("set_volume", level=12)),
-    ("Increase volume to 85.", _one("set_volume", level=85)),
-    ("Can you set the sound level to 60?", _one("set_volume", level=60)),
-    ("Set the timer to 7 minutes.", _one("set_timer", minutes=7)),
-    ("I need a 25 minute timer for my pizza.", _one("set_timer", minutes=25)),
-    ("Start a timer for three minutes, please.", _one("set_timer", minutes=3)),
-    ("Count down 1 minute.", _one("set_timer", minutes=1)),
-    ("What's the weather forecast in Denver tomorrow?", _one("get_weather", city="Denver")),
-    ("Tell me if it will snow in Montreal.", _one("get_weather", city="Montreal")),
-    ("How warm is it in Lisbon right now?", _one("get_weather", city="Lisbon")),
-    ("Give me the weather for Nairobi.", _one("get_weather", city="Nairobi")),
-    ("Is it humid in Singapore today?", _one("get_weather", city="Singapore")),
-    ("Turn on the light in the garage.", _one("set_lights", room="garage", on=True)),
-    ("Switch the bedroom lamp off.", _one("set_lights", room="bedroom", on=False)),
-    ("Could you put the hallway lights on?", _one("set_lights", room="hallway", on=True)),
-    ("Lights on in the dining room, please.", _one("set_lights", room="dining room", on=True)),
+    *LATER_TOOL_REQUESTS,
 ]
 
 ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
@@ -268,34 +89,7 @@ ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("把音量调到百分之三十。", _one("set_volume", level=30)),
     ("打开厨房的灯。", _one("set_lights", room="厨房", on=True)),
     ("停止播放音乐。", _one("stop_music")),
-    # a second batch
-    ("上海明天会下雨吗？", _one("get_weather", city="上海")),
-    ("把卧室的灯关掉。", _one("set_lights", room="卧室", on=False)),
-    ("三十五加上四十七是多少？", _calc("add", 35, 47)),
-    ("来点周杰伦的歌。", ("play_music", [{"query": "周杰伦"}, {"query": "周杰伦的歌"}])),
-    # a third batch, written before a run of it (6/7 then: 东京天气如何？ answered with weather of the model's own)
-    ("播放周杰伦的稻香。", ("play_music", [{"query": "稻香"}, {"query": "周杰伦的稻香"}, {"query": "周杰伦 稻香"}])),
-    ("把音量调低到二十。", _one("set_volume", level=20)),
-    ("东京天气如何？", _one("get_weather", city="东京")),
-    ("关掉客厅的灯。", _one("set_lights", room="客厅", on=False)),
-    ("设一个十分钟的计时器。", _one("set_timer", minutes=10)),
-    ("二十乘以三是多少？", _calc("mul", 20, 3)),
-    ("停止音乐。", _one("stop_music")),
-    # a fourth batch, as the English one (5/6 with the code before the third batch's rules, 6/6 after:
-    # 伦敦的天气怎么样？ answered with weather of the model's own before)
-    ("播放一些古典音乐。", ("play_music", [{"query": "古典音乐"}, {"query": "古典"}])),
-    ("伦敦的天气怎么样？", _one("get_weather", city="伦敦")),
-    ("把音量调到五十。", _one("set_volume", level=50)),
-    ("设一个二十分钟的计时器。", _one("set_timer", minutes=20)),
-    ("打开卧室的灯。", _one("set_lights", room="卧室", on=True)),
-    ("五十减去十八是多少？", _calc("sub", 50, 18)),
-    # a fifth batch, as the English one (6/6)
-    ("请播放贝多芬的音乐。", ("play_music", [{"query": "贝多芬"}, {"query": "贝多芬的音乐"}])),
-    ("纽约今天天气怎么样？", _one("get_weather", city="纽约")),
-    ("音量调到八十。", _one("set_volume", level=80)),
-    ("三分钟后提醒我，设个计时器。", _one("set_timer", minutes=3)),
-    ("关掉厨房的灯。", _one("set_lights", room="厨房", on=False)),
-    ("一百二十除以六等于多少？", _calc("div", 120, 6)),
+    *LATER_ZH_TOOL_REQUESTS,
 ]
 
 ZH_PLAIN_REQUESTS: list[str] = ["你好，你今天怎么样？", "给我讲个笑话。", "谢谢你！", "中国的首都是哪里？"]
@@ -325,42 +119,7 @@ PLAIN_REQUESTS: list[str] = [
     "Give me a tip for sleeping better.",
     "What is your favourite colour?",
     "Explain what a noun is.",
-    # a second batch: several share words with the tools (song, weather, light, loud, play music) but need none
-    "Who sang Bohemian Rhapsody?",
-    "What's the difference between weather and climate?",
-    "What does a light year measure?",
-    "What's the loudest animal in the world?",
-    "Why does thunder come after lightning?",
-    "Is it rude to play music out loud on a train?",
-    "What instrument did Mozart play?",
-    "How long should I rest between workouts?",
-    # a third batch (0/6 false calls then; three more, the same as held-out ones, left out)
-    "What's your favourite song?",
-    "How does an egg timer work?",
-    "Why is the sky blue?",
-    "What causes rain?",
-    "Can you sing?",
-    "Tell me about the history of jazz.",
-    # a fourth batch (0/8 false calls before and after; one more, the same as a held-out one, left out)
-    "What's the best way to learn guitar?",
-    "Tell me a story about a dragon.",
-    "What is the tallest mountain?",
-    "Who is the president of France?",
-    "Recommend a good movie.",
-    "What's a good name for a cat?",
-    "How do airplanes fly?",
-    "Do you know any good songs?",
-    # a fifth batch (0/10 false calls)
-    "How far is the moon?",
-    "What's the capital of Australia?",
-    "Can you tell me a riddle?",
-    "What rhymes with orange?",
-    "Who was the first person on the moon?",
-    "Why do leaves change color?",
-    "What's a healthy breakfast?",
-    "Are you a robot?",
-    "What is the speed of sound?",
-    "Do you prefer cats or dogs?",
+    *LATER_PLAIN_REQUESTS,
 ]
 
 

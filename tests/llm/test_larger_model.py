@@ -7,6 +7,7 @@ the right tool and values. Its quality in numbers is ``benchmarks/bench_local_to
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -16,8 +17,9 @@ from typer.testing import CliRunner, Result
 
 from tests.requirements import require_catalog_model
 from voxcall import cli
-from voxcall.llm import create_backend
+from voxcall.llm import LLMRequest, Message, ToolCall, create_backend
 from voxcall.llm.local import LocalBackend
+from voxcall.tools import Tool
 from voxcall.tools.codecalls.formats import detect_format
 
 MODEL = "qwen2.5-coder-0.5b"
@@ -92,3 +94,32 @@ def test_chinese_requests_call_the_right_tool(tmp_path: Path, request_text: str,
     assert result.exit_code == 0, result.output
     ran = [json.loads(line) for line in (tmp_path / "ran.jsonl").read_text(encoding="utf-8").splitlines()]
     assert ran[:1] == [call]
+
+
+HOME_TOOLS = [
+    Tool("play_music", "Play music: a song, an artist or a genre.",
+         {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
+    Tool("set_lights", "Turn the lights in a room on or off.",
+         {"type": "object", "properties": {"room": {"type": "string"}, "on": {"type": "boolean"}},
+          "required": ["room", "on"]}),
+]
+
+
+@pytest.mark.usefixtures("larger_model")
+@pytest.mark.parametrize(("request_text", "call"), [
+    ("What does a light year measure?", None),  # a tool's word in another sense (a call 0.00013, the 7 tools)
+    ("Can you explain what a light bulb does?", None),
+    ("Can I hear some country music?", ("play_music", {"query": "country"})),  # the least sure right call: 0.038
+    ("Switch the lounge lights on.", ("set_lights", {"room": "lounge", "on": True})),  # it wrote on=False
+])
+async def test_an_evident_request_is_a_call_unless_the_model_gives_one_all_but_no_chance(
+        request_text: str, call: tuple[str, dict[str, object]] | None) -> None:
+    backend = create_backend("llamacpp", model=MODEL)
+    request = LLMRequest(items=[Message("user", request_text)], tools=HOME_TOOLS, voice=True, max_output_tokens=24)
+    try:
+        async with asyncio.timeout(120):  # a cold tools prompt on a busy 2-core machine: seconds, not minutes
+            events = [event async for event in backend.stream(request)]
+    finally:
+        await backend.aclose()
+    calls = [(event.name, event.arguments) for event in events if isinstance(event, ToolCall)]
+    assert calls == ([call] if call else []), calls

@@ -8,7 +8,7 @@ import pytest
 
 from voxcall.llm.local.grammar import gbnf_literal
 from voxcall.tools import Tool
-from voxcall.tools.forms import form_rule, forms_of, padded
+from voxcall.tools.forms import form_rule, forms_of, padded, shaped_spans
 from voxcall.tools.validation import ArgumentError, validate_arguments
 
 
@@ -41,6 +41,26 @@ def test_the_rule_takes_one_or_two_digits_a_field_and_the_dialects_quotes() -> N
     json_rule = form_rule(described('Start time in "HH:mm" (24 hours).'), '""', gbnf_literal)
     assert json_rule == '"\\"" (([0-9] [0-9]? ":" [0-9] [0-9]?)) "\\""'
     assert form_rule(described("The mode."), "''", gbnf_literal) is None
+
+
+@pytest.mark.parametrize(("sample", "text", "spans"), [
+    ("in the format of 'Latitude, Longitude', such as '36.2522, -105.3437'",  # the 0.5B model wrote 'text'
+     "a customer located at 34.0522, -118.2437? Let's use a base price of $100", ["34.0522, -118.2437"]),
+    ("The host, e.g. '192.168.1.1'", "Add the server at 10.0.0.15.", ["10.0.0.15"]),
+    ("A time like '18:30'", "at 6:30 pm, or else at 19:45", ["19:45"]),  # 6:30 is no 24-hour time: the model's
+    ("The date, for example '2023-04-15'", "on 2023-10-01 or 2023-1-2, or on 2023-10-01", ["2023-10-01"]),
+    ("The version, such as '1.2.0'", "upgrade to version 1.10.3 please", ["1.10.3"]),
+])
+def test_a_span_shaped_as_a_quoted_sample_is_found(sample: str, text: str, spans: list[str]) -> None:
+    assert shaped_spans(described(sample), text) == spans
+
+
+def test_no_shape_without_a_numeric_sample() -> None:
+    for text in ("The date, in the format 'YYYY-MM-DD'.", "A city, such as 'Paris'.", "A number, '42'.",
+                 "The room, 'B12-3'."):  # letters, or a single number, show no shape
+        assert shaped_spans(described(text), "on 2023-10-01 in Paris, room B12-3, number 42") == [], text
+    assert shaped_spans({"type": "string", "description": "'1.2.0'", "enum": ["1.2.0"]}, "1.2.0") == []
+    assert shaped_spans({"type": "integer", "description": "'1.2.0'"}, "1.2.0") == []
 
 
 def test_a_value_in_the_form_gets_its_width() -> None:

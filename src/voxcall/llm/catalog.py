@@ -77,7 +77,7 @@ class CatalogModel:
     size_mb: int
     weighs_calls: bool = True
     """Whether its probability of opening a call is worth a higher threshold on words that share none with any tool
-    (:data:`~voxcall.llm.local.plan.UNRELATED_CALL_THRESHOLD`), and heeded where it is none at all on a request the
+    (:data:`~voxcall.llm.local.plan.UNRELATED_CALL_THRESHOLD`), and heeded where it is all but none on a request the
     words make evident (:data:`~voxcall.llm.local.plan.EVIDENT_CALL_FLOOR`): Qwen2.5-Coder-0.5B's irrelevance false
     calls on ``bench_bfcl.py``'s development slice fell from 21/30 to 8/30 with no right call lost; SmolLM2-135M's do
     not part its right calls from its false ones there (0.55 and 0.72 for two weather questions, 0.60 for "Who

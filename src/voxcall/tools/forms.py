@@ -11,6 +11,11 @@ arguments of every tool path are given the form's width (:func:`padded`, a lossl
 A form is made of the usual placeholders (``YYYY``, ``MM``, ``DD``, ``HH``, ``mm``, ``ss``, either case; ``MM``
 after an hour is minutes) between separators (``-``, ``/``, ``:``, ``.``, a comma, a space, ``T``, ``Z``, " to "),
 quoted in the description; a quoted text with anything else (``'DD MMM'``, a month's name) prescribes no form here.
+
+A quoted sample made of numbers alone (``'36.2522, -105.3437'``, ``'192.168.1.1'``, ``'18:30'``) shows a value's
+*shape*: a span of the user's words of that shape is the value (:func:`shaped_spans`). The 0.5B model, told "in the
+format of 'Latitude, Longitude', such as '36.2522, -105.3437'" and given "located at 34.0522, -118.2437", wrote
+``geolocation='text'``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ _QUOTED = re.compile(r"'([^'\n]{2,40})'|\"([^\"\n]{2,40})\"")
 _PIECE = re.compile(r"(YYYY|yyyy|YY|yy|MM|DD|dd|HH|hh|mm|SS|ss)|( to | - |[-/:., TZ])")
 """A placeholder of a date or a time, or what may separate two of them."""
 
+_SAMPLE = re.compile(r"[-+\d.,:/ ]+")
+"""A sample of a value's shape: numbers, signs and separators alone."""
+
 Form = tuple[str | int, ...]
 """A form's pieces: a separator's text, or a field's width in digits (4: a year; 2: the rest)."""
 
@@ -32,13 +40,7 @@ Form = tuple[str | int, ...]
 def forms_of(schema: Any) -> list[Form]:
     """The date or time forms the description of string ``schema`` quotes, in order, each once (none for a choice
     of values, ``enum`` or ``const``: those are the values)."""
-    if not isinstance(schema, Mapping) or schema.get("type") != "string" or {"enum", "const"} & schema.keys():
-        return []
-    description = schema.get("description")
-    if not isinstance(description, str):
-        return []
-    found = [form for match in _QUOTED.finditer(description) if (form := _form(match.group(1) or match.group(2)))]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(form for text in _quoted(schema) if (form := _form(text))))
 
 
 def form_rule(schema: Any, empty: str, literal: Callable[[str], str]) -> str | None:
@@ -54,6 +56,45 @@ def form_rule(schema: Any, empty: str, literal: Callable[[str], str]) -> str | N
               for form in forms]
     inside = " | ".join(f"({shape})" for shape in shapes)
     return f"{literal(empty[:half])} ({inside}) {literal(empty[half:])}"
+
+
+def shaped_spans(schema: Any, text: str) -> list[str]:
+    """The spans of ``text`` shaped as a sample the description of string ``schema`` quotes (see the module's
+    docstring), in the order said, each once: a field's digits as many as the sample's, but for a field before a
+    point (one to three) or after one (any); a sign where the sample may have one. Empty for a sample with letters
+    or fewer than two numbers, and for a choice of values."""
+    shapes = dict.fromkeys(shape for sample in _quoted(schema) if (shape := _shape(sample)))
+    return list(dict.fromkeys(match.group() for shape in shapes for match in shape.finditer(text)))
+
+
+def _quoted(schema: Any) -> list[str]:
+    """The texts the description of string ``schema`` quotes, in order (none for a choice of values, ``enum`` or
+    ``const``: those are the values)."""
+    if not isinstance(schema, Mapping) or schema.get("type") != "string" or {"enum", "const"} & schema.keys():
+        return []
+    description = schema.get("description")
+    if not isinstance(description, str):
+        return []
+    return [match.group(1) or match.group(2) for match in _QUOTED.finditer(description)]
+
+
+def _shape(sample: str) -> re.Pattern[str] | None:
+    """The pattern of the values shaped as ``sample`` (:func:`shaped_spans`), or None when it shows no shape."""
+    if _SAMPLE.fullmatch(sample) is None or len(re.findall(r"\d+", sample)) < 2:
+        return None
+    pattern = []
+    for match in re.finditer(r"\d+|\s+|.", sample):
+        piece, at, end = match.group(), match.start(), match.end()
+        if piece.isdigit():
+            after_point, before_point = sample[at - 1:at] == ".", sample[end:end + 1] == "."
+            pattern.append(r"\d+" if after_point else r"\d{1,3}" if before_point else rf"\d{{{len(piece)}}}")
+        elif piece.isspace():
+            pattern.append(r"\s*")
+        elif piece in "-+" and sample[end:end + 1].isdigit() and (at == 0 or sample[at - 1] in " ,;(["):
+            pattern.append("[-+]?")
+        else:
+            pattern.append(re.escape(piece))
+    return re.compile(r"(?<![\w.])" + "".join(pattern) + r"(?![\w]|\.\d)")
 
 
 def padded(value: str, schema: Any) -> str:

@@ -51,7 +51,7 @@ def test_related_words_take_the_settings_threshold(vocabulary: Vocabulary) -> No
 
 def test_a_request_naming_the_tool_with_its_values_is_a_call(vocabulary: Vocabulary) -> None:
     assert threshold(vocabulary, "What's the weather in Oslo?") == EVIDENT_CALL_THRESHOLD
-    # unless a model whose probabilities weigh gives a call no chance at all ("What instrument did Mozart play?")
+    # unless a model whose probabilities weigh gives a call all but no chance ("What instrument did Mozart play?")
     assert threshold(vocabulary, "What's the weather in Mordor?", evident_threshold=EVIDENT_CALL_FLOOR) > 0
     # but a place named for the tool's place is asked about whatever the model's first token: a call
     for said in ("东京天气如何？", "What's the weather in Oslo?"):
@@ -177,7 +177,8 @@ def test_the_question_is_said_where_the_reply_would_open_a_call_and_words_are_fr
 
 def test_the_answer_to_the_question_completes_the_call_it_asked_about(vocabulary: Vocabulary) -> None:
     """"Paris." names no tool; after "What's the weather?" and the question for its city it is the call's value."""
-    planner = Planner(vocabulary, 2048, ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD))
+    planner = Planner(vocabulary, 2048, ReplyOptions(unrelated_threshold=UNRELATED_CALL_THRESHOLD,
+                                                     evident_threshold=EVIDENT_CALL_FLOOR))
 
     def planned(*turns: str) -> Plan:
         items = [Message("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(turns)]
@@ -185,6 +186,9 @@ def test_the_answer_to_the_question_completes_the_call_it_asked_about(vocabulary
 
     answered = planned("What's the weather?", "One moment. Could you tell me the city?", "Paris.")
     assert answered.call_threshold == EVIDENT_CALL_THRESHOLD and answered.said == "What's the weather? Paris."
+    # the value was asked for: a call whatever the model's doubt, where the same words asked at once need the floor
+    assert planned("What's the weather?", "Could you tell me the city?", "Mordor.").call_threshold == 0
+    assert planned("What's the weather in Mordor?").call_threshold == EVIDENT_CALL_FLOOR
     assert [tool.name for tool in answered.tools] == ["get_weather"] and answered.question == ""
     unasked = planned("What's the weather?", "It is sunny everywhere.", "Paris.")  # no question was asked
     assert unasked.said == "Paris." and unasked.lift is not None and unasked.lift.floor == UNRELATED_CALL_THRESHOLD

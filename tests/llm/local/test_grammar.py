@@ -137,8 +137,40 @@ def test_an_optional_number_or_flag_the_words_do_not_give_is_left_out(checker: G
     assert checker.accepts(unset, "aircon(mode='dry')</code>")  # said, but negated: the model's to pass or not
     assert checker.accepts(unset, "aircon(mode='dry', power_save=False)</code>")
     lights = tool("lights", {"room": {"type": "string"}, "lights_on": {"type": "boolean"}}, ["room", "lights_on"])
-    required = calls_grammar([lights], said="Turn the lights off in the kitchen")  # a required flag: the model's
+    required = calls_grammar([lights], said="Turn the lights off in the kitchen")  # a switch said: its value
     assert checker.accepts(required, "lights(room='kitchen', lights_on=False)</code>")
+    assert not checker.accepts(required, "lights(room='kitchen', lights_on=True)</code>")
+
+
+@pytest.mark.parametrize(("said", "written", "refused"), [
+    ("Switch the lounge lights on.", "True", "False"),  # the 0.5B thinker wrote on=False
+    ("Lights off in the bathroom.", "False", "True"),
+    ("把书房的灯打开。", "True", "False"),
+    ("关掉客厅的灯。", "False", "True"),
+])
+def test_a_flag_that_switches_is_what_the_words_say(checker: GrammarChecker, said: str, written: str,
+                                                    refused: str) -> None:
+    lights = tool("set_lights", {"room": {"type": "string"}, "on": {"type": "boolean"}}, ["room", "on"])
+    grammar = calls_grammar([lights], said=said)
+    room = {"Switch the lounge lights on.": "lounge", "Lights off in the bathroom.": "bathroom",
+            "把书房的灯打开。": "书房", "关掉客厅的灯。": "客厅"}[said]
+    assert checker.accepts(grammar, f"set_lights(room='{room}', on={written})</code>")
+    assert not checker.accepts(grammar, f"set_lights(room='{room}', on={refused})</code>")
+
+
+def test_a_flag_the_words_switch_both_ways_or_that_switches_nothing_is_the_models(checker: GrammarChecker) -> None:
+    lights = tool("set_lights", {"room": {"type": "string"}, "on": {"type": "boolean"}}, ["room", "on"])
+    both = calls_grammar([lights], said="Turn off the lights on the porch")
+    assert checker.accepts(both, "set_lights(room='porch', on=False)</code>")
+    assert checker.accepts(both, "set_lights(room='porch', on=True)</code>")
+    other = tool("mail", {"to": {"type": "string"}, "urgent": {"type": "boolean"}}, ["to", "urgent"])
+    grammar = calls_grammar([other], said="Send it off to Ann")  # "off" switches no flag named otherwise
+    assert checker.accepts(grammar, "mail(to='Ann', urgent=True)</code>")
+    assert checker.accepts(grammar, "mail(to='Ann', urgent=False)</code>")
+    held = tool("orders", {"include_on_hold": {"type": "boolean"}}, ["include_on_hold"])  # "on" not at its end
+    listed = calls_grammar([held], said="List the orders on my account")
+    assert checker.accepts(listed, "orders(include_on_hold=True)</code>")
+    assert checker.accepts(listed, "orders(include_on_hold=False)</code>")
 
 
 def test_numbers_are_used_as_often_as_said(checker: GrammarChecker) -> None:
@@ -308,6 +340,17 @@ def test_a_span_with_an_apostrophe_may_be_written_in_either_quotes(checker: Gram
     assert not checker.accepts(grammar, "get_weather(city='Son's town')</code>")  # not Python
     calls = parse_code_calls("<code>get_weather(city='Son\\'s town')</code>", [WEATHER]).calls
     assert calls[0].arguments == {"city": "Son's town"}
+
+
+def test_a_string_shaped_as_its_sample_is_a_span_of_that_shape(checker: GrammarChecker) -> None:
+    pricing = tool("price", {"geolocation": {"type": "string", "description": "In the format of 'Latitude, "
+                                             "Longitude', such as '36.2522, -105.3437'."}}, ["geolocation"])
+    grammar = calls_grammar([pricing], "a customer located at 34.0522, -118.2437, with a base price of 100")
+    assert checker.accepts(grammar, "price(geolocation='34.0522, -118.2437')</code>")
+    assert not checker.accepts(grammar, "price(geolocation='text')</code>")  # what the 0.5B model wrote
+    assert not checker.accepts(grammar, "price(geolocation='34.0522')</code>")
+    unsaid = calls_grammar([pricing], "a customer in Los Angeles")  # no such span: the model writes it
+    assert checker.accepts(unsaid, "price(geolocation='34.05, -118.24')</code>")
 
 
 def test_a_string_whose_description_prescribes_a_form_is_written_not_copied(checker: GrammarChecker) -> None:

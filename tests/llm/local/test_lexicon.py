@@ -129,9 +129,17 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("hinted", "en", "Do I need an umbrella in Seattle?", ["weather"]),
     ("hinted", "en", "Should I bring a jacket in San Francisco?", ["weather"]),  # what one takes for it
     ("hinted", "en", "Where can I buy a jacket?", []),  # not what one buys
+    ("hinted", "en", "Will I need sunglasses in Athens?", ["weather"]),
     ("glosses", "en", "I bought 3 tickets at 25 dollars each. What's the total?", ["mul"]),  # so much each
     ("glosses", "en", "Put on Adele.", ["play"]),  # what one puts on is played
     ("glosses", "en", "Put the lights on.", []),  # "put on" said together only
+    ("glosses", "en", "Can we listen to Thriller?", ["play"]),  # so is what one listens to
+    ("glosses", "en", "I'd love to hear some opera.", ["play"]),  # or would love to hear
+    ("glosses", "en", "Good to hear from you!", []),  # but not all one hears
+    ("glosses", "en", "Is it foggy in San Francisco?", ["weather"]),
+    ("glosses", "en", "My score was 78 and I lost 13 points.", ["sub"]),
+    ("glosses", "en", "I had 80 euros and gave away 25.", ["sub"]),  # what is given away is taken away
+    ("glosses", "en", "I owe 300 and paid back 120.", ["sub"]),
     ("hinted", "en", "Will it rain in Berlin?", []),  # a gloss, no hint
     ("hinted", "zh", "北京冷不冷？", ["weather"]),
     ("names one", "en", "Is it cold in Moscow?", True),
@@ -141,9 +149,14 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "zh", "北京的天气怎么样？", ["weather", "forecast"]),
     ("glosses", "zh", "把音量调到百分之三十", ["volume"]),
     ("glosses", "en", "Sort them in descending order", ["desc"]),  # the choice a schema spells "DESC"
+    ("glosses", "en", "the numbers [1, 54, 3] arranged from the smallest to the largest", ["sort"]),
     ("glosses", "zh", "温度用华氏显示", ["temperature", "fahrenheit"]),
     ("said numbers", "en", "what is 8 times 8", [8, 8]),  # each as often as said
     ("said numbers", "zh", "八乘以八", [8, 8]),
+    ("said numbers", "en", "A dozen eggs times 5", [12, 5]),  # a dozen is twelve
+    ("said numbers", "en", "two dozen roses", [24]),
+    ("glosses", "en", "Is there a storm coming to Miami?", ["weather"]),
+    ("glosses", "en", "I had 40 cookies and ate 7. How many are left?", ["sub"]),  # what is left
     ("small talk", "en", "Thank you very much!", True),
     ("small talk", "en", "How are you today?", True),
     ("small talk", "en", "Hello, what's the weather in Paris?", False),  # no request hides in it

@@ -45,10 +45,11 @@ from typing import Any
 
 from voxcall.llm.local.labels import NO_LABELS
 from voxcall.llm.local.said import Said, copied_string
+from voxcall.llm.local.switches import switched
 from voxcall.tools.codecalls.formats import GEMMA_ESCAPE, ToolFormat
 from voxcall.tools.codecalls.prompt import python_literal
 from voxcall.tools.codecalls.stream import CLOSE_TAG, OPEN_TAG
-from voxcall.tools.forms import form_rule
+from voxcall.tools.forms import form_rule, shaped_spans
 from voxcall.tools.schema import Tool
 from voxcall.tools.signature import resolve_pointer
 
@@ -303,13 +304,16 @@ class _Builder:
         applies its own default; the 0.5B model wrote ``unit='celsius'`` for "the temperature in Boston", which the
         tool's default says no better and a checker that wants the argument left or 'fahrenheit' counts wrong), as
         is an optional number, flag or colour the words give no value (:meth:`Said.gives`). An optional flag the
-        words set is ``True`` (:meth:`Said.sets`; its caller makes it required; a required one, "turn the lights
-        off" beside ``lights_on``, is the model's to write); a colour or a size said
+        words set is ``True`` (:meth:`Said.sets`; its caller makes it required); a flag that switches something on
+        is what the words say, "on" or "off" ("turn the lights off" beside ``lights_on``: :func:`switched`), else
+        the model's to write; a colour or a size said
         (:meth:`Said.of_kind`) is one of those, or a list of them (a colour made required: :meth:`Said.passes`);
         anything else a value of its schema, a number one said for it (:meth:`Said.numbers_for`)."""
         said = said_choices.get(prop, [])
         if len(said) == 1:
             return self._literals(said, f"{hint}-said")
+        if (switch := switched(self.said.text, prop, schema)) is not None:
+            return self._literals([switch], f"{hint}-switch")
         if not required and isinstance(schema, Mapping) and self.said.sets(prop, schema):
             return self._literals([True], f"{hint}-set")
         if isinstance(schema, Mapping) and (kinded := self.said.of_kind(prop, schema)):
@@ -364,6 +368,8 @@ class _Builder:
             return self._object(schema, root, hint, depth)
         if kind == "string" and (places := self.said.places(schema)):
             return self._literals(places, f"{hint}-place")  # "Boston, MA": where the place is, not a guess
+        if kind == "string" and (shaped := shaped_spans(schema, self.said.text)):
+            return self._literals(shaped, f"{hint}-shaped")  # '34.0522, -118.2437' as '36.2522, -105.3437' is
         if kind == "string" and self.write_forms and (form := form_rule(schema, self.dialect.writings("")[0],
                                                                         gbnf_literal)):
             return self.add(f"{hint}-form", form)  # 'YYYY-MM-DD': that shape, whatever the words

@@ -91,7 +91,7 @@ ENGLISH = Lexicon(
         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"))} | {
         word: 10 * n for n, word in enumerate(
             ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), start=2)},
-    multipliers={"hundred": 100},
+    multipliers={"hundred": 100, "dozen": 12},
     groups={"thousand": 1000},
     # "one" as a pronoun ("the port is the default one", "that one") says no number
     number_marks=(r"(?i:\b(?:the|this|that|which|another)\s+(?:[a-z]+\s+)?one\b(?![\s-]+(?:hundred|thousand)))",),
@@ -99,8 +99,7 @@ ENGLISH = Lexicon(
     joining=_words("and or but nor of to in on at by for with from into about as than i me my we our you your he "
                    "she it its they them is are was were be do does did can could would should please"),
     list_joiners=(",", ";", "&", "+", "and", "or", "plus"),
-    weak_joiners=(",", ";"),
-    list_endings=("and", "or"),
+    weak_joiners=(",", ";"), list_endings=("and", "or"),
     # verbs such as "get", "set" and "make" included: tool names are full of them; no value is "something"
     stop_words=_words(
         "a an the and or but if of to in on at by for with from into about as is are was were be been being do "
@@ -119,23 +118,26 @@ ENGLISH = Lexicon(
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices; not
     # "difference": "the difference between 1990 and 2000" is no 1990 minus 2000; what two sums "come to", what is
-    # left of one after what is spent of it; "total" is no sum: "3 tickets at 25 dollars each": so much "each" is a
-    # product); the weather's own words glossed with "weather" (as 下雨 and 气温 are), never words of other senses
-    # ("cold", "hot": but see ``indirect``); what one "puts on" is played ("Put on Adele", not "put the lights on");
-    # an order said in full, glossed with the short choices schemas spell it with ("descending": "DESC")
-    glosses={"times": "mul", "multiplied": "mul", "multiply": "mul", "product": "mul", "lots of": "mul",
-             "each": "mul", "plus": "add", "add": "add", "added": "add", "sum": "add", "come to": "add",
-             "comes to": "add", "minus": "sub", "subtract": "sub", "take away": "sub", "spend": "sub", "spent": "sub",
-             "divided": "div", "divide": "div", "split": "div", "descending": "desc", "ascending": "asc",
-             "put on": "play",
-             **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy",
-                              "forecast", "temperature", "humidity", "humid", "thunderstorm"), "weather")},
+    # left ("how many are left") after what is spent, given away, lost or paid back; "total" is no sum: "3 tickets at
+    # 25 dollars each": so much "each" is a product); the weather's own words glossed "weather" (as 下雨 is), never
+    # words of other senses ("cold", "hot": see ``indirect``); what one "puts on", "listens to", would "love to hear"
+    # is played ("Put on Adele", not "put the lights on"); an order said in full, glossed with schemas' short choice
+    # ("descending": DESC); numbers "arranged" from the smallest, sorted
+    glosses={**dict.fromkeys(("times", "multiplied", "multiply", "product", "lots of", "each"), "mul"),
+             **dict.fromkeys(("plus", "add", "added", "sum", "come to", "comes to"), "add"), "arrange": "sort",
+             **dict.fromkeys(("minus", "subtract", "take away", "spend", "spent", "gave away", "give away", "lost",
+                              "paid back", "are left", "is left", "left over"), "sub"), "arranged": "sort",
+             **dict.fromkeys(("divided", "divide", "split"), "div"), "descending": "desc", "ascending": "asc",
+             **dict.fromkeys(("put on", "listen to", "let's hear", "love to hear", "like to hear"), "play"),
+             **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy", "fog",
+                              "foggy", "forecast", "temperature", "humidity", "humid", "thunderstorm", "storm",
+                              "stormy", "hail", "drizzle"), "weather")},
     # how it feels outside, asked ("is it cold", "how hot": of a place, the weather; of the sun or a bath, not),
     # and what one takes for it ("an umbrella in Seattle"; "an umbrella term" is none; "bring a jacket", not "buy")
     indirect=dict.fromkeys((*(f"{asked} {feel}" for asked in ("is it", "will it be", "going to be", "how")
                               for feel in ("cold", "hot", "warm", "chilly", "freezing")),
                             *(f"{take} a {wear}" for take in ("bring", "take", "need", "wear", "pack")
-                              for wear in ("jacket", "coat", "sweater", "scarf")),
+                              for wear in ("jacket", "coat", "sweater", "scarf")), "sunglasses",
                             "like outside", "looking outside", "umbrella", "raincoat", "sunscreen"), "weather"),
     inquiries=(*(f"{asked} {verb}" for asked in ("who", "what", "where", "when", "why") for verb in (
         "is", "was", "are", "were", "does", "did")), "what's", "what’s", "who's", "who’s", "whats", "whos", "how to",
@@ -159,8 +161,7 @@ ENGLISH = Lexicon(
     unit_counts={"a": 1, "an": 1, "half a": 0.5, "half an": 0.5, "a half": 0.5, "a quarter of an": 0.25,
                  "a quarter of a": 0.25, "quarter of an": 0.25, "a quarter": 0.25, "quarter": 0.25},
     unit_abbreviations=_words("sec secs min mins hr hrs"),
-    unit_links=("-",),
-    unit_half="and a half",
+    unit_links=("-",), unit_half="and a half",
     unit_joiners=("and", ","),
     implied={"double": ("mul", 2), "twice": ("mul", 2), "triple": ("mul", 3), "half of": ("div", 2),
              "half": ("div", 2)},
@@ -240,7 +241,6 @@ LABEL_AFTER = frozenset().union(*(lexicon.label_after for lexicon in LEXICONS))
 VERB_ENDINGS = tuple(dict.fromkeys(ending for lexicon in LEXICONS for ending in lexicon.verb_endings))
 BASE_LETTERS = 4  # the least letters a word keeps without its verb ending (:func:`inflected`)
 SPAN_EDGE = " \t\n.,;:!?\"'`()[]*，。、；：！？“”‘’（）《》"  # stripped from a value's ends (emphasis marks too)
-
 
 UNSPACED_SCRIPT = "".join(lexicon.script for lexicon in LEXICONS if not lexicon.spaced)
 """The letters of the unspaced languages, as a regex class body: each is a word of its own."""

@@ -10,7 +10,7 @@ well-formed call to a declared tool:
   each word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool in
   ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and
   holds its values is a call to it (:meth:`Planner._evident_tools`), unless a model whose probabilities weigh gives
-  a call no chance at all ("What instrument did Mozart play?": :data:`EVIDENT_CALL_FLOOR`); a tool whose values the
+  a call all but no chance ("What instrument did Mozart play?": :data:`EVIDENT_CALL_FLOOR`); a tool whose values the
   words do not hold cannot be called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest
   tool is one of those ("What's the weather?" holds no city, "Set a timer." no minutes), where it would open a
   call, asks for what it left out ("Could you tell me the city?": :meth:`Planner._callable`) in words not
@@ -67,12 +67,12 @@ log = logging.getLogger(__name__)
 SPOKEN_NAME_WORDS = 4
 """The most words a parameter's description may have to name it in a question ("The first number.")."""
 EVIDENT_CALL_THRESHOLD = 0.0  # "auto": the threshold when the request names a tool and holds its values (a call)
-EVIDENT_CALL_FLOOR = 1e-9
-"""``"auto"``: the threshold of an evident request for a model whose probabilities weigh: a call unless no token that
-opens one is among the model's likeliest first tokens at all. Qwen2.5-Coder-0.5B on the everyday set's 83 evident
-requests: none at all for three, each a question that uses a tool's word in another sense ("What instrument did
-Mozart play?"); the least for one it should call, 0.00013 (北京的天气怎么样？), so no surer floor parts them. None for
-东京天气如何？, which names a place for the tool's: a call (:func:`~voxcall.llm.local.places.asks_of_place`)."""
+EVIDENT_CALL_FLOOR = 0.005
+"""``"auto"``: the threshold of an evident request for a model whose probabilities weigh: a call unless the model
+gives opening one all but no chance. The 0.5B thinker on the everyday development set's evident requests: at least
+0.038 where it should call (a place named calls: :func:`~voxcall.llm.local.places.asks_of_place`), at most 0.00086
+for questions it should not ("What does a light year measure?" 0.00013; none for "What instrument did Mozart
+play?"); statements it calls for ("The lights in my city are beautiful at night.", 0.81) no floor parts."""
 UNRELATED_CALL_THRESHOLD = 0.9
 """``"auto"``: the least threshold when the user's words share no content word with any tool shown (see
 :meth:`Planner._unrelated`)."""
@@ -221,8 +221,8 @@ class Planner:
         held = bool(callable_tools or question)  # a reply that can call none of the tools offered is words only
         lift = (self._lift(request, offered, callable_tools, prompt)
                 if unrelated and held and grammar and options.lift and self.tool_format is None else None)
-        floor = (EVIDENT_CALL_THRESHOLD if looked_up(text, evident) or asks_of_place(text, evident)  # lookup.py,
-                 else options.evident_threshold)  # places.py
+        floor = (EVIDENT_CALL_THRESHOLD if text != request.last_user_text or looked_up(text, evident)  # answered,
+                 or asks_of_place(text, evident) else options.evident_threshold)  # lookup.py, places.py
         threshold = ((floor if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
                      else self._call_threshold(request, unrelated and lift is None))  # a question is always asked
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
@@ -289,8 +289,8 @@ class Planner:
         """The words a reply to ``request`` answers, and its calls take values from: the user's last words, after
         the words of the request before them when the assistant's reply to that one asked for a value it lacked
         (:meth:`_callable`): "What's the weather?", "Could you tell me the city?", "Paris." is "What's the weather?
-        Paris.", a call of ``get_weather(city='Paris')``. The answer alone named no tool, and the 0.5B model
-        answered it with the weather of its imagination or a question of its own."""
+        Paris.", a call of ``get_weather(city='Paris')``, whatever the model's first token (the value was asked
+        for). The answer alone named no tool, and the 0.5B model answered it with the weather of its imagination."""
         items = request.items
         text = request.last_user_text
         if len(items) < 3 or not all(isinstance(item, Message) and item.role == role for item, role in
