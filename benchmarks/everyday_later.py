@@ -187,9 +187,9 @@ LATER_TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("Switch the lounge lights on.", _one("set_lights", room="lounge", on=True)),
     ("Turn the kitchen light off, please.", _one("set_lights", room="kitchen", on=False)),
     ("Make it bright in the attic.", _one("set_lights", room="attic", on=True)),
-    # a seventh batch, written after the rules the sixth led to, before a run of it (29/34 then: a rent shared by 4
+    # a seventh batch, written after the rules the sixth led to, before a run of it (28/33 then: a rent shared by 4
     # divided by 3, "a dozen" unread, "ate 7. How many are left?" as set_volume(level=40), "album Abbey Road", a
-    # storm's weather answered in words; one more, the same as a held-out request, left out)
+    # storm's weather answered in words; one more, the same as a held-out request and right then, left out)
     ("My rent is 1200 and I split it with 3 roommates, so 4 of us. How much each?", _calc("div", 1200, 4)),
     ("A dozen eggs times 5, how many eggs?", _calc("mul", 12, 5)),
     ("What's 350 plus 275?", _calc("add", 350, 275)),

@@ -1,4 +1,5 @@
-"""The form a tool's description prescribes for a date or a time (``'YYYY-MM-DD'``): its grammar, and its repair.
+"""The form a tool's description prescribes for a date or a time (``'YYYY-MM-DD'``): its grammar, and its repair;
+and the shape a sample of numbers shows (``'36.2522, -105.3437'``): the spans of the user's words in it.
 
 A string parameter described as "the date, in the format 'YYYY-MM-DD'" or "formatted as 'YYYY-MM-DD to
 YYYY-MM-DD'" takes a value of that form. The user says "October 1st" or "2023.10.1", not the form, so a model

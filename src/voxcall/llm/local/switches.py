@@ -37,4 +37,3 @@ def _switches(name: str) -> bool:
     """Whether a flag named ``name`` turns something on: its name ends with "on" (:data:`FLAG_NAMES`)."""
     named = LATIN_WORD.findall(name)
     return bool(named) and named[-1].casefold() in FLAG_NAMES
-
