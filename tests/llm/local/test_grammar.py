@@ -142,18 +142,16 @@ def test_an_optional_number_or_flag_the_words_do_not_give_is_left_out(checker: G
     assert not checker.accepts(required, "lights(room='kitchen', lights_on=True)</code>")
 
 
-@pytest.mark.parametrize(("said", "written", "refused"), [
-    ("Switch the lounge lights on.", "True", "False"),  # the 0.5B thinker wrote on=False
-    ("Lights off in the bathroom.", "False", "True"),
-    ("把书房的灯打开。", "True", "False"),
-    ("关掉客厅的灯。", "False", "True"),
+@pytest.mark.parametrize(("said", "room", "written", "refused"), [
+    ("Switch the lounge lights on.", "lounge", "True", "False"),  # the 0.5B thinker wrote on=False
+    ("Lights off in the bathroom.", "bathroom", "False", "True"),
+    ("把书房的灯打开。", "书房", "True", "False"),
+    ("关掉客厅的灯。", "客厅", "False", "True"),
 ])
-def test_a_flag_that_switches_is_what_the_words_say(checker: GrammarChecker, said: str, written: str,
+def test_a_flag_that_switches_is_what_the_words_say(checker: GrammarChecker, said: str, room: str, written: str,
                                                     refused: str) -> None:
     lights = tool("set_lights", {"room": {"type": "string"}, "on": {"type": "boolean"}}, ["room", "on"])
     grammar = calls_grammar([lights], said=said)
-    room = {"Switch the lounge lights on.": "lounge", "Lights off in the bathroom.": "bathroom",
-            "把书房的灯打开。": "书房", "关掉客厅的灯。": "客厅"}[said]
     assert checker.accepts(grammar, f"set_lights(room='{room}', on={written})</code>")
     assert not checker.accepts(grammar, f"set_lights(room='{room}', on={refused})</code>")
 

@@ -77,6 +77,7 @@ class Lexicon:
     label_after: frozenset[str] = frozenset()  # words after a value that name the field it is given ("'X' as the host")
     verb_endings: tuple[str, ...] = ()  # endings a word takes as a verb ("titled", "allows", "smoking"):
     # :func:`inflected`
+    switches: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # words for on, and for off: :mod:`.switches`
 
 
 def _words(text: str) -> frozenset[str]:
@@ -161,7 +162,7 @@ ENGLISH = Lexicon(
     unit_counts={"a": 1, "an": 1, "half a": 0.5, "half an": 0.5, "a half": 0.5, "a quarter of an": 0.25,
                  "a quarter of a": 0.25, "quarter of an": 0.25, "a quarter": 0.25, "quarter": 0.25},
     unit_abbreviations=_words("sec secs min mins hr hrs"),
-    unit_links=("-",), unit_half="and a half",
+    unit_links=("-",), unit_half="and a half", switches=(("on",), ("off",)),
     unit_joiners=("and", ","),
     implied={"double": ("mul", 2), "twice": ("mul", 2), "triple": ("mul", 3), "half of": ("div", 2),
              "half": ("div", 2)},
@@ -185,8 +186,7 @@ CHINESE = Lexicon(
     number_marks=("百分之", "一(?:下|些|会儿?|点儿)", "一个(?!小时|钟头|半|月|星期|礼拜)"),
     joining=_words("和 与 跟 或 或者 还有 以及 及 的 在 把 给 请 我 你 他 她 它 吗 呢 吧 了"),
     list_joiners=("、", "，", ",", "；", "和", "与", "跟", "或", "或者", "还有", "以及"),
-    weak_joiners=("，", ",", "；"),
-    list_endings=("和", "或", "或者", "还有", "以及"),
+    weak_joiners=("，", ",", "；"), list_endings=("和", "或", "或者", "还有", "以及"),
     # question and request words ("how is", "help me", "check"): no value, and a value's letters are never only
     # these (the relevance of a request to a tool reads Latin words and glosses only)
     stop_words=_words("怎么样 怎么 什么 哪里 哪儿 哪个 多少 如何 为什么 是不是 能不能 可不可以 可以 能 会 要 想 "
@@ -219,8 +219,8 @@ CHINESE = Lexicon(
     operations={"add": "加", "sub": "减", "mul": "乘以", "div": "除以"},
     units={"秒": 1, "秒钟": 1, "分钟": 60, "刻钟": 900, "小时": 3600, "钟头": 3600, "天": 86400},
     unit_counts={"半个": 0.5, "半": 0.5},
-    unit_links=("个",),
-    unit_half="半",
+    unit_links=("个",), unit_half="半",
+    switches=(("开",), ("关",)),
     unit_joiners=("零",),
     result="{a}{op}{b}等于{result}。",
 )

@@ -5,8 +5,9 @@ lounge lights on.": True; "Lights off in the bathroom.": False); in Chinese 开 
 0.5B thinker wrote ``on=False`` for "Switch the lounge lights on." (the model's first token there was sure, so no
 threshold helps). A request that says both ("Turn off the lights on the porch") or neither leaves the value to
 the model, as does any flag whose name does not end with "on" (``include_hidden`` is set by naming it:
-:meth:`~voxcall.llm.local.said.Said.sets`). Which words switch is the language's own, so the rule holds for
-every tool that names a flag so (``on``, ``lights_on``, ``is_on``, ``power_on``), none in particular.
+:meth:`~voxcall.llm.local.said.Said.sets`). Which words switch is each language's own (the lexicon's
+``switches``), so the rule holds for every tool that names a flag so (``on``, ``lights_on``, ``is_on``), none in
+particular.
 """
 
 from __future__ import annotations
@@ -15,10 +16,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from voxcall.llm.local.lexicon import LATIN_WORD
+from voxcall.llm.local.lexicon import LATIN_WORD, LEXICONS
 
-_ON = re.compile(r"(?i:\bon\b)|开")
-_OFF = re.compile(r"(?i:\boff\b)|关")
+
+def _said(side: int) -> re.Pattern[str]:
+    """Any language's word for on (``side`` 0) or off (1): a whole word where words are spaced, else anywhere."""
+    return re.compile("|".join(rf"\b{re.escape(word)}\b" if lexicon.spaced else re.escape(word)
+                               for lexicon in LEXICONS for word in lexicon.switches[side]), re.IGNORECASE)
+
+
+_ON, _OFF = _said(0), _said(1)
 FLAG_NAMES = frozenset({"on"})
 """The words a flag's name ends with for it to switch something on (split as :data:`~voxcall.llm.local.lexicon.
 LATIN_WORD` splits names: ``lightsOn``, ``is_on``; not ``include_on_hold``, whose "on" switches nothing)."""
