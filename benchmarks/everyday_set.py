@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from everyday_later import LATER_PLAIN_REQUESTS, LATER_TOOL_REQUESTS, LATER_ZH_TOOL_REQUESTS
+from everyday_recent import RECENT_PLAIN_REQUESTS, RECENT_TOOL_REQUESTS, RECENT_ZH_TOOL_REQUESTS
 from everyday_tools import Expected, _calc, _one
 
 TOOL_REQUESTS: list[tuple[str, Expected]] = [
@@ -77,6 +78,7 @@ TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("Turn on the bedroom lights.", _one("set_lights", room="bedroom", on=True)),
     ("Turn off the living room lights.", _one("set_lights", room="living room", on=False)),
     *LATER_TOOL_REQUESTS,
+    *RECENT_TOOL_REQUESTS,
 ]
 
 ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
@@ -90,6 +92,7 @@ ZH_TOOL_REQUESTS: list[tuple[str, Expected]] = [
     ("打开厨房的灯。", _one("set_lights", room="厨房", on=True)),
     ("停止播放音乐。", _one("stop_music")),
     *LATER_ZH_TOOL_REQUESTS,
+    *RECENT_ZH_TOOL_REQUESTS,
 ]
 
 ZH_PLAIN_REQUESTS: list[str] = ["你好，你今天怎么样？", "给我讲个笑话。", "谢谢你！", "中国的首都是哪里？"]
@@ -120,6 +123,7 @@ PLAIN_REQUESTS: list[str] = [
     "What is your favourite colour?",
     "Explain what a noun is.",
     *LATER_PLAIN_REQUESTS,
+    *RECENT_PLAIN_REQUESTS,
 ]
 
 

@@ -108,6 +108,17 @@ def test_words_unrelated_to_every_tool_need_the_higher_threshold_or_a_lift(vocab
     assert plan(vocabulary, RELATED_SAID).lift is None
 
 
+def test_a_statement_needs_the_unrelated_threshold_and_lifts_nothing(vocabulary: Vocabulary) -> None:
+    """"I turned the lights off before leaving." and "My kitchen is a mess." ask nothing (the 0.5B thinker called
+    ``set_lights`` and ``get_weather(city='kitchen')``): evident or lifting a tool, a call needs the thinker sure."""
+    stated = plan(vocabulary, "My friend lives in Oslo and it is snowing there.", evident_threshold=EVIDENT_CALL_FLOOR)
+    assert stated.call_threshold == UNRELATED_CALL_THRESHOLD and stated.lift is None
+    assert plan(vocabulary, "My kitchen is a mess.").call_threshold == UNRELATED_CALL_THRESHOLD  # no lift either
+    assert plan(vocabulary, "My kitchen is a mess.").lift is None
+    assert threshold(vocabulary, "I wonder what the weather is in Oslo.") == EVIDENT_CALL_THRESHOLD  # asks
+    assert threshold(vocabulary, "My kitchen is a mess.", unrelated_threshold=None) == 0.5  # nothing to weigh
+
+
 def test_a_reply_to_unrelated_words_that_begins_with_words_opens_no_call_later(vocabulary: Vocabulary) -> None:
     assert not plan(vocabulary, "Tell me a joke.").late_calls
     assert plan(vocabulary, RELATED_SAID).late_calls

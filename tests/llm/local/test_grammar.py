@@ -156,6 +156,16 @@ def test_a_flag_that_switches_is_what_the_words_say(checker: GrammarChecker, sai
     assert not checker.accepts(grammar, f"set_lights(room='{room}', on={refused})</code>")
 
 
+def test_a_room_is_the_whole_name_said(checker: GrammarChecker) -> None:
+    lights = tool("set_lights", {"room": {"type": "string"}, "on": {"type": "boolean"}}, ["room", "on"])
+    grammar = calls_grammar([lights], said="Switch the laundry room lights on.")
+    assert checker.accepts(grammar, "set_lights(room='laundry room', on=True)</code>")
+    assert not checker.accepts(grammar, "set_lights(room='laundry', on=True)</code>")  # the 0.5B thinker's
+    mode = tool("aircon", {"mode": {"type": "string"}}, ["mode"])  # a mode's word is no part of the mode's name
+    dry = calls_grammar([mode], said="Switch the air conditioner to dry mode")
+    assert checker.accepts(dry, "aircon(mode='dry')</code>")
+
+
 def test_a_flag_the_words_switch_both_ways_or_that_switches_nothing_is_the_models(checker: GrammarChecker) -> None:
     lights = tool("set_lights", {"room": {"type": "string"}, "on": {"type": "boolean"}}, ["room", "on"])
     both = calls_grammar([lights], said="Turn off the lights on the porch")

@@ -140,6 +140,13 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("glosses", "en", "My score was 78 and I lost 13 points.", ["sub"]),
     ("glosses", "en", "I had 80 euros and gave away 25.", ["sub"]),  # what is given away is taken away
     ("glosses", "en", "I owe 300 and paid back 120.", ["sub"]),
+    ("glosses", "en", "If a ticket costs 12 dollars, how much do 7 tickets cost?", ["mul"]),  # what one costs
+    ("glosses", "en", "What's the cost of 2 cpu and 4 gb ram on all clouds?", []),  # no price of one thing
+    ("glosses", "en", "It costs 50 and I have 20, how much more do I need?", ["mul", "sub"]),  # what is missing
+    ("glosses", "en", "Three friends share 90 euros equally. How much does each get?", ["div", "div", "div"]),  # not
+    # the product "each" says alone: it is said inside a longer phrase
+    ("glosses", "en", "I wanna hear Coldplay.", ["play"]),
+    ("glosses", "zh", "十二乘以十二是多少？", ["times", "mul"]),  # 乘 said inside 乘以, once
     ("hinted", "en", "Will it rain in Berlin?", []),  # a gloss, no hint
     ("hinted", "zh", "北京冷不冷？", ["weather"]),
     ("names one", "en", "Is it cold in Moscow?", True),

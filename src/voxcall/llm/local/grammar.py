@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.llm.local.compounds import whole_names
 from voxcall.llm.local.labels import NO_LABELS
 from voxcall.llm.local.said import Said, copied_string
 from voxcall.llm.local.switches import switched
@@ -182,8 +183,7 @@ class _Builder:
         self._by_body: dict[str, str] = {body: name for name, body in dialect.rules.items()}
         self._refs: dict[str, str] = {}  # $ref pointer -> rule name, so recursive schemas become recursive rules
         self._strings: list[str] = []  # what the current tool's plain strings may be (:meth:`Said.strings`)
-        self._numbers: list[int | float] | None = None  # what the current argument's numbers may be (None: any
-        # said; :meth:`Said.numbers_for`)
+        self._numbers: list[int | float] | None = None  # the current argument's numbers (None: any said)
         self._labels = NO_LABELS  # the quoted values the words label the current call's arguments with
 
     def text(self) -> str:
@@ -234,10 +234,9 @@ class _Builder:
 
     def _arguments(self, tool: Tool, keys: list[tuple[str, str, str]], name: str) -> str:
         """The argument list of a call of ``tool``: for each ``(property, alias, key literal)`` of ``keys``, the key
-        then a value of the property's schema (:meth:`_member`); required ones first, then any of the optional ones.
-        A plain string is one of :meth:`Said.strings` (none of the tool's choice words nor only words of its name:
-        "uber pitada" stays a restaurant of ``uber.eat.order``, the name may be part of a value), or any span when
-        there is none (a call the request must make although the words hold no value)."""
+        then a value of its schema (:meth:`_member`), required ones first. A plain string is one of :meth:`Said.
+        strings` (no choice word, not only the tool's name), or any span when there is none (a call the request
+        must make though the words hold none), a name its kind completes whole (:mod:`~voxcall.llm.local.compounds`)."""
         self._strings = self.said.strings(tool)
         listed = self._members([(prop, key, f"{name}-{alias}") for prop, alias, key in keys], tool.properties,
                                tool.required, tool.parameters, 0)
@@ -326,9 +325,10 @@ class _Builder:
         if self.said.spans and not required and isinstance(schema, Mapping) and (not self.said.gives(prop, schema) or (
                 schema.get("type") in ("number", "integer") and not self._labels.untaken(numbers, keep=False))):
             return None  # a number or a flag the words do not give (or give another argument): the tool's own
-        outer, self._numbers = self._numbers, numbers
+        outer, self._numbers = (self._numbers, self._strings), numbers
+        self._strings = whole_names(prop, self._strings)  # a room's span is "laundry room", not "laundry"
         value = self.value(schema, root, hint, depth)
-        self._numbers = outer
+        self._numbers, self._strings = outer
         return value
 
     # -- values ----------------------------------------------------------------------------------------------

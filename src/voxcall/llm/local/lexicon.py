@@ -9,8 +9,7 @@ a request in either is read without first guessing its language.
 
 Numbers said in words are read by one rule for every table (:func:`number_runs`): a run of number words is
 composed from its table's values, multipliers and groups ("two hundred fifty" = 250, "二十五" = 25, "一万二千" =
-12000). What words mean beyond themselves (glosses, hints, implied operations) is read from the tables by
-:mod:`voxcall.llm.local.meanings`.
+12000). What words mean beyond themselves (glosses, hints, implied operations): :mod:`voxcall.llm.local.meanings`.
 """
 
 from __future__ import annotations
@@ -53,10 +52,11 @@ class Lexicon:
     # a question of knowledge, which a tool that looks things up answers (:mod:`voxcall.llm.local.lookup`)
     addressee: frozenset[str] = frozenset()  # words for the one asked ("you", 你): a question with one right beside
     # its question words is about the assistant ("What's your favourite colour?"), no lookup
+    subjects: frozenset[str] = frozenset()  # what a statement's clauses open with ("I", "my"): statements.py
+    asking: frozenset[str] = frozenset()  # words that make any words a request ("want", "please", "can")
     small_talk: tuple[str, ...] = ()  # phrases that make an utterance small talk ("how are you", "thanks")
     fillers: frozenset[str] = frozenset()  # words small talk may hold beside its phrases ("very much", "today")
-    operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back: gloss → word ("mul" →
-    # "times")
+    operations: Mapping[str, str] = field(default_factory=dict)  # arithmetic said back ("mul": "times")
     units: Mapping[str, float] = field(default_factory=dict)  # words for a length of time, with its seconds
     unit_counts: Mapping[str, float] = field(default_factory=dict)  # words before a unit that say how many of it,
     # besides numbers ("an hour", "half an hour", 半小时)
@@ -68,15 +68,13 @@ class Lexicon:
     result: str = "{a} {op} {b} is {result}."  # how a computed result is said
     implied: Mapping[str, tuple[str, int]] = field(default_factory=dict)  # words that say an operation and its
     # second number, read right before a number only ("double 37": mul 2; "a double room for 3" says none)
-    reversing: tuple[str, ...] = ()  # words between a subtraction's two numbers that put the second first
-    # ("subtract 9 from 30": 30 minus 9)
+    reversing: tuple[str, ...] = ()  # between a subtraction's numbers, put the second first ("9 from 30": 30 - 9)
     articles: frozenset[str] = frozenset()  # words a value may begin with ("The Beatles") but never ends with, as
     # written (lower case: "Vitamin A" ends with a letter)
     label_links: frozenset[str] = frozenset()  # words that may stand between a field's name and the value it is
     # given ("the title should be 'X'", "the database name is 'main'"): :mod:`voxcall.llm.local.labels`
     label_after: frozenset[str] = frozenset()  # words after a value that name the field it is given ("'X' as the host")
-    verb_endings: tuple[str, ...] = ()  # endings a word takes as a verb ("titled", "allows", "smoking"):
-    # :func:`inflected`
+    verb_endings: tuple[str, ...] = ()  # endings a word takes as a verb ("titled", "allows"): :func:`inflected`
     switches: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # words for on, and for off: :mod:`.switches`
 
 
@@ -118,18 +116,21 @@ ENGLISH = Lexicon(
     # "12 times 8" is no request for the time; "news" is no "new"
     not_plurals=_words("times news series always perhaps thus plus minus bus gas yes this his its"),
     # arithmetic said in words, glossed with the operations' usual short names (a calculator's choices; not
-    # "difference": "the difference between 1990 and 2000" is no 1990 minus 2000; what two sums "come to", what is
-    # left ("how many are left") after what is spent, given away, lost or paid back; "total" is no sum: "3 tickets at
-    # 25 dollars each": so much "each" is a product); the weather's own words glossed "weather" (as 下雨 is), never
-    # words of other senses ("cold", "hot": see ``indirect``); what one "puts on", "listens to", would "love to hear"
-    # is played ("Put on Adele", not "put the lights on"); an order said in full, glossed with schemas' short choice
-    # ("descending": DESC); numbers "arranged" from the smallest, sorted
-    glosses={**dict.fromkeys(("times", "multiplied", "multiply", "product", "lots of", "each"), "mul"),
-             **dict.fromkeys(("plus", "add", "added", "sum", "come to", "comes to"), "add"), "arrange": "sort",
+    # "difference": "the difference between 1990 and 2000" is no 1990 minus 2000); what two sums "come to", what is
+    # left after what is spent, given away, lost or paid back, what is missing ("how much more"); "total" is no sum;
+    # so much "each", what one thing "costs", is a product, what "each gets", shared "equally", a quotient; the
+    # weather's own words glossed "weather" (as 下雨 is), never words of other senses ("cold", "hot": ``indirect``);
+    # what one "puts on", "listens to", would "love to hear" is played ("Put on Adele", not "put the lights on"); an
+    # order said in full, glossed with schemas' short choice ("descending": DESC); numbers "arranged", sorted
+    glosses={**dict.fromkeys(("times", "multiplied", "multiply", "product", "lots of", "each", "costs"), "mul"),
+             **dict.fromkeys(("plus", "add", "added", "sum", "come to", "comes to"), "add"),
              **dict.fromkeys(("minus", "subtract", "take away", "spend", "spent", "gave away", "give away", "lost",
-                              "paid back", "are left", "is left", "left over"), "sub"), "arranged": "sort",
-             **dict.fromkeys(("divided", "divide", "split"), "div"), "descending": "desc", "ascending": "asc",
-             **dict.fromkeys(("put on", "listen to", "let's hear", "love to hear", "like to hear"), "play"),
+                              "paid back", "are left", "is left", "left over", "how much more", "how many more"),
+                             "sub"), "arrange": "sort", "arranged": "sort",
+             **dict.fromkeys(("divided", "divide", "split", "equally", "how much each", "how many each", "does each",
+                              "each get", "each gets"), "div"), "descending": "desc", "ascending": "asc",
+             **dict.fromkeys(("put on", "listen to", "let's hear", "love to hear", "like to hear", "want to hear",
+                              "wanna hear"), "play"),
              **dict.fromkeys(("rain", "raining", "rainy", "snow", "snowing", "snowy", "sunny", "cloudy", "windy", "fog",
                               "foggy", "forecast", "temperature", "humidity", "humid", "thunderstorm", "storm",
                               "stormy", "hail", "drizzle"), "weather")},
@@ -146,6 +147,8 @@ ENGLISH = Lexicon(
         "how did", "tell me about", "explain", "meaning of", "definition of",
         *(f"{verb} {asked}" for verb in ("tell me", "know", "wondering") for asked in ("who", "what", "how", "why"))),
     addressee=_words("you your yours yourself you're you’re"),
+    subjects=_words("i my our it we he she they his her their"),  # ("the ...": a name may be all a request says)
+    asking=_words("want wanna need like love let please can could would mood hope wish must wonder wondering curious"),
     small_talk=("hi", "hello", "hey", "good morning", "good afternoon", "good evening", "good night", "thanks",
                 "thank you", "thank you so much", "bye", "goodbye", "see you", "see you later", "how are you",
                 "how are you doing", "how is it going", "how's it going", "what's up", "who are you",
@@ -162,15 +165,12 @@ ENGLISH = Lexicon(
     unit_counts={"a": 1, "an": 1, "half a": 0.5, "half an": 0.5, "a half": 0.5, "a quarter of an": 0.25,
                  "a quarter of a": 0.25, "quarter of an": 0.25, "a quarter": 0.25, "quarter": 0.25},
     unit_abbreviations=_words("sec secs min mins hr hrs"),
-    unit_links=("-",), unit_half="and a half", switches=(("on",), ("off",)),
-    unit_joiners=("and", ","),
+    unit_links=("-",), unit_half="and a half", unit_joiners=("and", ","), switches=(("on",), ("off",)),
     implied={"double": ("mul", 2), "twice": ("mul", 2), "triple": ("mul", 3), "half of": ("div", 2),
              "half": ("div", 2)},
-    reversing=("from",),
-    articles=_words("the a an"),
+    reversing=("from",), articles=_words("the a an"), label_after=_words("as"),
     label_links=_words("the a an my our its new be is are was will should would to as of it i think set use just "
                        "go default called named saying say says read reads equal equals name address ip number"),
-    label_after=_words("as"),
     verb_endings=("d", "ed", "ing", "s", "es"),
 )
 

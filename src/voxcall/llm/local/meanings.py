@@ -39,9 +39,14 @@ _INDIRECT = _glossed(lambda lexicon: lexicon.indirect)
 def glosses(text: str, *, hints: bool = True) -> list[str]:
     """The words the glossed words in ``text`` mean, in the order of the tables' rows: a spaced language's word
     as a whole word ("12 times 8": "mul"), an unspaced language's anywhere ("北京的天气" holds 天气: "weather
-    forecast"); then, with ``hints``, what its :func:`hinted` phrases ask about; then the operations
-    :func:`implied` reads ("double 37": "mul")."""
-    found = [meaning for pattern, gloss in _GLOSSED if pattern.search(text) for meaning in gloss]
+    forecast"), but for a word said only inside a longer glossed phrase ("how much does each get": a quotient, not
+    the product "each" says alone); then, with ``hints``, what its :func:`hinted` phrases ask about; then the
+    operations :func:`implied` reads ("double 37": "mul")."""
+    said = [(row, match.start(), match.end()) for row, (pattern, _) in enumerate(_GLOSSED)
+            for match in pattern.finditer(text)]
+    rows = sorted({row for row, start, end in said
+                   if not any(at <= start and end <= to and to - at > end - start for _, at, to in said)})
+    found = [meaning for row in rows for meaning in _GLOSSED[row][1]]
     return [*found, *(hinted(text) if hints else ()), *(operation for operation, _ in implied(text))]
 
 

@@ -6,26 +6,26 @@ runs the model. A call is always written under a grammar (:mod:`voxcall.llm.loca
 well-formed call to a declared tool:
 
 - ``tool_choice`` ``"required"`` or a named tool: the reply is opened with ``<code>`` and must be calls;
-- ``"auto"``: the first token decides, against ``call_threshold`` (plain sampling weighs the call opener against
-  each word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool in
-  ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and
-  holds its values is a call to it (:meth:`Planner._evident_tools`), unless a model whose probabilities weigh gives
-  a call all but no chance ("What instrument did Mozart play?": :data:`EVIDENT_CALL_FLOOR`); a tool whose values the
-  words do not hold cannot be called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest
-  tool is one of those ("What's the weather?" holds no city, "Set a timer." no minutes), where it would open a
-  call, asks for what it left out ("Could you tell me the city?": :meth:`Planner._callable`) in words not
-  generated: the 0.5B model answered "The weather is sunny." or wrote the call as text, with no call allowed;
+- ``"auto"``: the first token decides, against ``call_threshold`` (plain sampling weighs the call opener against each
+  word alone, so a tiny model calls tools on small talk: 29 % of requests needing no tool in
+  ``benchmarks/bench_local_tools.py``, against 4 % with the threshold); a request that plainly names a tool and holds
+  its values is a call to it (:meth:`Planner._evident_tools`), unless a model whose probabilities weigh gives a call all
+  but no chance ("What instrument did Mozart play?": :data:`EVIDENT_CALL_FLOOR`), and words that ask nothing need the
+  model sure of a call (:mod:`~voxcall.llm.local.statements`); a tool whose values the words do not hold cannot be
+  called (:meth:`~voxcall.llm.local.said.Said.holds`), and a request whose likeliest tool is one of those ("What's the
+  weather?" holds no city, "Set a timer." no minutes), where it would open a call, asks for what it left out ("Could you
+  tell me the city?": :meth:`Planner._callable`) in words not generated: the 0.5B model answered "The weather is sunny."
+  or wrote the call as text, with no call allowed;
 - ``"none"``: no tools in the prompt, no grammar.
 
-A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.
-detect_format`: Hermes ``<tool_call>``, Llama 3 JSON, Mistral ``[TOOL_CALLS]``, FunctionGemma) takes that format:
-its opener takes ``<code>``'s place in the decision and the prefill, :func:`~voxcall.llm.local.grammar.
-format_grammar` constrains the calls, and :class:`~voxcall.tools.codecalls.format_stream.FormatCallStream` reads
-them. SmolLM2's template declares none.
+A model whose chat template declares a tool format of its own (:func:`~voxcall.tools.codecalls.formats.detect_format`:
+Hermes ``<tool_call>``, Llama 3 JSON, Mistral ``[TOOL_CALLS]``, FunctionGemma) takes that format: its opener takes
+``<code>``'s place in the decision and the prefill, :func:`~voxcall.llm.local.grammar.format_grammar` constrains the
+calls, and :class:`~voxcall.tools.codecalls.format_stream.FormatCallStream` reads them (SmolLM2 declares none).
 
-Right after tool results the reply is the results in words (:mod:`voxcall.llm.local.relay`), not generated; so is
-the answer to arithmetic the user asks for when no tool is evident for it (:mod:`voxcall.llm.local.arithmetic`). With
-more than ``max_prompt_tools`` tools, only the most relevant to the user's last words are shown
+Right after tool results the reply is the results in words (:mod:`voxcall.llm.local.relay`), not generated; so is the
+answer to arithmetic the user asks for when no tool is evident for it (:mod:`voxcall.llm.local.arithmetic`). With more
+than ``max_prompt_tools`` tools, only the most relevant to the user's last words are shown
 (:mod:`voxcall.llm.local.relevance`).
 """
 
@@ -54,6 +54,7 @@ from voxcall.llm.local.prompt import PromptBuilder, must_call
 from voxcall.llm.local.relay import relayed_reply
 from voxcall.llm.local.relevance import most_relevant, readable, relevance, unrivalled, words
 from voxcall.llm.local.said import Said
+from voxcall.llm.local.statements import states
 from voxcall.llm.local.vocabulary import Vocabulary
 from voxcall.tools.codecalls import CodeCallStream
 from voxcall.tools.codecalls.format_stream import FormatCallStream
@@ -72,16 +73,15 @@ EVIDENT_CALL_FLOOR = 0.005
 gives opening one all but no chance. The 0.5B thinker on the everyday development set's evident requests: at least
 0.038 where it should call (a place named calls: :func:`~voxcall.llm.local.places.asks_of_place`), at most 0.00086
 for questions it should not ("What does a light year measure?" 0.00013; none for "What instrument did Mozart
-play?"); statements it calls for ("The lights in my city are beautiful at night.", 0.81) no floor parts."""
+play?"); statements it calls for at 0.81 no floor parts (:data:`UNRELATED_CALL_THRESHOLD` is theirs)."""
 UNRELATED_CALL_THRESHOLD = 0.9
 """``"auto"``: the least threshold when the user's words share no content word with any tool shown (see
-:meth:`Planner._unrelated`)."""
+:meth:`Planner._unrelated`), or ask nothing (a statement: :mod:`~voxcall.llm.local.statements`)."""
 STAND_INS = (Tool("define_word", "Define a word.", {"type": "object", "properties": {"word": {"type": "string"}}}),
              Tool("play_song", "Play a song.", {"type": "object", "properties": {"title": {"type": "string"}}}))
 """Two unrelated tools: where their tools prompts part is where every session's tools begin."""
 SHOWN_MEMORY = 64  # tool sets whose last shown choice is remembered (a choice kept keeps the prompt warm)
-LOCAL_DEFAULTS = LocalModelSettings()
-"""The ``local:`` settings' defaults, which the local path's defaults are."""
+LOCAL_DEFAULTS = LocalModelSettings()  # the ``local:`` settings' defaults, which the local path's defaults are
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +97,10 @@ class ReplyOptions:
     the tools shown (the most relevant; None: all), and ``copy_strings`` makes plain string arguments spans of the
     user's last words (see :mod:`voxcall.llm.local.grammar`). ``optional_share`` is the share of the probability
     a comma needs for a call to take an optional argument (:mod:`voxcall.llm.local.optional`; None: sampling
-    decides). ``compute`` answers arithmetic the user asks for,
-    when no tool is evident for it, with the result worked out (:mod:`voxcall.llm.local.arithmetic`).
-    ``acknowledge_after_ms``: a spoken reply whose prompt the engine needs longer than this to read opens with a
-    short phrase, and small talk is answered without the tools (see :class:`~voxcall.llm.local.backend.LocalBackend`;
-    None: neither)."""
+    decides). ``compute`` answers arithmetic the user asks for, when no tool is evident for it, with the result
+    worked out (:mod:`voxcall.llm.local.arithmetic`). ``acknowledge_after_ms``: a spoken reply whose prompt the
+    engine needs longer than this to read opens with a short phrase, and small talk is answered without the tools
+    (see :class:`~voxcall.llm.local.backend.LocalBackend`; None: neither)."""
 
     temperature: float = 0.0
     max_output_tokens: int = 256
@@ -114,17 +113,18 @@ class ReplyOptions:
     compute: bool = True
     copy_strings: bool = LOCAL_DEFAULTS.copy_strings
     write_forms: bool = True
-    """With ``copy_strings``, whether a string the tool's description prescribes a form for ("in the format of
-    'City, State'") is written by the model rather than copied (:func:`~voxcall.llm.local.grammar.copied_string`).
-    The server takes True for every model but those whose catalog entry says they write placeholders when free
+    """With ``copy_strings``, whether a string the tool's description prescribes a form for ("in the format of 'City,
+    State'") is written by the model rather than copied (:func:`~voxcall.llm.local.grammar.copied_string`). The server
+    takes True for every model but those whose catalog entry says they write placeholders when free
     (:func:`voxcall.llm.local_options`)."""
     evident_threshold: float = EVIDENT_CALL_THRESHOLD
     """The call threshold of a request the words make evident and hold the values of (:meth:`Planner._callable`).
     The server takes :data:`EVIDENT_CALL_FLOOR` for every model but those whose catalog entry says their
     probabilities do not weigh (:func:`voxcall.llm.local_options`)."""
     unrelated_threshold: float | None = None
-    """The least call threshold for words unrelated to every tool shown (:meth:`Planner._unrelated`; None: such
-    words weigh as any others); with ``lift``, the probability at which they call whatever tool they lift. The
+    """The least call threshold for words unrelated to every tool shown (:meth:`Planner._unrelated`) or stating
+    something (None: such words weigh as any others); with ``lift``, the probability at which unrelated words call
+    whatever tool they lift. The
     server takes :data:`UNRELATED_CALL_THRESHOLD` for every model but those whose catalog entry says their
     probabilities do not tell (:func:`voxcall.llm.local_options`)."""
     lift: bool = True
@@ -225,6 +225,8 @@ class Planner:
                  or asks_of_place(text, evident) else options.evident_threshold)  # lookup.py, places.py
         threshold = ((floor if callable_tools else EVIDENT_CALL_THRESHOLD) if evident
                      else self._call_threshold(request, unrelated and lift is None))  # a question is always asked
+        if text == request.last_user_text and states(text) and threshold is not None and options.unrelated_threshold:
+            threshold, lift = max(threshold, options.unrelated_threshold), None  # a statement: the thinker sure
         return Plan(prompt=prompt, prefill=prefill, complete=bool(answer), grammar=grammar if forced else None,
                     call_grammar=None if forced else grammar, question=question, lift=lift, jumps=options.jump_forward,
                     call_threshold=(threshold if held else math.inf) if offered and not forced else None,
@@ -322,9 +324,9 @@ class Planner:
         return self.prompt.fit(unasked, offered, "").tokens + self._opener_tokens
 
     def _call_threshold(self, request: LLMRequest, unrelated: bool) -> float | None:
-        """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins
-        with words (a tiny model otherwise repeats the call whose result it was just given: SmolLM2-135M did
-        in 4 of 6 follow-ups tried); it may still call a tool once it has said something. For ``unrelated`` words
+        """The threshold for this ``"auto"`` reply: infinite right after tool results, so that the reply begins with
+        words (a tiny model otherwise repeats the call whose result it was just given: SmolLM2-135M did in 4 of 6
+        follow-ups tried); it may still call a tool once it has said something. For ``unrelated`` words
         (:meth:`_unrelated`) at least :data:`UNRELATED_CALL_THRESHOLD`."""
         if _follows_results(request):
             return math.inf
@@ -333,14 +335,12 @@ class Planner:
 
     def _unrelated(self, request: LLMRequest, said: str, offered: list[Tool]) -> bool:
         """With ``call_evidence``, a threshold and an ``unrelated_threshold``, whether the user's words ``said``
-        share no content word with any of ``offered`` (:class:`~voxcall.llm.local.relevance.Relevance` ``hits``): such a
-        reply needs ``unrelated_threshold`` (:data:`UNRELATED_CALL_THRESHOLD`) to open a call, and one that begins
-        with words opens none later. Qwen2.5-Coder-0.5B gave the opener 0.6-0.9 on BFCL's irrelevance requests
-        ("the subdomains of paypal.com on VirusTotal", only a weather tool offered) and, refused it at the first
-        token, wrote the call after a few words. False if there is nothing to weigh: the reply follows tool
-        results, or the words hold none the lexicon reads (a language it has no table for: "hey do 거실 에어컨 실행"
-        is no less meant for ``ControlAppliance.execute`` for sharing no word with it; Spanish, whose words it would
-        read as English: :func:`~voxcall.llm.local.relevance.readable`)."""
+        share no content word with any of ``offered`` (:class:`~voxcall.llm.local.relevance.Relevance` ``hits``):
+        such a reply needs ``unrelated_threshold`` (:data:`UNRELATED_CALL_THRESHOLD`) to open a call, and one that
+        begins with words opens none later (the 0.5B model gave the opener 0.6-0.9 on BFCL's "the subdomains of
+        paypal.com on VirusTotal", only a weather tool offered, and refused it, wrote the call after a few words).
+        False if there is nothing to weigh: the reply follows tool results, or the words hold none the lexicon reads
+        ("hey do 거실 에어컨 실행"; Spanish, read as English: :func:`~voxcall.llm.local.relevance.readable`)."""
         options = self.options
         if (not options.call_evidence or options.call_threshold is None or options.unrelated_threshold is None
                 or not words(said) or not readable(said) or _follows_results(request)):
