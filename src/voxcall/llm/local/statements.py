@@ -8,7 +8,8 @@ words make is a question ("?"), a clause that opens with a verb ("It's too loud,
 sentence that says what its speaker wants ("I need", "I'd like", "please", "can you"); what is left tells something
 and asks for nothing, and its call needs the thinker sure of it (:mod:`voxcall.llm.local.plan`). Which words open
 a statement and which ask are each language's (the lexicon's ``subjects`` and ``asking``); a language without
-them states nothing here.
+them states nothing here. English's subjects leave out "the" ("The Beatles." may be all a request says), so "The
+lights in my city are beautiful at night." is left to the thinker as before.
 """
 
 from __future__ import annotations
