@@ -123,8 +123,9 @@ def _read(folder: Path, name: str, *, answers: bool) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def load(folder: Path, category: str, *, held_out: bool, n: int) -> list[Case]:
-    """The first ``n`` single-turn requests of ``category``'s development (or held-out) slice."""
+def load(folder: Path, category: str, *, held_out: bool, n: int, skip: int = 0) -> list[Case]:
+    """The first ``n`` single-turn requests of ``category``'s development (or held-out) slice after its first
+    ``skip``."""
     cases: list[Case] = []
     for name in CATEGORIES[category]:
         truths = {a["id"]: a["ground_truth"] for a in _read(folder, name, answers=True)}
@@ -138,7 +139,7 @@ def load(folder: Path, category: str, *, held_out: bool, n: int) -> list[Case]:
             system = "\n".join(m["content"] for m in turn if m["role"] == "system")
             cases.append(Case(entry["id"], users[0], system, [_tool(f) for f in entry["function"]],
                               truths.get(entry["id"], [])))
-    return cases[:n]
+    return cases[skip:skip + n]
 
 
 def _norm(value: Any) -> Any:
@@ -260,7 +261,7 @@ async def run_bfcl(backend: Backend, folder: Path, args: argparse.Namespace) -> 
     tallies = []
     for category in args.categories.split(","):
         tally = Tally(category)
-        for case in load(folder, category, held_out=args.held_out, n=args.n):
+        for case in load(folder, category, held_out=args.held_out, n=args.n, skip=args.skip):
             # the server's default length: a parallel request's calls outgrow the everyday set's spoken sentence
             outcome = await _ask(backend, case.prompt, case.tools, args, case.instructions, max_output_tokens=None)
             ok = correct(outcome.calls, case.truth) if case.truth and outcome else None if not case.truth else False
@@ -359,7 +360,7 @@ def reachable(case: Case, *, copied: bool) -> bool:
 def run_reach(folder: Path, args: argparse.Namespace) -> None:
     """The grammar's ceiling per category (no model)."""
     for category in args.categories.split(","):
-        cases = [c for c in load(folder, category, held_out=args.held_out, n=args.n) if c.truth]
+        cases = [c for c in load(folder, category, held_out=args.held_out, n=args.n, skip=args.skip) if c.truth]
         if not cases:
             continue
         copied = sum(reachable(c, copied=True) for c in cases)
@@ -417,6 +418,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--data", default=None, help="the bfcl_eval/data folder (default: the installed package's)")
     parser.add_argument("--n", type=int, default=30, help="requests per category (0 with --tools: all)")
+    parser.add_argument("--skip", type=int, default=0, help="requests per category to skip before the first run")
     parser.add_argument("--held-out", action="store_true", help="the held-out slice (report only; never tune on it)")
     parser.add_argument("--categories", default=",".join(CATEGORIES), help="comma-separated categories")
     parser.add_argument("--tools", default="", help="everyday set with these tool counts, e.g. 1,3,7 or 5,20,50")

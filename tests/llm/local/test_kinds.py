@@ -33,6 +33,10 @@ SIZES = {"type": "array", "items": {"type": "string"}}
     ("ids", {"type": "array", "items": {"type": "string"}}, Kind.CODE),
     ("user_id", {"type": "integer"}, None),  # a number: one of the numbers said
     ("idle", {"type": "string"}, None),
+    ("country", {"type": "string", "description": "Use ISO 3166-1 alpha-2 country codes."}, Kind.COUNTRY),
+    ("country_code", {"type": "string"}, Kind.COUNTRY),
+    ("country", {"type": "string", "description": "The country's name."}, None),  # copied as said
+    ("url", {"type": "string", "description": "The API uses ISO 3166-1 alpha-2 country codes."}, None),
 ])
 def test_a_parameter_takes_a_kind_by_its_name_and_type(name: str, schema: dict[str, Any], kind: Kind | None) -> None:
     assert kind_of(name, schema) is kind
@@ -87,6 +91,17 @@ def test_an_optional_colour_is_given_only_where_one_is_said() -> None:
     assert Said("Is the white iPhone 12 still available?").gives("color", colour)
     assert Said("Is the white iPhone 12 still available?").of_kind("color", colour) == ["white"]
     assert Said("Is the white iPhone 12 still available?").of_kind("product_id", {"type": "string"}) == []
+
+
+def test_an_optional_size_or_country_is_given_only_where_one_is_said() -> None:
+    """The 0.5B model wrote ``sizes=['Shopee']`` where the user said no size."""
+    shopee = Said("I saw this product on the Shopee page and I'm interested in buying 30 units.")
+    assert not shopee.gives("sizes", SIZES)
+    assert Said("Is it back in stock in sizes M and L?").gives("sizes", SIZES)
+    country = {"type": "string", "description": "The ISO 3166-1 alpha-2 code of the country."}
+    assert not Said("What is the weather like?").gives("country", country)
+    assert Said("What is the weather like in Paris?").gives("country", country)
+    assert Said("What is the weather like in Paris?").of_kind("country", country) == ["FR"]
 
 
 def test_a_colour_said_must_be_passed_and_a_size_may_be() -> None:

@@ -162,6 +162,8 @@ ROWS: list[tuple[str, str, str, object]] = [
     ("said numbers", "zh", "八乘以八", [8, 8]),
     ("said numbers", "en", "A dozen eggs times 5", [12, 5]),  # a dozen is twelve
     ("said numbers", "en", "two dozen roses", [24]),
+    ("said numbers", "en", "a loan of 1,000,000.50", [1000000.5]),  # commas between groups of three
+    ("said numbers", "en", "Move 'pointA' to 2,3,4", [2, 3, 4]),  # a list, not 234
     ("glosses", "en", "Is there a storm coming to Miami?", ["weather"]),
     ("glosses", "en", "I had 40 cookies and ate 7. How many are left?", ["sub"]),  # what is left
     ("small talk", "en", "Thank you very much!", True),

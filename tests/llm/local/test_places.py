@@ -10,6 +10,7 @@ from voxcall.llm.local.grammar import calls_grammar
 from voxcall.llm.local.places import (
     PlaceForm,
     asks_of_place,
+    countries_for,
     mentions_place,
     place_form,
     places_for,
@@ -48,6 +49,8 @@ def test_the_form_is_read_from_the_descriptions_examples_of_known_cities() -> No
     # qualified by the user: kept as said, and the qualifier is no place of its own ("Florida", a town in Cuba)
     ("Could you tell me the current weather conditions in Naples, Florida?", ["Naples, Florida"]),
     ("Im at Riga, Latvia, Can you tell me the current temperature?", ["Riga, Latvia"]),  # "Can" opens a question
+    ("I'm starting from New York, NY. Could you plan a trip?", ["New York, NY"]),  # the qualifier ends its sentence
+    ("Is it sunny in Washington, D.C. Tomorrow?", ["Washington, D.C."]),  # an abbreviation's dots stay
     ("Is it cold in Moscow? Tell me in March", ["Moscow, Russia"]),  # no month, no question word is a place
     ("Pick me up at 2020 Addison Street, Berkeley, CA", ["Berkeley, CA"]),  # a street's name is no city's
     ("I'm camping in Big Sur this weekend", []),  # not in the table: nothing to write
@@ -104,6 +107,32 @@ def test_the_grammar_admits_only_the_codes_of_the_states_named(checker: GrammarC
     grammar = calls_grammar([tax], said="I've just made a purchase of $59.99 in San Francisco, California.")
     assert checker.accepts(grammar, "calculate_tax(amount=59.99, state='CA')</code>")
     assert not checker.accepts(grammar, "calculate_tax(amount=59.99, state='California')</code>")
+
+
+@pytest.mark.parametrize(("said", "codes"), [
+    ("the weather for London in the UK", ["GB"]),  # the city's country, and the UK as users call it
+    ("What is the temperature in London, UK?", ["GB"]),
+    ("Flights from Seoul, South Korea to Malabo, Equatorial Guinea", ["KR", "GQ"]),  # not Guinea's GN
+    ("Is it raining in France or in the U.S.?", ["FR", "US"]),
+    ("Tell us the weather in the USA", ["US"]),  # "us" is a pronoun
+    ("What time is it?", []),
+])
+def test_a_country_wanted_by_its_code_is_the_code_of_one_named(said: str, codes: list[str]) -> None:
+    assert countries_for(said) == codes
+
+
+def test_the_grammar_admits_only_the_codes_of_the_countries_named(checker: GrammarChecker) -> None:
+    """The 0.5B model copied ``country='UK'`` where the tool asked for ISO 3166-1 alpha-2 codes ('GB')."""
+    weather = Tool("get_weather", "Current weather.", {"type": "object", "required": ["city", "country"],
+                                                       "properties": {
+        "city": {"type": "string", "description": "The name of the city, e.g., 'Los Angeles'."},
+        "country": {"type": "string", "description": "The country, e.g., 'US'. Use ISO 3166-1 alpha-2 codes."}}})
+    grammar = calls_grammar([weather], said="The current weather for London in the UK?")
+    assert checker.accepts(grammar, "get_weather(city='London', country='GB')</code>")
+    assert not checker.accepts(grammar, "get_weather(city='London', country='UK')</code>")
+    qualified = calls_grammar([weather], said="What is the temperature in London, UK?")
+    assert checker.accepts(qualified, "get_weather(city='London', country='GB')</code>")  # the country is apart
+    assert "London" not in Said("What is the temperature in London, UK?").spans  # qualified, where none is apart
 
 
 def test_the_forms_of_a_sessions_tools_are_read_at_its_warm_up() -> None:

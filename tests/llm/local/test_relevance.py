@@ -36,6 +36,16 @@ def test_a_word_of_the_name_in_another_form_names_the_tool() -> None:
     assert relevance("Make a playlist", _tool("play_music", "", {}, [])).name_hits == 0
 
 
+def test_a_word_that_says_the_operation_a_tools_name_says_names_the_tool() -> None:
+    """"How much is 394 times 213?" beside ``CalcProduct`` was answered with the product, not the call wanted."""
+    operands = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    product = _tool("CalcProduct", "Calculates the product of two numeric values.", operands, ["a", "b"])
+    assert relevance("How much is 394 times 213?", product).evident
+    assert relevance("What is 12 multiplied by 3?", product).evident
+    assert not relevance("What is 12 plus 3?", product).evident  # another operation
+    assert not relevance("How much is 394 times 213?", _tool("sum", "Adds two integers.", operands, ["a", "b"])).evident
+
+
 def test_latin_words_are_read_as_english_where_enough_of_them_are_its_stop_words() -> None:
     assert readable("Can you fetch the domain report of amazon.com on VirusTotal?")
     assert readable("Got any Bob Marley?")  # too few words to tell

@@ -83,6 +83,14 @@ def test_a_span_ends_where_its_quotes_do() -> None:
     assert "the Beatles' songs" in spans("Search the Beatles' songs")
 
 
+def test_no_span_runs_on_past_the_end_of_a_question() -> None:
+    """The 0.5B model wrote ``user_id='project is "Adriel" working on? exclude any that'``."""
+    found = spans('What\'s project is "Adriel" working on? exclude any that are completed?')
+    assert "Adriel" in found and "exclude any that are completed" in found
+    assert not [span for span in found if "? " in span]
+    assert "Are you coming? I'm outside" in spans('Text Anna "Are you coming? I\'m outside"')  # a quote is whole
+
+
 @pytest.mark.parametrize(("said", "whole", "part"), [
     ("Weather in Naples, Florida?", "Naples, Florida", "Naples"),  # a qualified name is said whole
     ("I'm at London, UK in fahrenheit", "London, UK", "London"),

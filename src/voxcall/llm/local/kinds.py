@@ -1,5 +1,6 @@
 """Kinds of value a word says on its own: a **colour** ("red", "maroon", 红色), a **clothing size** ("M",
-"medium", "size 8") and an **identifier** ("Q3CC-CRT3-SZ2G", "#123", 'med123').
+"medium", "size 8"), an **identifier** ("Q3CC-CRT3-SZ2G", "#123", 'med123') and a **country's code** ("GB" for
+"London in the UK").
 
 A product tool's optional ``color`` and ``sizes`` are where the 0.5B model goes wrong in both directions: it leaves
 out the colour the user said ("any red shoes in size 8": ``color`` missing), and it fills them with what the user
@@ -17,6 +18,10 @@ word in quotes written or said as one) is one; where any is said, such a paramet
 the model decides (a tool may take several kinds of identifier: an order's and a product's). Over every development
 request of BFCL's simple, multiple and parallel categories whose call has such a string parameter and whose words
 say a code, the expected value is one of the codes said in 62 of 62.
+
+A country's code (a parameter named for a country whose name or description asks for a code: ``country_code``,
+"ISO 3166-1 alpha-2 country codes, e.g. 'US'") is the code of a country the words name or of a city they name
+(:func:`~voxcall.llm.local.places.countries_for`): copied, "the UK" is ``country='UK'``, not the "GB" asked for.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from voxcall.llm.local.lexicon import STOP_WORDS
+from voxcall.llm.local.places import countries_for
+from voxcall.tools.schema import Tool
 
 
 class Kind(enum.Enum):
@@ -35,6 +42,7 @@ class Kind(enum.Enum):
     COLOUR = "colour"
     SIZE = "size"
     CODE = "code"
+    COUNTRY = "country"
 
 
 COLOURS = frozenset({
@@ -73,6 +81,8 @@ _QUOTED = re.compile(r"(?<!\w)['\"‘“]([^'\"‘’“”\s]{2,})['\"’”](?
 """A word in quotes: an identifier where it is written like one ('Alice-One-one-One', 'med123') or said as one
 ('id "grgr"'); not 'burgers' in "five 'burgers' … from uber eat with id: McDonald's"."""
 _NAMED_CODE = re.compile(r"(?i)\b(?:" + "|".join(sorted(CODE_WORDS)) + r")\b\W*(?:\w+\W+)?$")
+_CODED_COUNTRY = re.compile(r"(?i)\b(?:ISO|alpha-2|codes?|2-letter|two-letter)\b")
+"""Words of a description that ask for a country by its code ("ISO 3166-1 alpha-2", "2-letter country code")."""
 _NOT_COLOUR = frozenset({"mode", "space", "scheme", "depth", "temperature", "code", "hex", "rgb", "format"})
 """Words of a parameter's name that make a ``color_…`` something other than a colour's name (``color_mode``)."""
 
@@ -81,8 +91,9 @@ def kind_of(name: str, schema: Any) -> Kind | None:
     """The kind of value parameter ``name`` (of ``schema``) takes: a colour for a free string named for one
     (``color``, ``dominant_color``, ``colour2``; not ``color_mode``, nor one whose description asks for a hex or RGB
     code), a size for a free string or a list of them named ``size``/``sizes`` (not ``page_size``: a number),
-    an identifier for one named with a word of :data:`CODE_WORDS`; None otherwise, and for a schema that is no
-    object (JSON Schema's ``true``: a tool's schema is the client's)."""
+    a country's code for a free string named for a country whose name or description asks for a code
+    (:data:`_CODED_COUNTRY`), an identifier for one named with a word of :data:`CODE_WORDS`; None otherwise, and
+    for a schema that is no object (JSON Schema's ``true``: a tool's schema is the client's)."""
     if not isinstance(schema, Mapping):
         return None
     kind = schema.get("type")
@@ -97,6 +108,9 @@ def kind_of(name: str, schema: Any) -> Kind | None:
         return Kind.COLOUR
     if parts and parts <= {"size", "sizes"}:
         return Kind.SIZE
+    if kind == "string" and "country" in parts and ("code" in parts or (
+            isinstance(description, str) and _CODED_COUNTRY.search(description))):
+        return Kind.COUNTRY
     return Kind.CODE if parts & CODE_WORDS else None
 
 
@@ -104,7 +118,10 @@ def said_of_kind(kind: Kind, text: str, spans: Sequence[str]) -> list[str]:
     """What ``text`` (the user's words, with their ``spans``) says of ``kind``, each once, in the order said: for a
     colour, each span of up to three words that ends with a colour word and has no stop word ("maroon", "Sea Green",
     "红色"); for a size, each size in letters, in words, or a number after a size word ("M", "medium", "size 8");
-    for an identifier, each code of three characters or more, each word in quotes written or said as one."""
+    for an identifier, each code of three characters or more, each word in quotes written or said as one; for a
+    country's code, the codes of the countries named (:func:`~voxcall.llm.local.places.countries_for`)."""
+    if kind is Kind.COUNTRY:
+        return countries_for(text)
     if kind is Kind.COLOUR:
         found = [span for span in spans if _colour(span)]
     elif kind is Kind.CODE:
@@ -116,6 +133,12 @@ def said_of_kind(kind: Kind, text: str, spans: Sequence[str]) -> list[str]:
         found += [word for word in SIZE_WORDS if re.search(rf"(?i)\b{word}\b", text)]
         found += [match.group(1) for match in _MARKED.finditer(text)]
     return sorted(dict.fromkeys(found), key=lambda value: _place(text, value))
+
+
+def asks_country(tool: Tool) -> bool:
+    """Whether ``tool`` takes a country's code in a parameter of its own (a place's city is then its name alone:
+    ``weather.get(city='London', country='GB')``)."""
+    return any(kind_of(name, schema) is Kind.COUNTRY for name, schema in tool.properties.items())
 
 
 def identifies(text: str) -> bool:

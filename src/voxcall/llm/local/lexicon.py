@@ -341,7 +341,7 @@ def _number_patterns(lexicon: Lexicon) -> tuple[re.Pattern[str], re.Pattern[str]
 
 _NUMBER_WORDS = [(lexicon, *_number_patterns(lexicon)) for lexicon in LEXICONS]
 _MASKS = {lexicon.language: re.compile("|".join(lexicon.number_marks)) for lexicon in LEXICONS if lexicon.number_marks}
-_DIGITS = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?<!,)")
+_DIGITS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|-?\d+(?:\.\d+)?")  # "1,000,000"; "2,3,4" is three
 
 
 def number_runs(text: str) -> Iterator[tuple[int, int, list[int]]]:

@@ -16,7 +16,8 @@ user qualified ("Naples, Florida", "Riga, Latvia") is kept as said. The call gra
 such an argument when the request names a place (:mod:`voxcall.llm.local.grammar`), and what it did before when it
 names none ("Big Sur": no city of the table). An argument that wants a US state by its code alone ("the U.S. state
 abbreviation, such as 'CA'") takes the codes of the states named, by name, by code, or by a city in them
-(:func:`states_for`).
+(:func:`states_for`); one that wants a country's code ("ISO 3166-1 alpha-2 country codes, e.g. 'US'") takes the
+codes of the countries named, by name ("France", "the UK") or by a city in them (:func:`countries_for`).
 
 Without the package (a server installed without the ``local`` extra) no place is known and nothing changes.
 """
@@ -55,6 +56,11 @@ _QUALIFIED = re.compile(rf"\b({_CAPITALISED}),\s*({_CAPITALISED}(?:\s+{_CAPITALI
 _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that begins with a letter
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
+COUNTRY_ALIASES = {"UK": "GB", "U.K.": "GB", "Britain": "GB", "Great Britain": "GB", "England": "GB",
+                   "Scotland": "GB", "Wales": "GB", "US": "US", "U.S.": "US", "USA": "US", "U.S.A.": "US",
+                   "America": "US"}
+"""Names of countries as users say them that are not the table's ("the UK": its table name is "United Kingdom"),
+each with its ISO 3166-1 alpha-2 code; matched as written (the pronoun "us" names none)."""
 PLACE_WORDS = frozenset({"city", "location", "place", "town"})
 """Words of a parameter's name that say it takes a place (:func:`asks_of_place`)."""
 _STATE_FORM = re.compile(r"(?i)\bstate\b(?=.*\babbreviat)|\babbreviat\w*(?=.*\bstate\b)")
@@ -227,13 +233,18 @@ def _names(text: str, words: list[str], start: int) -> list[Place]:
 
 def _qualifier(text: str, said: str, end: int) -> str:
     """``said`` with what qualifies it when a comma and capitalised words follow it ("Naples, Florida", "Boston,
-    MA"; not "Riga, Latvia, Can you ...": "Can" opens a question), else empty."""
+    MA"; not "Riga, Latvia, Can you ...": "Can" opens a question), up to the end of its sentence ("New York, NY.
+    Could you ...": "New York, NY"; the dots of "D.C." stay), else empty."""
     following = re.match(rf",\s*({_CAPITALISED}(?:\s+{_CAPITALISED})*)", text[end:])
     if following is None:
         return ""
     words = following.group(1).split()
     if words[0].casefold() in _NOT_PLACES:
         return ""
+    ending = next((index for index, word in enumerate(words) if word.endswith(".")), None)
+    if ending is not None:  # the sentence ends with this word: the words after it open another
+        last = words[ending]
+        words = [*words[:ending], last[:-1] if last.count(".") == 1 else last]
     return f"{said}, {' '.join(words)}"
 
 
@@ -321,3 +332,21 @@ def states_for(text: str) -> list[str]:
         if place.city.country == "US" and not place.qualified and place.said.casefold() not in table.states:
             found.append((at, place.city.division))
     return list(dict.fromkeys(code for _, code in sorted(found)))
+
+
+def countries_for(text: str) -> list[str]:
+    """The ISO 3166-1 alpha-2 codes of the countries ``text`` names, in the order said: by name as the table or
+    :data:`COUNTRY_ALIASES` writes it ("South Korea", "the UK"; a name inside a longer one said is not that
+    country: "Guinea" of "Equatorial Guinea"), or as the country of a city it names ("London"). For an argument
+    that wants a country's code (:class:`~voxcall.llm.local.kinds.Kind` ``COUNTRY``): the 0.5B model copied "UK"
+    for "London in the UK" where the tool wants "GB"."""
+    names = {**{name.strip(): code for code, name in _table().countries.items()}, **COUNTRY_ALIASES}
+    found = [(match.start(), match.end(), code) for name, code in names.items()
+             for match in re.finditer(rf"(?<![\w.]){re.escape(name)}(?!\w)", text)]
+    found = [(start, end, code) for start, end, code in found
+             if not any(s <= start and end <= e and e - s > end - start for s, e, _ in found)]
+    at = 0
+    for place in said_places(text):
+        at = max(text.find(place.said, at), 0)
+        found.append((at, at, place.city.country))
+    return list(dict.fromkeys(code for _, _, code in sorted(found)))

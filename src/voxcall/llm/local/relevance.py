@@ -23,10 +23,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from voxcall.llm.local.arithmetic import OPERATIONS
 from voxcall.llm.local.duration import durations, unit_of
 from voxcall.llm.local.kinds import Kind, identifies, kind_of
 from voxcall.llm.local.lexicon import LATIN_WORD, NAMING_WORDS, STOP_WORDS, numbers, singular
-from voxcall.llm.local.meanings import glosses, names_one
+from voxcall.llm.local.meanings import glosses, names_one, word_gloss
 from voxcall.tools.schema import Tool
 
 WORDS_MEMORY = 4096
@@ -99,9 +100,11 @@ class Relevance:
 def relevance(request: str, tool: Tool) -> Relevance:
     """How well the words of ``request`` match ``tool``. What a phrase asks about without saying it ("is it cold":
     "weather", :func:`~voxcall.llm.local.meanings.hinted`) names the tool only when the request says a name too
-    ("Is it cold in Moscow?"; "How cold is space?" asks no weather tool), but relates the request to it always."""
+    ("Is it cold in Moscow?"; "How cold is space?" asks no weather tool), but relates the request to it always.
+    A tool whose name says an operation of arithmetic (``CalcProduct``: "product", a multiplication) is named by
+    the words that say it ("394 times 213"): the request was answered "394 times 213 is 83922", the call wanted."""
     said = set(words(request))
-    name = set(words(tool.name)) | _naming_words(tool.name)
+    name = set(words(tool.name)) | _naming_words(tool.name) | _operations(tool.name)
     naming = (said if names_one(request) else set(words(request, hints=False))) | _naming_words(request)
     described = name | set(words(tool.description)) | _parameter_words(tool.properties)
     share, choices = _values_held(request, tool)
@@ -109,6 +112,12 @@ def relevance(request: str, tool: Tool) -> Relevance:
     identified = any(kind_of(key, tool.properties[key]) is Kind.CODE for key in tool.required) and identifies(request)
     return Relevance(named=frozenset(named), hits=len(said & described), values=share, choices=choices,
                      identified=identified)
+
+
+@functools.lru_cache(maxsize=WORDS_MEMORY)
+def _operations(name: str) -> frozenset[str]:
+    """The operations of arithmetic the words of a tool's ``name`` say, by their glosses ("product": ``mul``)."""
+    return frozenset(gloss for word in words(name) for gloss in word_gloss(word) if gloss in OPERATIONS)
 
 
 @functools.lru_cache(maxsize=WORDS_MEMORY)

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from voxcall.llm.local.duration import durations, outside, unit_of
-from voxcall.llm.local.kinds import Kind, kind_of, said_of_kind
+from voxcall.llm.local.kinds import Kind, asks_country, kind_of, said_of_kind
 from voxcall.llm.local.labels import NO_LABELS, Labels, Quoted, labelled
 from voxcall.llm.local.lexicon import (
     ARTICLES,
@@ -47,7 +47,7 @@ from voxcall.llm.local.lexicon import (
     tokens,
 )
 from voxcall.llm.local.meanings import REVERSING, abbreviates, glosses, implied, word_gloss
-from voxcall.llm.local.places import mentions_place, place_form, places_for
+from voxcall.llm.local.places import mentions_place, place_form, places_for, said_places
 from voxcall.llm.local.relevance import same_stem, words
 from voxcall.tools.forms import forms_of
 from voxcall.tools.schema import Tool
@@ -84,14 +84,13 @@ not any number ("8 pieces of frozen mango"): where none is, an optional date or 
 tool's (:meth:`Said.gives`)."""
 _SENTENCE_END = re.compile(r"[.!?;:。！？；：…][\"'”’)\]*]*$")
 """A word that ends a sentence or clause ("late.", "question.**")."""
+_ASKED = re.compile(r"[!?！？][)\]*]*$")  # a word that ends a question or an exclamation (not a quote's: 'Hi!')
 _SENTENCE = re.compile(r"(?<=[.!?;。！？；])\s*|\n+")  # where a sentence ends
 _NEGATION = re.compile(r"(?i)\b(?:not|no|never|without|nor|neither|exclud\w*|except)\b|n[’']t\b")
-"""Words that turn what a sentence says around ("not", "don't", "without", "exclude"): English, as flags are
-named."""
+"""Words that turn what a sentence says around ("not", "don't", "without", "exclude"; English, as flags are named)."""
 _FLAG_WORDS = frozenset({"enabled", "enable", "flag"})  # words of a flag's name that say it is one
 _FORMAT_WORD = re.compile(r"\bformat(?:ted)?\b", re.IGNORECASE)  # a description that prescribes a value's form
-_LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value ("Rome and
-# Madrid")
+_LAST_LISTED = re.compile(r"^[^.;:!?]*?(?:" + LIST_ENDING.pattern + r")\s+[A-Z]")  # a list's last value: "and Rome"
 
 
 def spans(said: str) -> list[str]:
@@ -102,7 +101,8 @@ def spans(said: str) -> list[str]:
     preposition, conjunction, pronoun or auxiliary of :data:`~voxcall.llm.local.lexicon.JOINING_WORDS`: "Boston
     in", "and I", "Can", "北京的") — no value is, and a tiny model picks them; none that cuts a word the lexicon
     knows (:func:`~voxcall.llm.local.lexicon.inner_edges`: "天" of 天气); and none that a qualifier follows
-    (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out. What the user put in quotes
+    (:func:`_qualified`: "Naples" in "Naples, Florida"), which a tiny model leaves out; none that runs on past a
+    question's end ("is "Adriel" working on? exclude any"). What the user put in quotes
     is a span, whatever its length or the word glued to it (:data:`_QUOTED`): it is a value as the user wants it
     written, and it ends where its quotes do (:func:`_crosses`: "nickname it 'X', use 'http://plga.ca' as the host"
     has no span "X', use 'http://plga.ca' as the host", which the 0.5B model wrote as the nickname)."""
@@ -116,6 +116,7 @@ def spans(said: str) -> list[str]:
              for end in [*range(start + 1, min(len(found_words), start + MAX_SPAN_WORDS) + 1),
                          *((ends[start],) if ends[start] > start + MAX_SPAN_WORDS else ())]
              if start not in cuts and end not in cuts and not _qualified(plain[start:end], plain[end:])
+             and not any(_ASKED.search(word) for word in plain[start:end - 1])
              and not any(_crosses(start, end - 1, first, last) for first, last in quotes))
     quoted = (phrase.strip(SPAN_EDGE) for match in _QUOTED.finditer(said) for phrase in match.groups() if phrase)
     return list(dict.fromkeys([*(span for span in found if span and not _joins(span)), *filter(None, quoted)]))
@@ -176,10 +177,9 @@ def _sentence_ends(words: list[str]) -> list[int]:
 
 
 def copied_string(schema: Mapping[str, Any], *, write_forms: bool = True) -> bool:
-    """Whether a string of ``schema`` is copied from the user's words (a span of them, given them): unless the
-    schema prescribes a form of its own (``format``, ``pattern``) or, with ``write_forms``, its description does
-    ("in the format of 'City, State'", "'YYYY-MM-DD'"), which the user's words seldom have ("Boston", "March
-    1st")."""
+    """Whether a string of ``schema`` is copied from the user's words (a span of them): unless the schema prescribes
+    a form of its own (``format``, ``pattern``) or, with ``write_forms``, its description does ("in the format of
+    'City, State'", "'YYYY-MM-DD'"), which the user's words seldom have ("Boston", "March 1st")."""
     description = schema.get("description")
     prescribed = write_forms and isinstance(description, str) and _FORMAT_WORD.search(description) is not None
     return not ({"format", "pattern"} & schema.keys() or prescribed)
@@ -192,8 +192,8 @@ class Said:
     def __init__(self, text: str) -> None:
         self.text = text
         self.spans = spans(text)
-        self._times = Counter([*said_numbers(text), *(value for _, value in implied(text))])  # "double 37": 2
-        """How often each number is said (:meth:`each_as_said`)."""
+        # how often each number is said (each_as_said), and those words imply ("double 37": 2)
+        self._times = Counter([*said_numbers(text), *(value for _, value in implied(text))])
         self._places: dict[int | float, list[int]] = {}  # where each number is said in digits or words
         for at, _, number in number_spans(text):
             self._places.setdefault(number, []).append(at)
@@ -208,8 +208,8 @@ class Said:
                        for phrase in match.groups() if phrase and (value := phrase.strip())]
 
     def of_kind(self, name: str, schema: Mapping[str, Any]) -> list[str]:
-        """What the words say of the kind of value parameter ``name`` (of ``schema``) takes, a colour or a size
-        (:func:`~voxcall.llm.local.kinds.kind_of`); empty for a parameter of no such kind."""
+        """What the words say of the kind of value parameter ``name`` (of ``schema``) takes, a colour, a size, an
+        identifier or a country's code (:func:`~voxcall.llm.local.kinds.kind_of`); empty for one of no such kind."""
         kind = kind_of(name, schema)
         if kind is None or not self.spans:
             return []
@@ -224,8 +224,7 @@ class Said:
 
     def passes(self, name: str, schema: Mapping[str, Any]) -> bool:
         """Whether optional parameter ``name`` (of ``schema``) must be passed: a flag the words set (:meth:`sets`), or
-        a colour said (the 0.5B model left ``color`` out of "any red shoes in size 8"); not a size, since one may be
-        said in passing ("a discrepancy compared to the size 34 pants I purchased previously")."""
+        a colour said (``color`` was left out of "any red shoes in size 8"); not a size, one may be said in passing."""
         if kind_of(name, schema) is Kind.COLOUR:
             return bool(self.of_kind(name, schema))
         return self.sets(name, schema)
@@ -247,7 +246,8 @@ class Said:
         return False
 
     def strings(self, tool: Tool) -> list[str]:
-        """The spans a plain string argument of ``tool`` may be (see the module's docstring)."""
+        """The spans a plain string argument of ``tool`` may be (see the module's docstring), and a place's name
+        without what qualifies it where the tool asks for its country apart ("London" of "London, UK")."""
         reserved, named = _choice_words(tool), {w for w in words(tool.name) if not w.isdigit()}
         timed = _takes_time(tool)
 
@@ -260,8 +260,9 @@ class Said:
                     or word in named or not named.isdisjoint(word_gloss(word))
                     or (word in TIME_WORDS and not timed and not written[:1].isupper()))
 
-        return [span for span in self.spans if not reserved & self._words[span]
-                and not self._only_named(span, named) and not covered(span, idle)]
+        bare = [place.said for place in said_places(self.text) if place.qualified] if asks_country(tool) else []
+        return [*(span for span in self.spans if not reserved & self._words[span]
+                  and not self._only_named(span, named) and not covered(span, idle)), *bare]
 
     def places(self, schema: Mapping[str, Any]) -> list[str]:
         """The values a string argument of ``schema`` may be when its description asks for a place in a form of its
@@ -338,17 +339,17 @@ class Said:
         """Whether the words give optional parameter ``name`` (of ``schema``) a value to pass: for a number, a
         number said for it (:meth:`numbers_for`); for a flag or a credential (a ``key``, ``token``, ``password``
         or ``secret``), a word of its name, in any form ("with monitoring": ``monitoringEnabled``; "archived":
-        ``archive``; "my API key is ...": :func:`~voxcall.llm.local.relevance.same_stem`);
-        for an address (:meth:`missing`), one said; for a colour (:meth:`of_kind`), a colour said; for a date or a
-        time in a prescribed form (:func:`~voxcall.tools.forms.forms_of`), words that may say one; anything else
+        ``archive``; "my API key is ...": :func:`~voxcall.llm.local.relevance.same_stem`); for an address
+        (:meth:`missing`), one said; for a colour, a size or a country's code (:meth:`of_kind`), one said; for a date
+        or a time in a prescribed form (:func:`~voxcall.tools.forms.forms_of`), words that may say one; anything else
         may be given. The 0.5B model set ``targetTemperature=22`` and ``powerSaveEnabled=True`` for "switch the air
-        conditioner to air dry mode", ``api_key='Korea'``, ``url='Francisco'`` and ``color='M. Saya ingin …'``:
-        values the user never gave, where left out the tool keeps its own (and ``log_date='2023-04-15T12:00:00Z'``
-        for "I had 8 pieces of frozen mango and a chai tea")."""
+        conditioner to air dry mode", ``api_key='Korea'``, ``url='Francisco'``, ``color='M. Saya ingin …'`` and
+        ``sizes=['Shopee']``: values the user never gave, where left out the tool keeps its own (and
+        ``log_date='2023-04-15T12:00:00Z'`` for "I had 8 pieces of frozen mango and a chai tea")."""
         kind = schema.get("type")
         if kind in ("number", "integer") and "enum" not in schema:
             return bool(self.numbers_for(name, schema))
-        if kind_of(name, schema) is Kind.COLOUR:
+        if kind_of(name, schema) in (Kind.COLOUR, Kind.SIZE, Kind.COUNTRY):
             return bool(self.of_kind(name, schema))
         named = set(words(name))
         if kind == "boolean" or (kind == "string" and not _CREDENTIAL.isdisjoint(named)):
