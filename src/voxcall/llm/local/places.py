@@ -57,10 +57,10 @@ _PLAIN_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")  # a word in any case that beg
 _EXAMPLE = re.compile(r"""['"‘“]([^'"’”,]+),\s*([^'"’”,]+)['"’”]""")
 _STATE_CODE = re.compile(r"[A-Z]{2}")
 COUNTRY_ALIASES = {"UK": "GB", "U.K.": "GB", "Britain": "GB", "Great Britain": "GB", "England": "GB",
-                   "Scotland": "GB", "Wales": "GB", "US": "US", "U.S.": "US", "USA": "US", "U.S.A.": "US",
-                   "America": "US"}
+                   "Scotland": "GB", "Wales": "GB", "US": "US", "U.S.": "US", "USA": "US", "U.S.A.": "US"}
 """Names of countries as users say them that are not the table's ("the UK": its table name is "United Kingdom"),
-each with its ISO 3166-1 alpha-2 code; matched as written (the pronoun "us" names none)."""
+each with its ISO 3166-1 alpha-2 code; matched as written (the pronoun "us" names none). Not "America": "South
+America" is no country."""
 PLACE_WORDS = frozenset({"city", "location", "place", "town"})
 """Words of a parameter's name that say it takes a place (:func:`asks_of_place`)."""
 _STATE_FORM = re.compile(r"(?i)\bstate\b(?=.*\babbreviat)|\babbreviat\w*(?=.*\bstate\b)")
