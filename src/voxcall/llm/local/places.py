@@ -340,13 +340,19 @@ def countries_for(text: str) -> list[str]:
     country: "Guinea" of "Equatorial Guinea"), or as the country of a city it names ("London"). For an argument
     that wants a country's code (:class:`~voxcall.llm.local.kinds.Kind` ``COUNTRY``): the 0.5B model copied "UK"
     for "London in the UK" where the tool wants "GB"."""
-    names = {**{name.strip(): code for code, name in _table().countries.items()}, **COUNTRY_ALIASES}
-    found = [(match.start(), match.end(), code) for name, code in names.items()
-             for match in re.finditer(rf"(?<![\w.]){re.escape(name)}(?!\w)", text)]
-    found = [(start, end, code) for start, end, code in found
-             if not any(s <= start and end <= e and e - s > end - start for s, e, _ in found)]
+    codes, pattern = _countries()
+    found = [(match.start(), codes[match.group()]) for match in pattern.finditer(text)]
     at = 0
     for place in said_places(text):
         at = max(text.find(place.said, at), 0)
-        found.append((at, at, place.city.country))
-    return list(dict.fromkeys(code for _, _, code in sorted(found)))
+        found.append((at, place.city.country))
+    return list(dict.fromkeys(code for _, code in sorted(found)))
+
+
+@functools.cache
+def _countries() -> tuple[dict[str, str], re.Pattern[str]]:
+    """Each country's names (the table's and :data:`COUNTRY_ALIASES`) with its code, and one pattern of them all,
+    longest first (a longer name said wins over one inside it), built once per process."""
+    codes = {**{name.strip(): code for code, name in _table().countries.items()}, **COUNTRY_ALIASES}
+    names = "|".join(re.escape(name) for name in sorted(codes, key=len, reverse=True))
+    return codes, re.compile(rf"(?<![\w.])(?:{names})(?!\w)")
